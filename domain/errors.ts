@@ -1,0 +1,51 @@
+/**
+ * The catalog of error codes. Each code names one way a request can be refused and carries the
+ * default human message; the HTTP status of each code is decided in one place at the edge
+ * (`src/http/error-status.ts`), and `docs/errors.md` lists both (a test keeps the three in step).
+ */
+export const ERROR_DETAILS = {
+  /** No route answers this path (or a sandbox path asked on the wrong origin). */
+  not_found: 'Nothing is served at this path',
+  /** The path exists, but not for this method; the answer lists the allowed ones. */
+  method_not_allowed: 'This method is not allowed on this path',
+  /** The body could not be parsed as JSON. */
+  malformed_json: 'The request body is not valid JSON',
+  /** The body is not JSON at all. */
+  unsupported_media_type: 'The request body must be application/json',
+  /** The body is over the 1 MiB limit. */
+  body_too_large: 'The request body is larger than 1 MiB',
+  /** A body, query or path value failed its schema; the answer lists each issue. */
+  validation_failed: 'The request is not valid',
+  /** No credential, or one that names no user. */
+  unauthenticated: 'Authentication required',
+  /** The same-origin write guard or the browser-request check refused the request. */
+  cross_origin_refused: 'Cross-origin request refused',
+  /** A thread that is unknown or not accessible to the caller. */
+  thread_unavailable: 'Thread unavailable',
+  /** An artifact that is missing or not owned by the caller. */
+  artifact_unavailable: 'Artifact unavailable',
+  /** A ledger reference that is not visible in the thread. */
+  artifact_reference_unavailable: 'Artifact reference unavailable',
+  /** The artifact's installation is not owned, not enabled or not authorized. */
+  artifact_installation_unavailable: 'Artifact installation unavailable',
+  /** The UI resource could not be fetched from the provider; the cause is logged, never returned. */
+  mcp_resource_failed: 'MCP app resource could not be loaded',
+  /** No sandbox origin is configured, or it is the console origin itself. */
+  sandbox_not_configured: 'Configure a separate artifact sandbox origin',
+  /** The request conflicts with the state of what it names; the detail says how. */
+  conflict: 'The request conflicts with the current state',
+  /** Storage could not be reached. */
+  storage_unavailable: 'Storage is unavailable',
+  /** A bug: logged in full, answered without detail. */
+  internal: 'Internal error',
+} as const;
+
+/** One code of the catalog. */
+export type ErrorCode = keyof typeof ERROR_DETAILS;
+
+/** A refusal as the core reports it: a code, and a detail when the default message is not enough. */
+export interface Failure {
+  readonly code: ErrorCode;
+  readonly detail?: string;
+  readonly errors?: readonly { readonly path: string; readonly message: string }[];
+}

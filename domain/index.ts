@@ -1,0 +1,11 @@
+/**
+ * The domain core: pure rules with no I/O and no imports from outside this folder, so it runs
+ * unchanged in Node, browsers, Deno and workers. Published as the package's `./domain` export.
+ */
+export * from './result.ts';
+export * from './origin.ts';
+export * from './csp-source.ts';
+export * from './csp.ts';
+export * from './sandbox-policy.ts';
+export * from './sandbox-dispatch.ts';
+export * from './errors.ts';

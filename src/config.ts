@@ -1,0 +1,109 @@
+import * as v from 'valibot';
+import { formatOrigin, parseOrigin } from '../domain/origin.ts';
+import { fail, ok, type Issue, type Result } from '../domain/result.ts';
+
+/** Where state lives: PostgreSQL, PostgreSQL embedded (PGlite), or memory only. */
+export type StorageMode = 'postgres' | 'embedded' | 'memory';
+
+/** The service's configuration: read once from the environment at start, frozen, passed down. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly storage: StorageMode;
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  /** A world file to load at start; null for the demo world. */
+  readonly world: string | null;
+  /** The isolated sandbox origin, without a trailing slash; null when none is configured. */
+  readonly sandboxOrigin: string | null;
+  /** Where artifact viewer pages live; null when none is configured. */
+  readonly viewerOrigin: string | null;
+  /** The viewer path prefix (`/artifacts`), without a trailing slash. */
+  readonly viewerPath: string;
+  readonly mcpTimeoutMs: number;
+  /** Whether the external scheme is taken from `X-Forwarded-Proto`. */
+  readonly trustProxy: boolean;
+  readonly logLevel: string;
+}
+
+const integer = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^[0-9]+$/, 'must be a whole number'),
+    v.transform(Number),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+/** An origin variable: the empty string means none. */
+const origin = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    if (dataset.value === '') return null;
+    const parsed = parseOrigin(dataset.value);
+    if (parsed === null) {
+      addIssue({ message: 'must be an http or https origin such as http://sandbox.localhost:8080, or empty' });
+      return NEVER;
+    }
+    return formatOrigin(parsed);
+  }),
+);
+
+const EnvSchema = v.object({
+  HOST: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '127.0.0.1'),
+  PORT: v.optional(integer(0, 65535), '8080'),
+  CONSOLE_STORAGE: v.optional(v.picklist(['postgres', 'embedded', 'memory'], 'must be postgres, embedded or memory')),
+  DATABASE_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')),
+  ),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), './.data'),
+  CONSOLE_WORLD: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
+  ARTIFACT_SANDBOX_ORIGIN: v.optional(origin),
+  ARTIFACT_VIEWER_ORIGIN: v.optional(origin),
+  ARTIFACT_VIEWER_PATH: v.optional(
+    v.pipe(v.string(), v.regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must be a path such as /artifacts, without a trailing slash')),
+    '/artifacts',
+  ),
+  MCP_TIMEOUT_MS: v.optional(integer(1, 600_000), '10000'),
+  TRUST_PROXY: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false', '1', '0'], 'must be true or false'),
+      v.transform((value) => value === 'true' || value === '1'),
+    ),
+    'false',
+  ),
+  LOG_LEVEL: v.optional(
+    v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be a pino level or silent'),
+    'info',
+  ),
+});
+
+/** Reads the configuration from environment variables; each issue names its variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Result<Config, Issue[]> {
+  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, env[name]]));
+  const parsed = v.safeParse(EnvSchema, known);
+  if (!parsed.success) {
+    return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));
+  }
+  const e = parsed.output;
+  const storage = e.CONSOLE_STORAGE ?? (e.DATABASE_URL === undefined ? 'embedded' : 'postgres');
+  if (storage === 'postgres' && e.DATABASE_URL === undefined) {
+    return fail([{ path: 'DATABASE_URL', message: 'must be set when CONSOLE_STORAGE is postgres' }]);
+  }
+  return ok(
+    Object.freeze({
+      host: e.HOST,
+      port: e.PORT,
+      storage,
+      databaseUrl: e.DATABASE_URL ?? null,
+      dataDir: e.DATA_DIR,
+      world: e.CONSOLE_WORLD ?? null,
+      sandboxOrigin: e.ARTIFACT_SANDBOX_ORIGIN === undefined ? `http://sandbox.localhost:${e.PORT}` : e.ARTIFACT_SANDBOX_ORIGIN,
+      viewerOrigin: e.ARTIFACT_VIEWER_ORIGIN === undefined ? `http://localhost:${e.PORT}` : e.ARTIFACT_VIEWER_ORIGIN,
+      viewerPath: e.ARTIFACT_VIEWER_PATH,
+      mcpTimeoutMs: e.MCP_TIMEOUT_MS,
+      trustProxy: e.TRUST_PROXY,
+      logLevel: e.LOG_LEVEL,
+    }),
+  );
+}

@@ -1,0 +1,56 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import { parseOrigin, formatOrigin, type Origin } from '../../domain/origin.ts';
+
+/** What every handler may know of its request, read once at the edge. */
+export interface RequestContext {
+  readonly req: IncomingMessage;
+  readonly id: string;
+  readonly log: Logger;
+  readonly method: string;
+  /** The path, without the query. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** The external scheme. */
+  readonly scheme: 'http' | 'https';
+  /** The `Host` header, if any. */
+  readonly host: string | undefined;
+  /** The console origin of the request (its scheme and `Host`), or null when `Host` is not a valid host. */
+  readonly origin: Origin | null;
+}
+
+/** Splits a request target into path and query; an absolute-form target keeps its path. */
+export function splitTarget(target: string): { path: string; query: URLSearchParams } {
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    try {
+      const url = new URL(rest);
+      rest = url.pathname + url.search;
+    } catch {
+      return { path: '', query: new URLSearchParams() };
+    }
+  }
+  const mark = rest.indexOf('?');
+  return mark === -1
+    ? { path: rest, query: new URLSearchParams() }
+    : { path: rest.slice(0, mark), query: new URLSearchParams(rest.slice(mark + 1)) };
+}
+
+/** The external scheme: the connection's, or under a trusted proxy the first `X-Forwarded-Proto` value. */
+export function requestScheme(req: IncomingMessage, trustProxy: boolean): 'http' | 'https' {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-proto'];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase();
+    if (first === 'https' || first === 'http') return first;
+  }
+  return (req.socket as TLSSocket).encrypted ? 'https' : 'http';
+}
+
+/** The console origin of a request: its scheme plus its `Host` header. */
+export function requestOrigin(scheme: 'http' | 'https', host: string | undefined): Origin | null {
+  return host === undefined ? null : parseOrigin(`${scheme}://${host}`);
+}
+
+/** The origin as text, for comparisons with an `Origin` header. */
+export const originText = (origin: Origin | null): string | null => (origin === null ? null : formatOrigin(origin));

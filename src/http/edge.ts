@@ -1,0 +1,100 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { uuidv7 } from 'uuidv7';
+import type { Origin } from '../../domain/origin.ts';
+import { isSandboxPath, requestSurface } from '../../domain/sandbox-dispatch.ts';
+import { requestOrigin, requestScheme, splitTarget, type RequestContext } from './context.ts';
+import { problem, writeReply, type Reply } from './reply.ts';
+import type { Surface } from './surface.ts';
+
+/** Takes over an accepted websocket upgrade (the live socket router). */
+export interface UpgradeHandler {
+  readonly owns: (path: string) => boolean;
+  readonly upgrade: (ctx: RequestContext, socket: Duplex, head: Buffer) => void;
+}
+
+/** Everything the edge dispatches between, built by the composition root. */
+export interface EdgeOptions {
+  readonly log: Logger;
+  readonly sandboxOrigin: Origin | null;
+  readonly trustProxy: boolean;
+  /** The sandbox origin's surface, tried first. */
+  readonly sandbox: Surface;
+  /** The console origin's surfaces; the first that owns a path answers it. */
+  readonly surfaces: readonly Surface[];
+  readonly live?: UpgradeHandler;
+  /** True once shutdown began: answers then close their connection. */
+  readonly draining: () => boolean;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+function contextOf(req: IncomingMessage, options: EdgeOptions): RequestContext {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : uuidv7();
+  const { path, query } = splitTarget(req.url ?? '');
+  const scheme = requestScheme(req, options.trustProxy);
+  const host = req.headers.host;
+  const method = req.method ?? 'GET';
+  // Only these three are bound: never headers, never the query (it may carry anything).
+  const log = options.log.child({ reqId: id, method, path });
+  return { req, id, log, method, path, query, scheme, host, origin: requestOrigin(scheme, host) };
+}
+
+/** The sandbox-origin dispatch, then the console surfaces; a bug becomes a logged 500, never a crash. */
+async function answer(ctx: RequestContext, options: EdgeOptions): Promise<Reply> {
+  const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
+  if (surface === 'sandbox') return options.sandbox.dispatch(ctx);
+  if (surface === 'refused' || isSandboxPath(ctx.path)) return problem({ code: 'not_found' });
+  const owner = options.surfaces.find((candidate) => candidate.owns(ctx.path));
+  return owner === undefined ? problem({ code: 'not_found' }) : owner.dispatch(ctx);
+}
+
+/** The `request` listener of the one `node:http` server. */
+export function requestListener(options: EdgeOptions) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const ctx = contextOf(req, options);
+    res.once('close', () => {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      ctx.log.info({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
+    });
+    answer(ctx, options)
+      .catch((error: unknown) => {
+        ctx.log.error({ err: error }, 'request failed');
+        return problem({ code: 'internal' });
+      })
+      .then((reply) => {
+        if (res.headersSent || res.destroyed) return;
+        const headers: Record<string, string> = { ...reply.headers, 'x-request-id': ctx.id };
+        if (options.draining()) headers.connection = 'close';
+        writeReply(res, { ...reply, headers });
+      });
+  };
+}
+
+/** Refuses an upgrade with a plain HTTP answer, then closes the socket. */
+export function refuseUpgrade(socket: Duplex, reply: Reply): void {
+  const body = reply.body !== undefined && typeof reply.body === 'object' && 'json' in reply.body
+    ? JSON.stringify(reply.body.json)
+    : '';
+  const headers = { ...reply.headers, connection: 'close', 'content-length': String(Buffer.byteLength(body)) };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+  socket.end(`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? 'Error'}\r\n${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** The `upgrade` listener: a websocket on the sandbox origin or a sandbox path is refused. */
+export function upgradeListener(options: EdgeOptions) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const ctx = contextOf(req, options);
+    const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: true }, options.sandboxOrigin);
+    if (surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {
+      ctx.log.info({ status: 404 }, 'upgrade refused');
+      refuseUpgrade(socket, problem({ code: 'not_found' }));
+      return;
+    }
+    options.live.upgrade(ctx, socket, head);
+  };
+}

@@ -1,0 +1,46 @@
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { ERROR_DETAILS, type Failure } from '../../domain/errors.ts';
+import { ERROR_STATUS } from './error-status.ts';
+
+/** What a handler answers; the edge writes it. Bodies are text, bytes, or a value sent as JSON. */
+export interface Reply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array | { readonly json: unknown };
+}
+
+/** A JSON answer. */
+export const json = (status: number, value: unknown, headers: Record<string, string> = {}): Reply => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  body: { json: value },
+});
+
+/** An answer with no body. */
+export const empty = (status: number, headers: Record<string, string> = {}): Reply => ({ status, headers });
+
+/** The problem+json answer for a failure (contract section 3); its status comes from the catalog. */
+export function problem(failure: Failure, headers: Record<string, string> = {}): Reply {
+  const status = ERROR_STATUS[failure.code];
+  const body: Record<string, unknown> = {
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail: failure.detail ?? ERROR_DETAILS[failure.code],
+  };
+  if (failure.errors !== undefined) body.errors = failure.errors;
+  return { status, headers: { 'content-type': 'application/problem+json', ...headers }, body: { json: body } };
+}
+
+/** Headers every answer carries. */
+const BASE_HEADERS = { 'x-content-type-options': 'nosniff' };
+
+/** Writes a reply; a HEAD request gets the headers alone (node drops the body). */
+export function writeReply(res: ServerResponse, reply: Reply): void {
+  const body = reply.body;
+  const bytes =
+    body === undefined ? undefined : typeof body === 'object' && 'json' in body ? JSON.stringify(body.json) : body;
+  const length = bytes === undefined ? 0 : typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength;
+  res.writeHead(reply.status, { ...BASE_HEADERS, ...reply.headers, 'content-length': String(length) });
+  res.end(bytes);
+}

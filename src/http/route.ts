@@ -1,0 +1,78 @@
+import * as v from 'valibot';
+import type { Failure } from '../../domain/errors.ts';
+import type { RequestContext } from './context.ts';
+import { readJsonBody } from './body.ts';
+import { problem, type Reply } from './reply.ts';
+
+type Schema<T> = v.GenericSchema<unknown, T>;
+
+/** The parsed parts of a request, as its route's schemas describe them. */
+export interface RouteInput<Q, B, P> {
+  readonly query: Q;
+  readonly body: B;
+  readonly params: P;
+  readonly ctx: RequestContext;
+}
+
+/** One route: where it is, what it accepts (each part a valibot schema), and the handler. */
+export interface Route<Q = unknown, B = unknown, P = unknown> {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** A find-my-way path, such as `/api/console/threads/:id`. */
+  readonly path: string;
+  /** One line for the OpenAPI description. */
+  readonly summary: string;
+  readonly query?: Schema<Q>;
+  readonly body?: Schema<B>;
+  readonly params?: Schema<P>;
+  /** Documented answers, by status, for the OpenAPI description. */
+  readonly responses?: Readonly<Record<number, string>>;
+  readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
+}
+
+/** Declares a route, keeping its schemas' types tied to its handler. */
+export const route = <Q = undefined, B = undefined, P = undefined>(definition: Route<Q, B, P>): Route =>
+  definition as unknown as Route;
+
+/** The issues of a failed parse as `{path, message}`; `where` prefixes the path (`query`, `body`). */
+function issuesOf(where: string, issues: readonly v.BaseIssue<unknown>[]): Failure {
+  return {
+    code: 'validation_failed',
+    errors: issues.map((issue) => {
+      const path = v.getDotPath(issue);
+      return { path: path === null ? where : `${where}.${path}`, message: issue.message };
+    }),
+  };
+}
+
+/** A query as a plain object: a repeated key becomes a list, which a string schema then refuses. */
+function queryObject(query: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(query.keys())) {
+    const values = query.getAll(key);
+    out[key] = values.length === 1 ? values[0]! : values;
+  }
+  return out;
+}
+
+/** Parses path, query and body with the route's schemas (400/413/415/422), then calls the handler. */
+export async function runRoute(routeDef: Route, ctx: RequestContext, params: Record<string, string | undefined>): Promise<Reply> {
+  const input: { query: unknown; body: unknown; params: unknown } = { query: undefined, body: undefined, params };
+  if (routeDef.params !== undefined) {
+    const parsed = v.safeParse(routeDef.params, params);
+    if (!parsed.success) return problem(issuesOf('path', parsed.issues));
+    input.params = parsed.output;
+  }
+  if (routeDef.query !== undefined) {
+    const parsed = v.safeParse(routeDef.query, queryObject(ctx.query));
+    if (!parsed.success) return problem(issuesOf('query', parsed.issues));
+    input.query = parsed.output;
+  }
+  if (routeDef.body !== undefined) {
+    const read = await readJsonBody(ctx.req);
+    if (!read.ok) return problem(read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
+    const parsed = v.safeParse(routeDef.body, read.value);
+    if (!parsed.success) return problem(issuesOf('body', parsed.issues));
+    input.body = parsed.output;
+  }
+  return routeDef.handle({ ...input, ctx } as RouteInput<unknown, unknown, unknown>);
+}

@@ -1,0 +1,81 @@
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { Failure } from '../../domain/errors.ts';
+import type { RequestContext } from './context.ts';
+import { problem, type Reply } from './reply.ts';
+import { runRoute, type Route } from './route.ts';
+
+/** A check that runs on every request of a surface before its route; null lets it through. */
+export type Guard = (ctx: RequestContext) => Failure | null;
+
+/** A group of routes under one path prefix with the guards they share (contract section 2). */
+export interface SurfaceDefinition {
+  readonly name: string;
+  /** Whether a path belongs to this surface. */
+  readonly owns: (path: string) => boolean;
+  readonly guards: readonly Guard[];
+  readonly routes: readonly Route[];
+  /** Headers added to every answer of the surface, errors included (such as `Cache-Control: no-store`). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A surface ready to answer: its own find-my-way router, 404 and 405 with `Allow`. */
+export interface Surface {
+  readonly name: string;
+  readonly owns: (path: string) => boolean;
+  readonly routes: readonly Route[];
+  readonly dispatch: (ctx: RequestContext) => Promise<Reply>;
+}
+
+const noop = (): void => {};
+
+/** Builds a surface's router from its routes. */
+export function buildSurface(definition: SurfaceDefinition): Surface {
+  const router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 200 });
+  const methods = new Set<HTTPMethod>();
+  for (const r of definition.routes) {
+    router.on(r.method, r.path, noop, r);
+    methods.add(r.method);
+    if (r.method === 'GET') {
+      // A HEAD runs the GET route; node sends its headers without the body.
+      router.on('HEAD', r.path, noop, r);
+      methods.add('HEAD');
+    }
+  }
+
+  const allowed = (path: string): string[] =>
+    [...methods].filter((method) => safeFind(router, method, path) !== null).sort();
+
+  return {
+    name: definition.name,
+    owns: definition.owns,
+    routes: definition.routes,
+    async dispatch(ctx) {
+      const reply = await answer(ctx);
+      return definition.headers === undefined ? reply : { ...reply, headers: { ...reply.headers, ...definition.headers } };
+    },
+  };
+
+  async function answer(ctx: RequestContext): Promise<Reply> {
+      for (const guard of definition.guards) {
+        const refusal = guard(ctx);
+        if (refusal !== null) return problem(refusal);
+      }
+      const found = safeFind(router, ctx.method as HTTPMethod, ctx.path);
+      if (found === null) {
+        const allow = allowed(ctx.path);
+        return allow.length > 0
+          ? problem({ code: 'method_not_allowed' }, { allow: allow.join(', ') })
+          : problem({ code: 'not_found' });
+      }
+      return runRoute(found.store as Route, ctx, found.params);
+  }
+}
+
+/** find-my-way throws on some malformed paths (a bad percent escape); those match nothing. */
+function safeFind(router: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>, method: HTTPMethod, path: string) {
+  try {
+    return router.find(method, path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,35 @@
+import type { ReadinessProbe } from '../../ports/readiness.ts';
+import { json, problem } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import type { SurfaceDefinition } from '../http/surface.ts';
+
+/** Liveness, readiness and the API description, on the console origin only. */
+export function systemSurface(ready: ReadinessProbe, description: () => unknown): SurfaceDefinition {
+  const routes: Route[] = [
+    route({
+      method: 'GET',
+      path: '/healthz',
+      summary: 'Liveness: 200 while the process serves',
+      responses: { 200: 'Alive' },
+      handle: () => json(200, { status: 'ok' }, { 'cache-control': 'no-store' }),
+    }),
+    route({
+      method: 'GET',
+      path: '/readyz',
+      summary: 'Readiness: 200 once storage is reachable, else 503',
+      responses: { 200: 'Ready', 503: 'Storage unreachable' },
+      handle: async () =>
+        (await ready().catch(() => false))
+          ? json(200, { status: 'ready' }, { 'cache-control': 'no-store' })
+          : problem({ code: 'storage_unavailable' }, { 'cache-control': 'no-store' }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/openapi.json',
+      summary: 'This OpenAPI 3.1 description',
+      responses: { 200: 'The description' },
+      handle: () => json(200, description()),
+    }),
+  ];
+  return { name: 'system', owns: () => true, guards: [], routes };
+}
