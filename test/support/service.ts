@@ -1,0 +1,52 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { createApp, type AppOptions } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { attach, createListener, listen, shutdown } from '../../src/server.ts';
+import { ask, type Answer, type Ask } from './http.ts';
+
+/** A running service on an ephemeral port, with its log lines kept for assertions. */
+export interface TestService {
+  readonly port: number;
+  readonly config: Config;
+  /** `http://localhost:<port>`, the default console origin. */
+  readonly consoleOrigin: string;
+  /** `http://sandbox.localhost:<port>` unless the env names another. */
+  readonly sandboxOrigin: string | null;
+  readonly logs: Record<string, unknown>[];
+  readonly ask: (request: Ask) => Promise<Answer>;
+  readonly close: () => Promise<void>;
+}
+
+/**
+ * Starts the real composition root on port 0. The port is bound first so the default origins can
+ * name it, as `npm start` does with its fixed port. `env` takes the contract's variables.
+ */
+export async function startService(
+  env: Record<string, string> = {},
+  extra: Partial<Omit<AppOptions, 'config' | 'log'>> = {},
+): Promise<TestService> {
+  const server = createListener();
+  const port = await listen(server, 0, '127.0.0.1');
+  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), ...env });
+  if (!loaded.ok) throw new Error(`bad test config: ${JSON.stringify(loaded.error)}`);
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const log = pino({ level: 'debug' }, sink);
+  const app = createApp({ config: loaded.value, log, ...extra });
+  attach(server, app);
+  return {
+    port,
+    config: loaded.value,
+    consoleOrigin: `http://localhost:${port}`,
+    sandboxOrigin: loaded.value.sandboxOrigin,
+    logs,
+    ask: (request) => ask(port, request),
+    close: () => shutdown(server, app, 1000),
+  };
+}
