@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('has the contract defaults', () => {
+    const loaded = loadConfig({});
+    assert.ok(loaded.ok);
+    assert.deepEqual(loaded.value, {
+      host: '127.0.0.1',
+      port: 8080,
+      storage: 'embedded',
+      databaseUrl: null,
+      dataDir: './.data',
+      world: null,
+      sandboxOrigin: 'http://sandbox.localhost:8080',
+      viewerOrigin: 'http://localhost:8080',
+      viewerPath: '/artifacts',
+      mcpTimeoutMs: 10000,
+      trustProxy: false,
+      logLevel: 'info',
+    });
+    assert.ok(Object.isFrozen(loaded.value));
+  });
+
+  it('derives storage from DATABASE_URL and the default origins from PORT', () => {
+    const loaded = loadConfig({ DATABASE_URL: 'postgres://u@db:5432/x', PORT: '9000' });
+    assert.ok(loaded.ok);
+    assert.equal(loaded.value.storage, 'postgres');
+    assert.equal(loaded.value.sandboxOrigin, 'http://sandbox.localhost:9000');
+  });
+
+  it('reads empty origins as none, and normalizes the others', () => {
+    const loaded = loadConfig({ ARTIFACT_SANDBOX_ORIGIN: '', ARTIFACT_VIEWER_ORIGIN: 'HTTPS://Console.Example.com:443/' });
+    assert.ok(loaded.ok);
+    assert.equal(loaded.value.sandboxOrigin, null);
+    assert.equal(loaded.value.viewerOrigin, 'https://console.example.com');
+  });
+
+  it('names the variable of every bad value', () => {
+    const cases: Record<string, string>[] = [
+      { PORT: 'eighty' },
+      { PORT: '70000' },
+      { CONSOLE_STORAGE: 'sqlite' },
+      { DATABASE_URL: 'mysql://x' },
+      { ARTIFACT_SANDBOX_ORIGIN: 'sandbox.localhost:8080' },
+      { ARTIFACT_VIEWER_ORIGIN: 'http://a.example/path' },
+      { ARTIFACT_VIEWER_PATH: 'artifacts' },
+      { ARTIFACT_VIEWER_PATH: '/artifacts/' },
+      { MCP_TIMEOUT_MS: '0' },
+      { TRUST_PROXY: 'yes' },
+      { LOG_LEVEL: 'loud' },
+      { HOST: '' },
+    ];
+    for (const env of cases) {
+      const loaded = loadConfig(env);
+      assert.equal(loaded.ok, false, JSON.stringify(env));
+      if (!loaded.ok) assert.deepEqual(loaded.error.map((issue) => issue.path), Object.keys(env), JSON.stringify(env));
+    }
+    const noUrl = loadConfig({ CONSOLE_STORAGE: 'postgres' });
+    assert.ok(!noUrl.ok && noUrl.error[0]!.path === 'DATABASE_URL');
+  });
+
+  it('npm start exits with status 2 and names the variable', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: 'eighty' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /PORT/);
+  });
+});

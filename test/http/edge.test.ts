@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import * as v from 'valibot';
+import { requestListener, upgradeListener } from '../../src/http/edge.ts';
+import { sameOriginWriteGuard } from '../../src/http/guards.ts';
+import { json } from '../../src/http/reply.ts';
+import { route } from '../../src/http/route.ts';
+import { buildSurface } from '../../src/http/surface.ts';
+import { createListener, listen } from '../../src/server.ts';
+import { ask } from '../support/http.ts';
+
+/**
+ * The edge machinery on a surface of its own: parsing, the status of every refusal, guards,
+ * logging. The service's own routes are tested in their files; these routes exist only here.
+ */
+describe('the HTTP edge', () => {
+  const logs: Record<string, any>[] = [];
+  const server = createListener();
+  let port = 0;
+  const Body = v.object({ name: v.pipe(v.string(), v.minLength(1)), count: v.optional(v.number()) });
+
+  before(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _e, done) {
+        for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const surface = buildSurface({
+      name: 'test',
+      owns: (path) => path.startsWith('/t/'),
+      guards: [sameOriginWriteGuard],
+      routes: [
+        route({ method: 'POST', path: '/t/items', summary: 'create', body: Body, handle: ({ body }) => json(201, body) }),
+        route({ method: 'GET', path: '/t/items', summary: 'list', handle: () => json(200, []) }),
+        route({
+          method: 'GET',
+          path: '/t/items/:id',
+          summary: 'one',
+          params: v.object({ id: v.pipe(v.string(), v.uuid('must be a UUID')) }),
+          query: v.object({ limit: v.optional(v.pipe(v.string(), v.regex(/^[0-9]+$/, 'must be a number'))) }),
+          handle: ({ params }) => json(200, params),
+        }),
+        route({ method: 'GET', path: '/t/boom', summary: 'bug', handle: () => { throw new Error('secret upstream detail'); } }),
+      ],
+    });
+    const options = {
+      log: pino({ level: 'info' }, sink),
+      sandboxOrigin: null,
+      trustProxy: false,
+      sandbox: buildSurface({ name: 'sandbox', owns: () => true, guards: [], routes: [] }),
+      surfaces: [surface, buildSurface({ name: 'rest', owns: () => true, guards: [], routes: [] })],
+      draining: () => false,
+    };
+    server.on('request', requestListener(options));
+    server.on('upgrade', upgradeListener(options));
+    port = await listen(server, 0, '127.0.0.1');
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
+    ask(port, { method: 'POST', path: '/t/items', body, headers: { 'content-type': 'application/json', ...headers } });
+
+  const isProblem = (res: { status: number; headers: Record<string, unknown>; json: () => any }, status: number) => {
+    assert.equal(res.status, status);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    const body = res.json();
+    assert.equal(body.type, 'about:blank');
+    assert.equal(body.status, status);
+    assert.equal(typeof body.title, 'string');
+    assert.equal(typeof body.detail, 'string');
+    return body;
+  };
+
+  it('accepts a valid body', async () => {
+    const res = await post(JSON.stringify({ name: 'a', count: 2 }));
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.json(), { name: 'a', count: 2 });
+  });
+
+  it('400 for malformed JSON', async () => {
+    isProblem(await post('{"name":'), 400);
+  });
+
+  it('413 for a body over 1 MiB, declared or streamed', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+    isProblem(await post(big), 413);
+    const chunked = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write('POST /t/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+        const piece = 'x'.repeat(64 * 1024);
+        for (let i = 0; i < 20; i++) socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
+      });
+      let text = '';
+      socket.on('data', (c) => (text += c));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+      setTimeout(() => reject(new Error('no answer')), 5000).unref();
+    });
+    assert.match(chunked, /^HTTP\/1.1 413/);
+  });
+
+  it('415 for a body that is declared as something else', async () => {
+    isProblem(await post('name=a', { 'content-type': 'application/x-www-form-urlencoded' }), 415);
+  });
+
+  it('422 with errors for a schema failure, naming each path', async () => {
+    const body = isProblem(await post(JSON.stringify({ name: '', count: 'x' })), 422);
+    assert.deepEqual(body.errors.map((e: { path: string }) => e.path).sort(), ['body.count', 'body.name']);
+    const empty = isProblem(await post(''), 422);
+    assert.equal(empty.errors[0].path, 'body');
+  });
+
+  it('422 for a path id or a query value that fails its schema', async () => {
+    const bad = isProblem(await ask(port, { path: '/t/items/not-a-uuid' }), 422);
+    assert.equal(bad.errors[0].path, 'path.id');
+    const query = isProblem(await ask(port, { path: '/t/items/0190a3c4-5b6d-7e8f-9a0b-1c2d3e4f5a6b?limit=x' }), 422);
+    assert.equal(query.errors[0].path, 'query.limit');
+  });
+
+  it('404 for an unknown path; 405 with Allow for a known one', async () => {
+    isProblem(await ask(port, { path: '/t/nothing' }), 404);
+    isProblem(await ask(port, { path: '/elsewhere' }), 404);
+    const res = await ask(port, { method: 'DELETE', path: '/t/items' });
+    isProblem(res, 405);
+    assert.equal(res.headers.allow, 'GET, HEAD, POST');
+    isProblem(await ask(port, { path: '/t/items/%E0%A4%A' }), 404);
+  });
+
+  it('a bug is a 500 problem without its message, logged with the request id', async () => {
+    const res = await ask(port, { path: '/t/boom', headers: { 'x-request-id': 'trace-1' } });
+    const body = isProblem(res, 500);
+    assert.doesNotMatch(res.text, /secret upstream detail/);
+    assert.equal(body.detail, 'Internal error');
+    assert.equal(res.headers['x-request-id'], 'trace-1');
+    const logged = logs.find((line) => line.reqId === 'trace-1' && line.msg === 'request failed');
+    assert.ok(logged, 'the failure is logged');
+    assert.match(logged.err.message, /secret upstream detail/);
+  });
+
+  it('the write guard refuses a cross-origin write and lets reads and non-browser clients through', async () => {
+    const host = `127.0.0.1:${port}`;
+    isProblem(await post('{"name":"a"}', { host, origin: 'http://evil.example' }), 403);
+    isProblem(await post('{"name":"a"}', { host, origin: `http://${host}`, 'sec-fetch-site': 'cross-site' }), 403);
+    assert.equal((await post('{"name":"a"}', { host, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' })).status, 201);
+    assert.equal((await post('{"name":"a"}', { host })).status, 201);
+    const read = await ask(port, { path: '/t/items', headers: { host, origin: 'http://evil.example' } });
+    assert.equal(read.status, 200);
+  });
+
+  it('logs one line per request with id, method, path, status and duration, and never a credential', async () => {
+    await ask(port, {
+      path: '/t/items?token=query-secret',
+      headers: { authorization: 'Bearer header-secret', cookie: 'console_session=cookie-secret', 'x-request-id': 'trace-2' },
+    });
+    const line = logs.find((l) => l.reqId === 'trace-2' && l.msg === 'request');
+    assert.ok(line);
+    assert.equal(line.method, 'GET');
+    assert.equal(line.path, '/t/items');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.ms, 'number');
+    const all = JSON.stringify(logs);
+    for (const secret of ['header-secret', 'cookie-secret', 'query-secret']) assert.ok(!all.includes(secret), secret);
+  });
+
+  it('an invented request id that is not a plain token is replaced', async () => {
+    const res = await ask(port, { path: '/t/items', headers: { 'x-request-id': 'a b<script>' } });
+    assert.notEqual(res.headers['x-request-id'], 'a b<script>');
+    assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { once } from 'node:events';
+import { describe, it } from 'node:test';
+import { createInterface } from 'node:readline';
+import type { App } from '../src/app.ts';
+import { attach, createListener, listen, shutdown } from '../src/server.ts';
+
+/** Starts `src/main.ts` as `npm start` does, on an ephemeral port, and reads the port it logs. */
+async function startMain() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', CONSOLE_STORAGE: 'memory', ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    const entry = JSON.parse(line);
+    if (entry.msg === 'console service listening') return { child, port: Number(new URL(entry.url).port) };
+  }
+  throw new Error('the service never listened');
+}
+
+describe('graceful shutdown', () => {
+  it('finishes the request in flight with Connection: close, refuses new connections, then resolves', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    let draining = false;
+    let closedApp = false;
+    const app: App = {
+      onRequest: (_req, res) => {
+        started();
+        void held.then(() => {
+          res.writeHead(200, draining ? { connection: 'close' } : {});
+          res.end('done');
+        });
+      },
+      onUpgrade: () => {},
+      drain: () => {
+        draining = true;
+      },
+      close: async () => {
+        closedApp = true;
+      },
+    };
+    const server = createListener();
+    attach(server, app);
+    const port = await listen(server, 0, '127.0.0.1');
+    const answer = fetch(`http://127.0.0.1:${port}/slow`).then(async (res) => ({
+      status: res.status,
+      connection: res.headers.get('connection'),
+      text: await res.text(),
+    }));
+    await inFlight;
+    const stopped = shutdown(server, app, 5000);
+    const refused = connect(port, '127.0.0.1');
+    const [error] = await once(refused, 'error');
+    assert.equal((error as NodeJS.ErrnoException).code, 'ECONNREFUSED');
+    assert.equal(closedApp, false, 'the app is not released while a request is in flight');
+    release();
+    assert.deepEqual(await answer, { status: 200, connection: 'close', text: 'done' });
+    await stopped;
+    assert.equal(closedApp, true);
+  });
+
+  it('npm start exits 0 on SIGTERM at once, even with a keep-alive connection open', { timeout: 30_000 }, async () => {
+    const { child, port } = await startMain();
+    const exited = once(child, 'exit');
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await once(socket, 'data');
+    const began = Date.now();
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - began < 4000, 'an idle keep-alive connection does not hold the exit');
+  });
+
+  it('npm start exits 0 on SIGINT', { timeout: 30_000 }, async () => {
+    const { child } = await startMain();
+    const exited = once(child, 'exit');
+    child.kill('SIGINT');
+    const [code] = await exited;
+    assert.equal(code, 0);
+  });
+});
