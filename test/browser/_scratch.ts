@@ -4,12 +4,14 @@ import { startService } from '../support/service.ts';
 import { sandboxUrl } from '../../domain/sandbox-policy.ts';
 
 const service = await startService();
-const other = createServer((req, res) => { console.log('other got', req.url, req.headers.host); res.writeHead(200, {'access-control-allow-origin': '*'}); res.end('hi'); });
+let evilHtml = '';
+const other = createServer((req, res) => { console.log('other got', req.url, req.headers.host); if (req.url === '/evil') { res.writeHead(200, {'content-type': 'text/html'}); res.end(evilHtml); return; } res.writeHead(200, {'access-control-allow-origin': '*'}); res.end('hi'); });
 await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
 const q = (other.address() as any).port;
 const browser = (await launchChromium())!;
 console.log(browser.version());
 const ctx = await browser.newContext();
+await ctx.grantPermissions(['local-network-access'], { origin: service.consoleOrigin });
 const page = await ctx.newPage();
 page.on('pageerror', (e) => console.log('PAGEERROR', e.message));
 page.on('console', (m) => console.log('CONSOLE', m.type(), m.text(), m.location()));
@@ -17,7 +19,7 @@ const url = sandboxUrl(service.sandboxOrigin!, { parentOrigin: service.consoleOr
 const cdp = await ctx.newCDPSession(page); cdp.on('Log.entryAdded', (e: any) => console.log('LOG', JSON.stringify(e.entry))); await cdp.send('Log.enable');
 page.on('request', (r) => console.log('REQ', r.url().slice(0,80)));
 page.on('requestfailed', (r) => console.log('REQFAILED', r.url().slice(0,80), r.failure()));
-await page.route(`http://127.0.0.1:${q}/evil`, (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html><body><script>window.received=[];addEventListener('message',e=>received.push(e.data));const f=document.createElement('iframe');f.addEventListener('load',()=>received.push('load'));f.src=${JSON.stringify(url)};document.body.appendChild(f);</script>` }));
+evilHtml = (`<!doctype html><body><script>window.received=[];addEventListener('message',e=>received.push(e.data));const f=document.createElement('iframe');f.addEventListener('load',()=>received.push('load'));f.src=${JSON.stringify(url)};document.body.appendChild(f);</script>`);
 await page.goto(`http://127.0.0.1:${q}/evil`);
 const host = await ctx.newPage(); host.on('console', (m) => console.log('HOSTCONSOLE', m.text())); host.on('requestfailed', (r) => console.log('HOSTREQFAILED', r.url().slice(0,80), r.failure()));
 await host.route(`${service.consoleOrigin}/host`, (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html><body><script>window.received=[];addEventListener('message',e=>received.push([e.origin,e.data]));const f=document.createElement('iframe');f.src=${JSON.stringify(url)};document.body.appendChild(f);</script>` }));
