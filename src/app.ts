@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { parseOrigin } from '../domain/origin.ts';
 import type { ReadinessProbe } from '../ports/readiness.ts';
+import { accountSurface } from './account/routes.ts';
 import { artifactSurface } from './artifacts/routes.ts';
+import { consoleSurface } from './console/routes.ts';
 import type { Config } from './config.ts';
 import { requestListener, upgradeListener } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
@@ -34,6 +36,8 @@ export function createApp(options: AppOptions): App {
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
+    buildSurface(accountSurface()),
+    buildSurface(consoleSurface()),
     buildSurface(artifactSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
     buildSurface(systemSurface(ready, () => (description ??= openApiDocument([...surfaces, sandbox])))),

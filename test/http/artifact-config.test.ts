@@ -23,7 +23,7 @@ describe('GET /api/artifacts/config', () => {
 
   it('runs the browser-request check: cross-site, foreign Origin and navigation are 403, never cached', async () => {
     const host = `localhost:${service.port}`;
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       { origin: 'http://evil.example' },
@@ -34,7 +34,7 @@ describe('GET /api/artifacts/config', () => {
       assert.equal(res.headers['content-type'], 'application/problem+json');
       assert.equal(res.headers['cache-control'], 'no-store');
     }
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', origin: `http://${host}` },
       { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'cors' },
       {},

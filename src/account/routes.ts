@@ -1,0 +1,13 @@
+import { sameOriginWriteGuard } from '../http/guards.ts';
+import type { Route } from '../http/route.ts';
+import type { SurfaceDefinition } from '../http/surface.ts';
+
+/** The account surface (`/api/session`): signing in and out, under the same-origin write guard. */
+export function accountSurface(routes: readonly Route[] = []): SurfaceDefinition {
+  return {
+    name: 'account',
+    owns: (path) => path === '/api/session' || path.startsWith('/api/session/'),
+    guards: [sameOriginWriteGuard],
+    routes,
+  };
+}

@@ -1,0 +1,13 @@
+import { sameOriginWriteGuard } from '../http/guards.ts';
+import type { Route } from '../http/route.ts';
+import type { SurfaceDefinition } from '../http/surface.ts';
+
+/** The console surface (`/api/console`): the same-origin write guard on every request. */
+export function consoleSurface(routes: readonly Route[] = []): SurfaceDefinition {
+  return {
+    name: 'console',
+    owns: (path) => path === '/api/console' || path.startsWith('/api/console/'),
+    guards: [sameOriginWriteGuard],
+    routes,
+  };
+}
