@@ -9,3 +9,8 @@ export * from './csp.ts';
 export * from './sandbox-policy.ts';
 export * from './sandbox-dispatch.ts';
 export * from './errors.ts';
+export * from './model.ts';
+export * from './thread-access.ts';
+export * from './ledger-visibility.ts';
+export * from './vocabulary.ts';
+export * from './world.ts';

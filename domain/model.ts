@@ -1,0 +1,166 @@
+/**
+ * The domain as it is stored. These are the rows the console reads answer, field for field
+ * (contract section 4); relations a read does not answer are not part of them.
+ */
+
+/** A UUIDv7 string: every thread, message, conversation, run, artifact and installation id. */
+export type Id = string;
+
+/** A person who uses the console. */
+export interface User {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** A thread row. `project` is frozen when the row is written; `messages` are a separate read. */
+export interface Thread {
+  readonly id: Id;
+  /** The client-chosen key of a console thread (scoped to its owner), or null. */
+  readonly key: string | null;
+  readonly channel: string;
+  readonly owner: string;
+  readonly project: string | null;
+  readonly title: string;
+  readonly fork_of: Id | null;
+  /** The id of the last parent message the fork sees. */
+  readonly fork_cutoff: Id | null;
+  readonly created_at: string;
+}
+
+/** One entry of a thread's chat ledger. */
+export interface Message {
+  readonly id: Id;
+  readonly role: string;
+  readonly text: string;
+  readonly artifact_id: Id | null;
+  readonly created_at: string;
+}
+
+/** Where a conversation lives on its thread's channel. */
+export interface Address {
+  readonly channel: string;
+  readonly id: string;
+}
+
+/** One agent's conversation in a thread, remembering its approval posture. */
+export interface Conversation {
+  readonly id: Id;
+  readonly thread_id: Id;
+  readonly agent: string;
+  readonly model: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
+  readonly address: Address | null;
+  /** Whether a turn is running now. */
+  readonly turn_running: boolean;
+  readonly created_at: string;
+}
+
+/** The states a run can be in. */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** One agent run under a conversation; `directory` is where it worked, learned from the session. */
+export interface Run {
+  readonly id: Id;
+  readonly conversation_id: Id;
+  readonly directory: string | null;
+  readonly status: RunStatus;
+  readonly error: string | null;
+  readonly started_at: string;
+  readonly ended_at: string | null;
+}
+
+/** One message of the model conversation inside a run. */
+export interface ModelMessage {
+  readonly id: Id;
+  readonly run_id: Id;
+  readonly role: string;
+  readonly content: string;
+  readonly created_at: string;
+}
+
+/** A choice offered with a pending approval or question. */
+export interface PendingOption {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** An approval or a question waiting for the user's answer. */
+export interface Pending {
+  readonly id: Id;
+  readonly kind: 'approval' | 'question';
+  readonly conversation_id: Id;
+  readonly run_id: Id | null;
+  readonly title: string;
+  readonly options: readonly PendingOption[];
+}
+
+/** A provider MCP server installed by a user. `headers` are its credentials: never answered. */
+export interface Installation {
+  readonly id: Id;
+  readonly owner: string;
+  readonly provider_name: string;
+  readonly server_url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly enabled: boolean;
+  readonly authorized: boolean;
+}
+
+/** A saved MCP app invocation: the tool call and its result, and the UI resource it names. */
+export interface Artifact {
+  readonly id: Id;
+  readonly owner: string;
+  readonly installation: Id;
+  readonly resource_uri: string;
+  readonly title: string;
+  readonly tool: string;
+  readonly input: unknown;
+  readonly output: unknown;
+  readonly created_at: string;
+}
+
+/** An agent the service can run, with its vocabularies. */
+export interface Agent {
+  readonly id: string;
+  readonly models: readonly string[];
+  readonly efforts: readonly string[];
+  readonly permission_modes: readonly string[];
+  readonly default_permission_mode: string;
+  /** The Agent Client Protocol process; null for the bundled demo agent. */
+  readonly command: readonly string[] | null;
+}
+
+/** A destination on a channel, one level of a tree. */
+export interface ChannelPlace {
+  readonly id: string;
+  readonly name: string;
+  readonly shared: boolean;
+  readonly inside: string | null;
+  readonly barred: string | null;
+  readonly children: readonly ChannelPlace[];
+}
+
+/** A connected channel: the console itself, a team chat, and so on. */
+export interface Channel {
+  readonly id: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly shared: boolean;
+  readonly browsable: boolean;
+  readonly agents: readonly string[];
+  readonly linked_users: readonly string[];
+  readonly addresses: readonly ChannelPlace[];
+}
+
+/** A keyset page, newest first; `next` is the cursor of the following page, or null at the end. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly next: Id | null;
+}
+
+/** What a page read asks for: up to `limit` items older than `before`. */
+export interface PageRequest {
+  readonly limit: number;
+  readonly before: Id | null;
+}

@@ -1,0 +1,57 @@
+import type { Agent, Channel } from './model.ts';
+
+/** A route a directive may name: an agent and one of its models (`agent:model`). */
+export interface RouteInfo {
+  readonly id: string;
+  readonly agent: string;
+  readonly model: string | null;
+}
+
+/** An agent's approval postures and its default, as GET /permissions answers them. */
+export interface AgentPostures {
+  readonly agent: string;
+  readonly modes: readonly string[];
+  readonly default: string;
+}
+
+/** The route id of an agent and model; an agent with no models has one route named by the agent alone. */
+export const routeId = (agent: string, model: string | null): string => (model === null ? agent : `${agent}:${model}`);
+
+/** The routes of a channel: each of its agents with each of its models. */
+export function channelRoutes(channel: Channel, agents: readonly Agent[]): RouteInfo[] {
+  const routes: RouteInfo[] = [];
+  for (const agentId of channel.agents) {
+    const agent = agents.find((candidate) => candidate.id === agentId);
+    if (agent === undefined) continue;
+    if (agent.models.length === 0) routes.push({ id: routeId(agent.id, null), agent: agent.id, model: null });
+    for (const model of agent.models) routes.push({ id: routeId(agent.id, model), agent: agent.id, model });
+  }
+  return routes;
+}
+
+/** Finds a route by id among a channel's routes; null when it is not offered. */
+export function findRoute(routes: readonly RouteInfo[], id: string): RouteInfo | null {
+  return routes.find((route) => route.id === id) ?? null;
+}
+
+/** The postures of every agent. */
+export const agentPostures = (agents: readonly Agent[]): AgentPostures[] =>
+  agents.map((agent) => ({ agent: agent.id, modes: agent.permission_modes, default: agent.default_permission_mode }));
+
+/** Whether a posture belongs to an agent's vocabulary. */
+export const isPostureOf = (agent: Agent, mode: string): boolean => agent.permission_modes.includes(mode);
+
+/** Whether an effort level is advertised by an agent. */
+export const isEffortOf = (agent: Agent, effort: string): boolean => agent.efforts.includes(effort);
+
+/** UUIDs of any version, lower or upper case: what a path id or a cursor must look like. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** UUIDv7 exactly: what the world file's ids must be. */
+export const UUID7_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The creation time a UUIDv7 carries in its first 48 bits, as an ISO string. */
+export function uuid7Time(id: string): string {
+  const millis = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return new Date(millis).toISOString();
+}

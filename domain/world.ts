@@ -1,0 +1,81 @@
+import type {
+  Address,
+  Agent,
+  Artifact,
+  Channel,
+  Installation,
+  ModelMessage,
+  PendingOption,
+  RunStatus,
+} from './model.ts';
+
+/**
+ * The whole state as the world file describes it (contract section 6), after validation: ids are
+ * lower-case UUIDv7, references resolve, and user tokens are already SHA-256 hashes.
+ */
+export interface World {
+  readonly users: readonly WorldUser[];
+  readonly projects: readonly string[];
+  readonly agents: readonly Agent[];
+  readonly channels: readonly Channel[];
+  readonly installations: readonly Installation[];
+  readonly artifacts: readonly Omit<Artifact, 'created_at'>[];
+  readonly threads: readonly WorldThread[];
+}
+
+export interface WorldUser {
+  readonly id: string;
+  readonly name: string;
+  /** SHA-256 of the user's token, hex. */
+  readonly token_hash: string;
+}
+
+export interface WorldThread {
+  readonly id: string;
+  readonly key: string | null;
+  readonly channel: string;
+  readonly owner: string;
+  readonly members: readonly string[];
+  readonly project: string | null;
+  readonly title: string;
+  readonly fork_of: string | null;
+  readonly fork_cutoff: string | null;
+  readonly messages: readonly WorldMessage[];
+  readonly conversations: readonly WorldConversation[];
+}
+
+export interface WorldMessage {
+  readonly id: string;
+  readonly role: string;
+  readonly text: string;
+  readonly artifact_id: string | null;
+}
+
+export interface WorldConversation {
+  readonly id: string;
+  readonly agent: string;
+  readonly model: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
+  readonly address: Address | null;
+  readonly turn_running: boolean;
+  readonly pending: readonly WorldPending[];
+  readonly runs: readonly WorldRun[];
+}
+
+export interface WorldPending {
+  readonly id: string;
+  readonly kind: 'approval' | 'question';
+  readonly run_id: string | null;
+  readonly title: string;
+  readonly options: readonly PendingOption[];
+}
+
+export interface WorldRun {
+  readonly id: string;
+  readonly directory: string | null;
+  readonly status: RunStatus;
+  readonly error: string | null;
+  readonly ended_at: string | null;
+  readonly model_messages: readonly Omit<ModelMessage, 'run_id' | 'created_at'>[];
+}

@@ -1,0 +1,18 @@
+import type { Conversation, Id, ModelMessage, Page, PageRequest, Pending, Run } from '../domain/model.ts';
+
+/**
+ * What lives under a thread: conversations, their runs and the runs' model messages, and pending
+ * approvals and questions. Every read names the thread it is under, so an id of another thread
+ * answers nothing. The thread's access is checked before any of these is called.
+ */
+export interface ConversationStore {
+  /** The thread's conversations, oldest first. */
+  listByThread(threadId: Id): Promise<Conversation[]>;
+  /** A page of a conversation's runs, newest first; null when the conversation is not in the thread. */
+  runsPage(threadId: Id, conversationId: Id, page: PageRequest): Promise<Page<Run> | null>;
+  /** A page of a run's model messages, newest first; null when the run is not in the thread. */
+  modelMessagesPage(threadId: Id, runId: Id, page: PageRequest): Promise<Page<ModelMessage> | null>;
+  /** The approvals and questions pending on the thread, oldest first. */
+  pendingByThread(threadId: Id): Promise<Pending[]>;
+}
+

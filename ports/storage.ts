@@ -1,0 +1,20 @@
+import type { World } from '../domain/world.ts';
+import type { Catalog } from './catalog.ts';
+import type { ConversationStore } from './conversation-store.ts';
+import type { LedgerStore } from './ledger-store.ts';
+import type { ReadinessProbe } from './readiness.ts';
+import type { ThreadStore } from './thread-store.ts';
+import type { UserByTokenHash } from './user-store.ts';
+
+/** One storage backend: every store over the same state, and its life cycle. */
+export interface Storage {
+  readonly userByTokenHash: UserByTokenHash;
+  readonly threads: ThreadStore;
+  readonly ledger: LedgerStore;
+  readonly conversations: ConversationStore;
+  readonly catalog: Catalog;
+  /** Writes a world, upserting by id: importing the same world twice changes nothing. */
+  readonly importWorld: (world: World) => Promise<void>;
+  readonly ready: ReadinessProbe;
+  readonly close: () => Promise<void>;
+}

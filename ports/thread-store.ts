@@ -1,0 +1,19 @@
+import type { ForkLink } from '../domain/ledger-visibility.ts';
+import type { Id, Page, PageRequest, Thread } from '../domain/model.ts';
+
+/** A thread the caller may use, with the fork chain (the thread, then its ancestors) its ledger needs. */
+export interface AccessibleThread {
+  readonly row: Thread;
+  readonly chain: readonly ForkLink[];
+}
+
+/** Thread rows, always read for a user: an inaccessible thread is indistinguishable from an unknown one. */
+export interface ThreadStore {
+  /**
+   * The thread when the user owns it or is a member, else null. One read: the row and its fork
+   * chain, never its messages or conversations.
+   */
+  findAccessible(userId: string, threadId: Id): Promise<AccessibleThread | null>;
+  /** The threads the user owns or is a member of, newest first. */
+  listAccessible(userId: string, page: PageRequest): Promise<Page<Thread>>;
+}

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ledgerSegments } from '../../domain/ledger-visibility.ts';
+import type { Message, Page, PageRequest } from '../../domain/model.ts';
+import type { World, WorldThread } from '../../domain/world.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { sha256, testId } from '../support/ids.ts';
+
+/** Builds an empty storage backend; the suite imports the worlds it needs. */
+export type StorageFactory = () => Promise<Storage>;
+
+const ids = (page: Page<{ id: string }>) => page.items.map((item) => item.id);
+const desc = (list: readonly string[]) => [...list].sort().reverse();
+
+/** Reads every page of a paged read, checking that cursors chain. */
+async function walk<T extends { id: string }>(read: (page: PageRequest) => Promise<Page<T> | null>, limit: number): Promise<string[]> {
+  const seen: string[] = [];
+  let before: string | null = null;
+  for (let guard = 0; guard < 10_000; guard++) {
+    const page = await read({ limit, before });
+    assert.ok(page !== null);
+    assert.ok(page.items.length <= limit);
+    seen.push(...ids(page));
+    if (page.next === null) return seen;
+    assert.equal(page.next, page.items.at(-1)!.id, 'the cursor is the last item id');
+    before = page.next;
+  }
+  throw new Error('paging did not end');
+}
+
+/**
+ * The storage contract: every adapter (memory, embedded PGlite, PostgreSQL) must pass it as is.
+ * It describes the reads the console answers, the fork-visibility rule and idempotent import.
+ */
+export function storageContract(name: string, factory: StorageFactory): void {
+  describe(`storage contract: ${name}`, () => {
+    let storage: Storage;
+    before(async () => {
+      storage = await factory();
+      await storage.importWorld(fixtureWorld());
+    });
+    after(() => storage.close());
+
+    it('is ready', async () => {
+      assert.equal(await storage.ready(), true);
+    });
+
+    it('finds a user by token hash only', async () => {
+      assert.deepEqual(await storage.userByTokenHash(sha256('token-alice')), { id: 'alice', name: 'Alice' });
+      assert.equal(await storage.userByTokenHash(sha256('token-nobody')), null);
+      assert.equal(await storage.userByTokenHash('token-alice'), null);
+    });
+
+    it('answers the thread row, exactly as stored, to its owner and members only', async () => {
+      const found = await storage.threads.findAccessible('alice', F.root);
+      assert.deepEqual(found?.row, {
+        id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
+        fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z',
+      });
+      assert.equal(await storage.threads.findAccessible('bob', F.root), null);
+      assert.equal((await storage.threads.findAccessible('alice', F.shared))?.row.owner, 'bob', 'a member reads it');
+      assert.equal(await storage.threads.findAccessible('alice', F.bobThread), null);
+      assert.equal(await storage.threads.findAccessible('alice', testId(99_999)), null, 'unknown');
+      assert.equal(await storage.threads.findAccessible('nobody', F.root), null);
+    });
+
+    it('answers the fork chain with the thread, nearest first', async () => {
+      const found = await storage.threads.findAccessible('alice', F.forkOfFork);
+      assert.deepEqual(found?.chain, [
+        { id: F.forkOfFork, fork_of: F.fork, fork_cutoff: F.forkMsgs[0] },
+        { id: F.fork, fork_of: F.root, fork_cutoff: F.rootMsgs[2] },
+        { id: F.root, fork_of: null, fork_cutoff: null },
+      ]);
+    });
+
+    it('lists the threads a user can access, newest first, in pages', async () => {
+      assert.deepEqual(await walk((page) => storage.threads.listAccessible('alice', page), 2), desc([F.root, F.fork, F.forkOfFork, F.shared]));
+      assert.deepEqual(await walk((page) => storage.threads.listAccessible('bob', page), 50), desc([F.bobThread, F.shared]));
+      assert.deepEqual(await storage.threads.listAccessible('nobody', { limit: 50, before: null }), { items: [], next: null });
+    });
+
+    it('pages the ledger newest first, with rows exactly as stored', async () => {
+      const thread = await storage.threads.findAccessible('alice', F.root);
+      const page = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 2, before: null });
+      assert.deepEqual(page.items, [
+        { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: null, created_at: '2026-01-01T00:00:01.005Z' },
+        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z' },
+      ] satisfies Message[]);
+      assert.equal(page.next, F.rootMsgs[3]);
+      const rest = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 10, before: page.next });
+      assert.deepEqual(ids(rest), [F.rootMsgs[2], F.rootMsgs[1], F.rootMsgs[0]]);
+      assert.equal(rest.items[1]!.artifact_id, F.artifact);
+      assert.equal(rest.next, null);
+    });
+
+    it('shows a fork its parent up to the cutoff, and a fork of a fork both cutoffs', async () => {
+      const fork = await storage.threads.findAccessible('alice', F.fork);
+      assert.deepEqual(
+        await walk((page) => storage.ledger.page(ledgerSegments(fork!.chain), page), 2),
+        desc([...F.forkMsgs, F.rootMsgs[0], F.rootMsgs[1], F.rootMsgs[2]]),
+      );
+      const grand = await storage.threads.findAccessible('alice', F.forkOfFork);
+      assert.deepEqual(
+        await walk((page) => storage.ledger.page(ledgerSegments(grand!.chain), page), 3),
+        desc([...F.forkOfForkMsgs, F.forkMsgs[0], F.rootMsgs[0], F.rootMsgs[1], F.rootMsgs[2]]),
+      );
+    });
+
+    it('answers a thread conversations, exactly as stored', async () => {
+      const list = await storage.conversations.listByThread(F.root);
+      assert.deepEqual(list, [
+        { id: F.conv, thread_id: F.root, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null,
+          turn_running: false, created_at: '2026-01-01T00:00:06.000Z' },
+        { id: F.conv2, thread_id: F.root, agent: 'codex', model: null, permission_mode: null, effort: null,
+          address: { channel: 'console', id: F.root }, turn_running: true, created_at: '2026-01-01T00:00:06.001Z' },
+      ]);
+      assert.deepEqual(await storage.conversations.listByThread(F.fork), []);
+    });
+
+    it('pages runs under a conversation of the thread only', async () => {
+      const page = await storage.conversations.runsPage(F.root, F.conv, { limit: 2, before: null });
+      assert.deepEqual(page?.items[0], {
+        id: F.runs[2], conversation_id: F.conv, directory: null, status: 'running', error: null,
+        started_at: '2026-01-01T00:00:07.003Z', ended_at: null,
+      });
+      assert.deepEqual(ids(page!), [F.runs[2], F.runs[1]]);
+      assert.deepEqual(await walk((p) => storage.conversations.runsPage(F.root, F.conv, p), 1), desc(F.runs));
+      assert.deepEqual(await storage.conversations.runsPage(F.root, F.conv2, { limit: 5, before: null }), { items: [], next: null });
+      assert.equal(await storage.conversations.runsPage(F.root, F.bobConv, { limit: 5, before: null }), null);
+      assert.equal(await storage.conversations.runsPage(F.root, testId(99_999), { limit: 5, before: null }), null);
+    });
+
+    it('pages a run model messages under the thread only', async () => {
+      const page = await storage.conversations.modelMessagesPage(F.root, F.runs[0], { limit: 3, before: null });
+      assert.deepEqual(page?.items[0], {
+        id: F.modelMsgs[3], run_id: F.runs[0], role: 'assistant', content: 'step 3', created_at: '2026-01-01T00:00:08.004Z',
+      });
+      assert.deepEqual(await walk((p) => storage.conversations.modelMessagesPage(F.root, F.runs[0], p), 3), desc(F.modelMsgs));
+      assert.deepEqual(await storage.conversations.modelMessagesPage(F.root, F.runs[1], { limit: 3, before: null }), { items: [], next: null });
+      assert.equal(await storage.conversations.modelMessagesPage(F.root, F.bobRun, { limit: 3, before: null }), null);
+      assert.equal(await storage.conversations.modelMessagesPage(F.fork, F.runs[0], { limit: 3, before: null }), null);
+    });
+
+    it('answers pending approvals and questions of the thread', async () => {
+      assert.deepEqual(await storage.conversations.pendingByThread(F.root), [
+        { id: F.pending, kind: 'approval', conversation_id: F.conv, run_id: F.runs[2], title: 'Run tests?',
+          options: [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] },
+        { id: F.question, kind: 'question', conversation_id: F.conv, run_id: null, title: 'Which branch?', options: [] },
+      ]);
+      assert.deepEqual(await storage.conversations.pendingByThread(F.bobThread), []);
+    });
+
+    it('answers the catalog', async () => {
+      const world = fixtureWorld();
+      assert.deepEqual(await storage.catalog.agents(), world.agents);
+      assert.deepEqual(await storage.catalog.channels(), world.channels);
+      assert.deepEqual(await storage.catalog.projects(), world.projects);
+    });
+
+    it('imports idempotently: the same world again changes nothing and doubles nothing', async () => {
+      await storage.importWorld(fixtureWorld());
+      assert.deepEqual(await walk((page) => storage.threads.listAccessible('alice', page), 50), desc([F.root, F.fork, F.forkOfFork, F.shared]));
+      const thread = await storage.threads.findAccessible('alice', F.root);
+      assert.equal((await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 50, before: null })).items.length, 5);
+      assert.equal((await storage.conversations.pendingByThread(F.root)).length, 2);
+      assert.equal((await storage.catalog.agents()).length, 2);
+    });
+
+    it('model-based: ledger pages of random fork trees match the model', async () => {
+      let salt = 1;
+      await fc.assert(
+        fc.asyncProperty(forestArb, fc.integer({ min: 1, max: 7 }), async (shape, limit) => {
+          const world = forestWorld(shape, salt++);
+          await storage.importWorld(world);
+          for (const thread of world.threads) {
+            const found = await storage.threads.findAccessible('alice', thread.id);
+            assert.ok(found);
+            const got = await walk((page) => storage.ledger.page(ledgerSegments(found.chain), page), limit);
+            assert.deepEqual(got, modelLedger(world, thread.id));
+          }
+        }),
+        { numRuns: 15 },
+      );
+    });
+  });
+}
+
+/** A forest shape: per thread, its message count and (for a fork) its parent index and cutoff position. */
+const forestArb = fc.array(
+  fc.record({ messages: fc.integer({ min: 0, max: 6 }), parent: fc.nat(), cutoff: fc.nat(), fork: fc.boolean() }),
+  { minLength: 1, maxLength: 5 },
+);
+
+/** Threads in creation order; message ids interleave in time across threads, as real ledgers do. */
+function forestWorld(shape: readonly { messages: number; parent: number; cutoff: number; fork: boolean }[], salt: number): World {
+  const base = fixtureWorld();
+  let clock = 100_000 + salt * 1_000;
+  const threads: WorldThread[] = [];
+  shape.forEach((spec, index) => {
+    const id = testId(clock++, salt);
+    const parent = index > 0 && spec.fork ? threads[spec.parent % index]! : null;
+    const parentIds = parent === null ? [] : modelLedgerOf(threads, parent.id);
+    const cutoff = parentIds.length === 0 ? null : [...parentIds].sort()[spec.cutoff % parentIds.length]!;
+    threads.push({
+      id, key: null, channel: 'console', owner: 'alice', members: [], project: null, title: `t${index}`,
+      fork_of: parent?.id ?? null, fork_cutoff: parent === null ? null : cutoff, conversations: [],
+      messages: Array.from({ length: spec.messages }, () => ({ id: testId(clock++, salt), role: 'user', text: 'm', artifact_id: null })),
+    });
+  });
+  return { ...base, threads };
+}
+
+/** The model: a thread's own ids, plus its parent's visible ids up to its cutoff, newest first. */
+function modelLedgerOf(threads: readonly WorldThread[], threadId: string): string[] {
+  const thread = threads.find((t) => t.id === threadId)!;
+  const own = thread.messages.map((m) => m.id);
+  const inherited =
+    thread.fork_of === null || thread.fork_cutoff === null
+      ? []
+      : modelLedgerOf(threads, thread.fork_of).filter((id) => id <= thread.fork_cutoff!);
+  return desc([...own, ...inherited]);
+}
+
+const modelLedger = (world: World, threadId: string) => modelLedgerOf(world.threads, threadId);
