@@ -34,7 +34,7 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | nul
 
 /** Why browser tests skip when no Chromium is found, for `{ skip }`. */
 export const NO_CHROMIUM =
-  'no Chromium found (set CHROMIUM_PATH, or install the Debian package: apt-get install chromium)';
+  'no Chromium found (set CHROMIUM_PATH to its executable, or install the Debian package: apt-get install chromium)';
 
 /**
  * Launches the system Chromium through playwright-core (never a downloaded browser), or answers

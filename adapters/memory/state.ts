@@ -1,0 +1,39 @@
+import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, User } from '../../domain/model.ts';
+import type { Artifact } from '../../domain/model.ts';
+
+/** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
+export interface MemoryState {
+  readonly users: Map<string, User & { readonly token_hash: string }>;
+  readonly projects: Set<string>;
+  readonly agents: Map<string, Agent>;
+  readonly channels: Map<string, Channel>;
+  readonly threads: Map<string, Thread>;
+  readonly members: Map<string, Set<string>>;
+  /** Ledger messages with the thread they belong to. */
+  readonly messages: Map<string, Message & { readonly thread_id: string }>;
+  readonly conversations: Map<string, Conversation>;
+  readonly runs: Map<string, Run>;
+  readonly modelMessages: Map<string, ModelMessage>;
+  readonly pending: Map<string, Pending>;
+  readonly installations: Map<string, Installation>;
+  readonly artifacts: Map<string, Artifact>;
+}
+
+/** An empty state. */
+export function emptyState(): MemoryState {
+  return {
+    users: new Map(),
+    projects: new Set(),
+    agents: new Map(),
+    channels: new Map(),
+    threads: new Map(),
+    members: new Map(),
+    messages: new Map(),
+    conversations: new Map(),
+    runs: new Map(),
+    modelMessages: new Map(),
+    pending: new Map(),
+    installations: new Map(),
+    artifacts: new Map(),
+  };
+}

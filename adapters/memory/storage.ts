@@ -1,0 +1,72 @@
+import { isInLedger } from '../../domain/ledger-visibility.ts';
+import type { ForkLink } from '../../domain/ledger-visibility.ts';
+import { canAccessThread } from '../../domain/thread-access.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { importWorld } from './import-world.ts';
+import { keysetPage } from './page.ts';
+import { emptyState, type MemoryState } from './state.ts';
+
+const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Storage held in memory (`CONSOLE_STORAGE=memory`): nothing persists; the world file is the whole state. */
+export function createMemoryStorage(state: MemoryState = emptyState()): Storage {
+  const accessible = (userId: string, threadId: string) => {
+    const thread = state.threads.get(threadId);
+    return thread !== undefined && canAccessThread(userId, thread, [...(state.members.get(threadId) ?? [])]) ? thread : null;
+  };
+
+  const chainOf = (threadId: string): ForkLink[] => {
+    const chain: ForkLink[] = [];
+    const seen = new Set<string>();
+    for (let t = state.threads.get(threadId); t !== undefined && !seen.has(t.id); t = t.fork_of === null ? undefined : state.threads.get(t.fork_of)) {
+      seen.add(t.id);
+      chain.push({ id: t.id, fork_of: t.fork_of, fork_cutoff: t.fork_cutoff });
+    }
+    return chain;
+  };
+
+  return {
+    userByTokenHash: async (hash) => {
+      for (const user of state.users.values()) if (user.token_hash === hash) return { id: user.id, name: user.name };
+      return null;
+    },
+    threads: {
+      findAccessible: async (userId, threadId) => {
+        const row = accessible(userId, threadId);
+        return row === null ? null : { row, chain: chainOf(threadId) };
+      },
+      listAccessible: async (userId, page) =>
+        keysetPage([...state.threads.values()].filter((t) => accessible(userId, t.id) !== null), page),
+    },
+    ledger: {
+      page: async (segments, page) =>
+        keysetPage(
+          [...state.messages.values()].filter((m) => isInLedger(segments, m)).map(({ thread_id: _, ...message }) => message),
+          page,
+        ),
+    },
+    conversations: {
+      listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
+      runsPage: async (threadId, conversationId, page) => {
+        const conversation = state.conversations.get(conversationId);
+        if (conversation?.thread_id !== threadId) return null;
+        return keysetPage([...state.runs.values()].filter((r) => r.conversation_id === conversationId), page);
+      },
+      modelMessagesPage: async (threadId, runId, page) => {
+        const run = state.runs.get(runId);
+        if (run === undefined || state.conversations.get(run.conversation_id)?.thread_id !== threadId) return null;
+        return keysetPage([...state.modelMessages.values()].filter((m) => m.run_id === runId), page);
+      },
+      pendingByThread: async (threadId) =>
+        [...state.pending.values()].filter((p) => state.conversations.get(p.conversation_id)?.thread_id === threadId).sort(byId),
+    },
+    catalog: {
+      agents: async () => [...state.agents.values()].sort(byId),
+      channels: async () => [...state.channels.values()].sort(byId),
+      projects: async () => [...state.projects].sort(),
+    },
+    importWorld: async (world) => importWorld(state, world),
+    ready: async () => true,
+    close: async () => {},
+  };
+}
