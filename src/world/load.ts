@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import * as v from 'valibot';
+import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
+import type { World } from '../../domain/world.ts';
+import { referenceIssues } from './references.ts';
+import { WorldFileSchema } from './schema.ts';
+
+/** SHA-256 hex of a token: the only form in which tokens are stored. */
+export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+/** Validates a world file's JSON value; every issue names its path and reason. */
+export function parseWorld(value: unknown): Result<World, Issue[]> {
+  const parsed = v.safeParse(WorldFileSchema, value);
+  if (!parsed.success) {
+    return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));
+  }
+  const file = parsed.output;
+  const issues = referenceIssues(file);
+  if (issues.length > 0) return fail(issues);
+  return ok({
+    users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token) })),
+    projects: file.projects,
+    agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
+    channels: file.channels,
+    installations: file.installations,
+    artifacts: file.artifacts,
+    threads: file.threads,
+  });
+}
+
+/** Reads and validates a world file; a file that cannot be read or is not JSON is an issue too. */
+export async function loadWorldFile(path: string | URL): Promise<Result<World, Issue[]>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    return fail([{ path: '', message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` }]);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return fail([{ path: '', message: `is not JSON: ${(error as Error).message}` }]);
+  }
+  return parseWorld(value);
+}

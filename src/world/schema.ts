@@ -1,0 +1,137 @@
+import * as v from 'valibot';
+import { RUN_STATUSES } from '../../domain/model.ts';
+import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
+
+const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
+const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
+const names = v.optional(v.array(name), []);
+const nullable = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema), null);
+
+const Option = v.object({ id: name, name: v.string() });
+
+type PlaceInput = {
+  id: string;
+  name: string;
+  shared?: boolean;
+  inside?: string | null;
+  barred?: string | null;
+  children?: PlaceInput[];
+};
+type PlaceOutput = {
+  id: string;
+  name: string;
+  shared: boolean;
+  inside: string | null;
+  barred: string | null;
+  children: PlaceOutput[];
+};
+const Place: v.GenericSchema<PlaceInput, PlaceOutput> = v.object({
+  id: name,
+  name: v.string(),
+  shared: v.optional(v.boolean(), false),
+  inside: nullable(name),
+  barred: nullable(v.string()),
+  children: v.optional(v.array(v.lazy(() => Place)), []),
+});
+
+const ModelMessage = v.object({ id: uuid7, role: name, content: v.string() });
+const Run = v.object({
+  id: uuid7,
+  directory: nullable(v.string()),
+  status: v.optional(v.picklist(RUN_STATUSES, `must be one of ${RUN_STATUSES.join(', ')}`), 'succeeded'),
+  error: nullable(v.string()),
+  ended_at: nullable(v.pipe(v.string(), v.isoTimestamp('must be an ISO timestamp'))),
+  model_messages: v.optional(v.array(ModelMessage), []),
+});
+const Pending = v.object({
+  id: uuid7,
+  kind: v.picklist(['approval', 'question'], 'must be approval or question'),
+  run_id: nullable(uuid7),
+  title: v.string(),
+  options: v.optional(v.array(Option), []),
+});
+const Conversation = v.object({
+  id: uuid7,
+  agent: name,
+  model: nullable(name),
+  permission_mode: nullable(name),
+  effort: nullable(name),
+  address: nullable(v.object({ channel: name, id: name })),
+  turn_running: v.optional(v.boolean(), false),
+  pending: v.optional(v.array(Pending), []),
+  runs: v.optional(v.array(Run), []),
+});
+const Message = v.object({ id: uuid7, role: name, text: v.string(), artifact_id: nullable(uuid7) });
+const Thread = v.object({
+  id: uuid7,
+  key: nullable(name),
+  channel: name,
+  owner: name,
+  members: names,
+  project: nullable(name),
+  title: v.optional(v.string(), ''),
+  fork_of: nullable(uuid7),
+  fork_cutoff: nullable(uuid7),
+  messages: v.optional(v.array(Message), []),
+  conversations: v.optional(v.array(Conversation), []),
+});
+
+/** The world file (contract section 6), as written: tokens in clear, defaults filled in. */
+export const WorldFileSchema = v.object({
+  users: v.array(v.object({ id: name, name: v.string(), token: v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters')) })),
+  projects: names,
+  agents: v.array(
+    v.object({
+      id: name,
+      models: names,
+      efforts: names,
+      permission_modes: v.pipe(v.array(name), v.minLength(1, 'must name at least one mode')),
+      default_permission_mode: name,
+      command: nullable(v.pipe(v.array(v.string()), v.minLength(1, 'must name a program'))),
+    }),
+  ),
+  channels: v.array(
+    v.object({
+      id: name,
+      kind: name,
+      name: v.string(),
+      shared: v.optional(v.boolean(), false),
+      browsable: v.optional(v.boolean(), false),
+      agents: names,
+      linked_users: names,
+      addresses: v.optional(v.array(Place), []),
+    }),
+  ),
+  installations: v.optional(
+    v.array(
+      v.object({
+        id: uuid7,
+        owner: name,
+        provider_name: v.string(),
+        server_url: v.pipe(v.string(), v.regex(/^https?:\/\/\S+$/, 'must be an http or https URL')),
+        headers: v.optional(v.record(v.string(), v.string()), {}),
+        enabled: v.optional(v.boolean(), true),
+        authorized: v.optional(v.boolean(), true),
+      }),
+    ),
+    [],
+  ),
+  artifacts: v.optional(
+    v.array(
+      v.object({
+        id: uuid7,
+        owner: name,
+        installation: uuid7,
+        resource_uri: v.pipe(v.string(), v.startsWith('ui://', 'must be a ui:// resource')),
+        title: v.string(),
+        tool: name,
+        input: v.optional(v.unknown(), {}),
+        output: v.optional(v.unknown(), { content: [] }),
+      }),
+    ),
+    [],
+  ),
+  threads: v.optional(v.array(Thread), []),
+});
+
+export type WorldFile = v.InferOutput<typeof WorldFileSchema>;

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { hashToken, loadWorldFile, parseWorld } from '../src/world/load.ts';
+
+const demoPath = new URL('../src/world/demo-world.json', import.meta.url);
+const demo = async () => JSON.parse(await (await import('node:fs/promises')).readFile(demoPath, 'utf8'));
+
+describe('the world file', () => {
+  it('the demo world is valid: two users, a fork, a browsable chat channel, an artifact', async () => {
+    const loaded = await loadWorldFile(demoPath);
+    assert.ok(loaded.ok, JSON.stringify(!loaded.ok && loaded.error));
+    const world = loaded.value;
+    assert.equal(world.users.length, 2);
+    assert.ok(world.threads.some((t) => t.fork_of !== null));
+    assert.ok(world.channels.some((c) => c.kind !== 'console' && c.browsable));
+    assert.ok(world.artifacts.length >= 1);
+    assert.equal(world.users[0]!.token_hash, hashToken('dev-alice'));
+    assert.ok(!JSON.stringify(world).includes('"token"'), 'tokens are kept only as hashes');
+  });
+
+  const refuses = async (mutate: (w: any) => void, path: string, reason: RegExp) => {
+    const value = await demo();
+    mutate(value);
+    const parsed = parseWorld(value);
+    assert.equal(parsed.ok, false, `expected ${path} to be refused`);
+    if (parsed.ok) return;
+    const issue = parsed.error.find((i) => i.path === path);
+    assert.ok(issue, `no issue at ${path}: ${JSON.stringify(parsed.error)}`);
+    assert.match(issue.message, reason);
+  };
+
+  it('names the path and the reason of each refusal', async () => {
+    await refuses((w) => (w.users = 'x'), 'users', /array/i);
+    await refuses((w) => (w.threads[0].id = 'not-a-uuid'), 'threads.0.id', /UUIDv7/);
+    await refuses((w) => (w.threads[0].id = w.threads[0].id.toUpperCase()), 'threads.0.id', /lower-case/);
+    await refuses((w) => (w.threads[0].owner = 'carol'), 'threads.0.owner', /no user/);
+    await refuses((w) => (w.threads[0].channel = 'nowhere'), 'threads.0.channel', /no channel/);
+    await refuses((w) => (w.threads[0].project = 'nope'), 'threads.0.project', /no project/);
+    await refuses((w) => (w.threads[0].conversations[0].agent = 'gpt'), 'threads.0.conversations.0.agent', /no agent/);
+    await refuses((w) => (w.threads[0].conversations[0].model = 'haiku'), 'threads.0.conversations.0.model', /not a model/);
+    await refuses((w) => (w.threads[0].conversations[0].permission_mode = 'yolo'), 'threads.0.conversations.0.permission_mode', /not a permission mode/);
+    await refuses((w) => (w.threads[0].conversations[0].effort = 'max'), 'threads.0.conversations.0.effort', /not an effort/);
+    await refuses((w) => (w.threads[0].conversations[0].runs[0].status = 'done'), 'threads.0.conversations.0.runs.0.status', /one of/);
+    await refuses((w) => (w.threads[1].fork_of = w.threads[3].id), 'threads.1.fork_cutoff', /ledger/);
+    await refuses((w) => (w.threads[1].fork_cutoff = null), 'threads.1.fork_cutoff', /must name a message/);
+    await refuses((w) => (w.threads[1].messages[0].id = w.threads[0].messages[0].id), 'threads.1.messages.0.id', /repeats/);
+    await refuses((w) => (w.threads[0].messages[3].artifact_id = w.threads[0].id), 'threads.0.messages.3.artifact_id', /no artifact/);
+    await refuses((w) => (w.artifacts[0].resource_uri = 'https://x'), 'artifacts.0.resource_uri', /ui:\/\//);
+    await refuses((w) => (w.agents[0].default_permission_mode = 'x'), 'agents.0.default_permission_mode', /permission_modes/);
+    await refuses((w) => (w.users[1].id = 'alice'), 'users.1.id', /repeats/);
+    await refuses((w) => (w.channels[1].agents = ['ghost']), 'channels.1.agents.0', /no agent/);
+  });
+
+  it('refuses a cycle of forks', async () => {
+    await refuses((w) => {
+      w.threads[0].fork_of = w.threads[1].id;
+      w.threads[0].fork_cutoff = w.threads[1].messages[0].id;
+    }, 'threads.0.fork_of', /cycle/);
+  });
+
+  it('says when the file cannot be read or is not JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'world-'));
+    const missing = await loadWorldFile(join(dir, 'missing.json'));
+    assert.ok(!missing.ok && /cannot be read \(ENOENT\)/.test(missing.error[0]!.message));
+    writeFileSync(join(dir, 'broken.json'), '{"users": [');
+    const broken = await loadWorldFile(join(dir, 'broken.json'));
+    assert.ok(!broken.ok && /is not JSON/.test(broken.error[0]!.message));
+  });
+});
