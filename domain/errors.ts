@@ -22,6 +22,10 @@ export const ERROR_DETAILS = {
   cross_origin_refused: 'Cross-origin request refused',
   /** A thread that is unknown or not accessible to the caller. */
   thread_unavailable: 'Thread unavailable',
+  /** A conversation that is not in the thread (or does not exist). */
+  conversation_unavailable: 'Conversation unavailable',
+  /** A run that is not under the thread (or does not exist). */
+  run_unavailable: 'Run unavailable',
   /** An artifact that is missing or not owned by the caller. */
   artifact_unavailable: 'Artifact unavailable',
   /** A ledger reference that is not visible in the thread. */

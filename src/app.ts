@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
 import { parseOrigin } from '../domain/origin.ts';
-import type { ReadinessProbe } from '../ports/readiness.ts';
+import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
 import { artifactSurface } from './artifacts/routes.ts';
+import { consoleReadRoutes } from './console/read-routes.ts';
+import { consoleReads } from './console/reads.ts';
 import { consoleSurface } from './console/routes.ts';
+import { authenticator } from './identity/authenticate.ts';
+import { sessionRoutes } from './identity/routes.ts';
 import type { Config } from './config.ts';
 import { requestListener, upgradeListener } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
@@ -15,7 +19,8 @@ import { systemSurface } from './system/routes.ts';
 export interface AppOptions {
   readonly config: Config;
   readonly log: Logger;
-  readonly ready?: ReadinessProbe;
+  /** The opened storage; the app owns it from here and closes it. */
+  readonly storage: Storage;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -31,16 +36,18 @@ export interface App {
 /** The composition root: every adapter, use case and surface is built here and nowhere else. */
 export function createApp(options: AppOptions): App {
   const { config, log } = options;
-  const ready = options.ready ?? (async () => true);
+  const { storage } = options;
+  const authenticate = authenticator(storage.userByTokenHash);
+  const reads = consoleReads(storage);
 
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface()),
-    buildSurface(consoleSurface()),
+    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
+    buildSurface(consoleSurface(consoleReadRoutes(reads), authenticate)),
     buildSurface(artifactSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
-    buildSurface(systemSurface(ready, () => (description ??= openApiDocument([...surfaces, sandbox])))),
+    buildSurface(systemSurface(storage.ready, () => (description ??= openApiDocument([...surfaces, sandbox])))),
   ];
 
   let draining = false;
@@ -58,6 +65,6 @@ export function createApp(options: AppOptions): App {
     drain: () => {
       draining = true;
     },
-    close: async () => {},
+    close: () => storage.close(),
   };
 }

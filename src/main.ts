@@ -2,6 +2,7 @@ import pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
+import { openStorage, WorldFileError } from './storage.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -11,8 +12,15 @@ if (!loaded.ok) {
 const config = loaded.value;
 const log = pino({ level: config.logLevel });
 
+let storage;
+try {
+  storage = await openStorage(config, log);
+} catch (error) {
+  log.fatal({ err: error }, 'storage could not be opened');
+  process.exit(error instanceof WorldFileError ? 2 : 1);
+}
 const server = createListener();
-const app = createApp({ config, log });
+const app = createApp({ config, log, storage });
 attach(server, app);
 const port = await listen(server, config.port, config.host);
 log.info(

@@ -1,13 +1,15 @@
 import { sameOriginWriteGuard } from '../http/guards.ts';
 import type { Route } from '../http/route.ts';
+import type { Authenticate } from '../identity/authenticate.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 
 /** The account surface (`/api/session`): signing in and out, under the same-origin write guard. */
-export function accountSurface(routes: readonly Route[] = []): SurfaceDefinition {
+export function accountSurface(routes: readonly Route[], authenticate: Authenticate): SurfaceDefinition {
   return {
     name: 'account',
     owns: (path) => path === '/api/session' || path.startsWith('/api/session/'),
     guards: [sameOriginWriteGuard],
     routes,
+    authenticate,
   };
 }

@@ -11,6 +11,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   unauthenticated: 401,
   cross_origin_refused: 403,
   thread_unavailable: 404,
+  conversation_unavailable: 404,
+  run_unavailable: 404,
   artifact_unavailable: 404,
   artifact_reference_unavailable: 404,
   artifact_installation_unavailable: 404,

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
+import type { User } from '../../domain/model.ts';
 import type { RequestContext } from './context.ts';
 import { readJsonBody } from './body.ts';
 import { problem, type Reply } from './reply.ts';
@@ -12,6 +13,8 @@ export interface RouteInput<Q, B, P> {
   readonly body: B;
   readonly params: P;
   readonly ctx: RequestContext;
+  /** The calling user; present on routes that declare `auth`. */
+  readonly user: User;
 }
 
 /** One route: where it is, what it accepts (each part a valibot schema), and the handler. */
@@ -24,6 +27,8 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
   readonly params?: Schema<P>;
+  /** Whether the route needs an authenticated user (401 with `WWW-Authenticate: Bearer` otherwise). */
+  readonly auth?: boolean;
   /** Documented answers, by status, for the OpenAPI description. */
   readonly responses?: Readonly<Record<number, string>>;
   readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
@@ -55,8 +60,19 @@ function queryObject(query: URLSearchParams): Record<string, string | string[]> 
 }
 
 /** Parses path, query and body with the route's schemas (400/413/415/422), then calls the handler. */
-export async function runRoute(routeDef: Route, ctx: RequestContext, params: Record<string, string | undefined>): Promise<Reply> {
-  const input: { query: unknown; body: unknown; params: unknown } = { query: undefined, body: undefined, params };
+export async function runRoute(
+  routeDef: Route,
+  ctx: RequestContext,
+  params: Record<string, string | undefined>,
+  authenticate: (ctx: RequestContext) => Promise<User | null>,
+): Promise<Reply> {
+  // Authentication first: an anonymous caller learns nothing, not even which of its inputs are wrong.
+  let user: User | null = null;
+  if (routeDef.auth === true) {
+    user = await authenticate(ctx);
+    if (user === null) return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' });
+  }
+  const input: { query: unknown; body: unknown; params: unknown; user: User | null } = { query: undefined, body: undefined, params, user };
   if (routeDef.params !== undefined) {
     const parsed = v.safeParse(routeDef.params, params);
     if (!parsed.success) return problem(issuesOf('path', parsed.issues));

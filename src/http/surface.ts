@@ -1,5 +1,6 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { Failure } from '../../domain/errors.ts';
+import type { User } from '../../domain/model.ts';
 import type { RequestContext } from './context.ts';
 import { problem, type Reply } from './reply.ts';
 import { runRoute, type Route } from './route.ts';
@@ -14,6 +15,8 @@ export interface SurfaceDefinition {
   readonly owns: (path: string) => boolean;
   readonly guards: readonly Guard[];
   readonly routes: readonly Route[];
+  /** Resolves the caller for routes that declare `auth`; a surface without it has no such routes. */
+  readonly authenticate?: (ctx: RequestContext) => Promise<User | null>;
   /** Headers added to every answer of the surface, errors included (such as `Cache-Control: no-store`). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -42,6 +45,7 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
     }
   }
 
+  const authenticate = definition.authenticate ?? (async () => null);
   const allowed = (path: string): string[] =>
     [...methods].filter((method) => safeFind(router, method, path) !== null).sort();
 
@@ -67,7 +71,7 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
           ? problem({ code: 'method_not_allowed' }, { allow: allow.join(', ') })
           : problem({ code: 'not_found' });
       }
-      return runRoute(found.store as Route, ctx, found.params);
+      return runRoute(found.store as Route, ctx, found.params, authenticate);
   }
 }
 

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { startService, type TestService } from '../support/service.ts';
 
 describe('health, readiness and the API description', () => {
   let service: TestService;
   let storageUp = true;
   before(async () => {
-    service = await startService({}, { ready: async () => storageUp });
+    service = await startService({}, { storage: { ...createMemoryStorage(), ready: async () => storageUp } });
   });
   after(() => service.close());
 

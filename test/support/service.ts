@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { attach, createListener, listen, shutdown } from '../../src/server.ts';
@@ -38,7 +39,7 @@ export async function startService(
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const app = createApp({ config: loaded.value, log, ...extra });
+  const app = createApp({ config: loaded.value, log, storage: createMemoryStorage(), ...extra });
   attach(server, app);
   return {
     port,

@@ -1,0 +1,88 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+// Property names are the column names (snake_case), so raw SQL and the mapping read alike.
+
+/** `users`: a person; only the SHA-256 of the token is stored. */
+export const UserSchema = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: p.text().primary(),
+    name: p.text(),
+    token_hash: p.text().unique(),
+  },
+});
+
+/** `projects`: the project vocabulary. */
+export const ProjectSchema = defineEntity({
+  name: 'Project',
+  tableName: 'projects',
+  properties: {
+    name: p.text().primary(),
+  },
+});
+
+/** `agents`: an agent and its vocabularies; `command` is null for the bundled demo agent. */
+export const AgentSchema = defineEntity({
+  name: 'Agent',
+  tableName: 'agents',
+  properties: {
+    id: p.text().primary(),
+    models: p.array(),
+    efforts: p.array(),
+    permission_modes: p.array(),
+    default_permission_mode: p.text(),
+    command: p.json<string[]>().nullable(),
+  },
+});
+
+/** `channels`: a connected channel; its address tree is one JSON document, read whole. */
+export const ChannelSchema = defineEntity({
+  name: 'Channel',
+  tableName: 'channels',
+  properties: {
+    id: p.text().primary(),
+    kind: p.text(),
+    name: p.text(),
+    shared: p.boolean(),
+    browsable: p.boolean(),
+    agents: p.array(),
+    linked_users: p.array(),
+    addresses: p.json<unknown[]>(),
+  },
+});
+
+/** `installations`: a provider MCP server; `headers` are credentials and no read answers them. */
+export const InstallationSchema = defineEntity({
+  name: 'Installation',
+  tableName: 'installations',
+  properties: {
+    id: p.uuid().primary(),
+    owner: p.text(),
+    provider_name: p.text(),
+    server_url: p.text(),
+    headers: p.json<Record<string, string>>(),
+    enabled: p.boolean(),
+    authorized: p.boolean(),
+  },
+});
+
+/**
+ * `artifacts`: a saved MCP app invocation. `installation` is a plain id, not a foreign key: a world
+ * may name another user's installation, and the read rules, not the schema, decide what is shown.
+ */
+export const ArtifactSchema = defineEntity({
+  name: 'Artifact',
+  tableName: 'artifacts',
+  properties: {
+    id: p.uuid().primary(),
+    owner: p.text(),
+    installation: p.uuid(),
+    resource_uri: p.text(),
+    title: p.text(),
+    tool: p.text(),
+    input: p.json<unknown>(),
+    output: p.json<unknown>(),
+    created_at: p.datetime(),
+  },
+});

@@ -1,0 +1,66 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { RUN_STATUSES } from '../../../domain/model.ts';
+import { ThreadSchema } from './threads.ts';
+
+/** `conversations`: one agent's conversation in a thread, with its posture. */
+export const ConversationSchema = defineEntity({
+  name: 'Conversation',
+  tableName: 'conversations',
+  properties: {
+    id: p.uuid().primary(),
+    thread_id: p.manyToOne(ThreadSchema).mapToPk().fieldName('thread_id'),
+    agent: p.text(),
+    model: p.text().nullable(),
+    permission_mode: p.text().nullable(),
+    effort: p.text().nullable(),
+    address: p.json<{ channel: string; id: string }>().nullable(),
+    turn_running: p.boolean(),
+    created_at: p.datetime(),
+  },
+  indexes: [{ name: 'conversations_thread_id_id_index', properties: ['thread_id', 'id'] }],
+});
+
+/** `runs`: an agent run under a conversation; `started_at` is the time its id carries. */
+export const RunSchema = defineEntity({
+  name: 'Run',
+  tableName: 'runs',
+  properties: {
+    id: p.uuid().primary(),
+    conversation_id: p.manyToOne(ConversationSchema).mapToPk().fieldName('conversation_id'),
+    directory: p.text().nullable(),
+    status: p.enum([...RUN_STATUSES]),
+    error: p.text().nullable(),
+    started_at: p.datetime(),
+    ended_at: p.datetime().nullable(),
+  },
+  indexes: [{ name: 'runs_conversation_id_id_index', properties: ['conversation_id', 'id'] }],
+});
+
+/** `model_messages`: the model conversation inside a run. */
+export const ModelMessageSchema = defineEntity({
+  name: 'ModelMessage',
+  tableName: 'model_messages',
+  properties: {
+    id: p.uuid().primary(),
+    run_id: p.manyToOne(RunSchema).mapToPk().fieldName('run_id'),
+    role: p.text(),
+    content: p.text(),
+    created_at: p.datetime(),
+  },
+  indexes: [{ name: 'model_messages_run_id_id_index', properties: ['run_id', 'id'] }],
+});
+
+/** `pending`: an approval or question waiting for the user; `run_id` is informative, not a foreign key. */
+export const PendingSchema = defineEntity({
+  name: 'Pending',
+  tableName: 'pending',
+  properties: {
+    id: p.uuid().primary(),
+    kind: p.enum(['approval', 'question']),
+    conversation_id: p.manyToOne(ConversationSchema).mapToPk().fieldName('conversation_id'),
+    run_id: p.uuid().nullable(),
+    title: p.text(),
+    options: p.json<{ id: string; name: string }[]>(),
+  },
+  indexes: [{ name: 'pending_conversation_id_index', properties: ['conversation_id'] }],
+});

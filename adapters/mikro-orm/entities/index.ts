@@ -1,0 +1,24 @@
+import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
+import { ConversationSchema, ModelMessageSchema, PendingSchema, RunSchema } from './conversations.ts';
+import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
+
+export * from './catalog.ts';
+export * from './conversations.ts';
+export * from './threads.ts';
+
+/** Every mapped table, listed explicitly (MikroORM is never asked to discover entities by glob). */
+export const ENTITIES = [
+  UserSchema,
+  ProjectSchema,
+  AgentSchema,
+  ChannelSchema,
+  InstallationSchema,
+  ArtifactSchema,
+  ThreadSchema,
+  ThreadMemberSchema,
+  MessageSchema,
+  ConversationSchema,
+  RunSchema,
+  ModelMessageSchema,
+  PendingSchema,
+] as const;

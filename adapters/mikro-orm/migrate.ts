@@ -1,0 +1,18 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { MigrationObject } from '@mikro-orm/core';
+import { InitialSchema } from './migrations/0001-initial-schema.ts';
+
+/**
+ * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
+ * the same whether the code runs from source, a bundle or a test. Names are never renamed once shipped.
+ */
+export const MIGRATIONS: MigrationObject[] = [{ name: '0001-initial-schema', class: InitialSchema }];
+
+/** The table that records applied migrations. */
+export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
+
+/** Applies the pending migrations, each in its own transaction; answers the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((migration) => migration.name);
+}

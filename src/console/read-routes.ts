@@ -1,0 +1,51 @@
+import type { Failure } from '../../domain/errors.ts';
+import type { Result } from '../../domain/result.ts';
+import { json, problem, type Reply } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import type { ConsoleReads } from './reads.ts';
+import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';
+
+const P = '/api/console';
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/** Maps a read's result: the value as JSON, or the failure as problem+json. */
+const answer = <T>(result: Result<T, Failure>): Reply => (result.ok ? json(200, result.value, NO_STORE) : problem(result.error));
+const page = (query: { limit: number; before?: string }) => ({ limit: query.limit, before: query.before ?? null });
+
+const UNDER_THREAD = { 200: 'OK', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'A path id or the query is not valid' };
+
+/** The console's GET routes (contract section 4). Every one needs a user. */
+export function consoleReadRoutes(reads: ConsoleReads): Route[] {
+  return [
+    route({ method: 'GET', path: `${P}/routes`, summary: 'Routes a directive may name ([RouteInfo])', auth: true,
+      handle: async () => json(200, await reads.routes(), NO_STORE) }),
+    route({ method: 'GET', path: `${P}/channels`, summary: 'Channels linked to the caller', auth: true,
+      handle: async ({ user }) => json(200, await reads.channels(user), NO_STORE) }),
+    route({ method: 'GET', path: `${P}/projects`, summary: 'Project names a directive may pick', auth: true,
+      handle: async () => json(200, await reads.projects(), NO_STORE) }),
+    route({ method: 'GET', path: `${P}/permissions`, summary: 'Approval postures per agent ([AgentPostures])', auth: true,
+      handle: async () => json(200, await reads.permissions(), NO_STORE) }),
+    route({ method: 'GET', path: `${P}/threads`, summary: 'Page of the threads the caller can access, newest first', auth: true,
+      query: PageQuery, responses: { 200: 'Page of threads', 401: 'No valid credential', 422: 'Bad limit or cursor' },
+      handle: async ({ user, query }) => json(200, await reads.threads(user, page(query)), NO_STORE) }),
+    route({ method: 'GET', path: `${P}/threads/:id`, summary: 'The thread row, without messages', auth: true,
+      params: ThreadParams, responses: UNDER_THREAD,
+      handle: async ({ user, params }) => answer(await reads.thread(user, params.id)) }),
+    route({ method: 'GET', path: `${P}/threads/:id/messages`, summary: 'Page of the chat ledger, newest first (a fork sees its parent up to the cutoff)',
+      auth: true, params: ThreadParams, query: PageQuery, responses: UNDER_THREAD,
+      handle: async ({ user, params, query }) => answer(await reads.messages(user, params.id, page(query))) }),
+    route({ method: 'GET', path: `${P}/threads/:id/conversations`, summary: "The thread's conversations", auth: true,
+      params: ThreadParams, responses: UNDER_THREAD,
+      handle: async ({ user, params }) => answer(await reads.conversations(user, params.id)) }),
+    route({ method: 'GET', path: `${P}/threads/:id/conversations/:cid/runs`, summary: "Page of a conversation's runs, newest first",
+      auth: true, params: ConversationParams, query: PageQuery,
+      responses: { ...UNDER_THREAD, 404: 'Thread or conversation unavailable' },
+      handle: async ({ user, params, query }) => answer(await reads.runs(user, params.id, params.cid, page(query))) }),
+    route({ method: 'GET', path: `${P}/threads/:id/runs/:rid/messages`, summary: "Page of a run's model messages, newest first",
+      auth: true, params: RunParams, query: PageQuery, responses: { ...UNDER_THREAD, 404: 'Thread or run unavailable' },
+      handle: async ({ user, params, query }) => answer(await reads.modelMessages(user, params.id, params.rid, page(query))) }),
+    route({ method: 'GET', path: `${P}/threads/:id/pending`, summary: 'Approvals and questions pending on the thread', auth: true,
+      params: ThreadParams, responses: UNDER_THREAD,
+      handle: async ({ user, params }) => answer(await reads.pending(user, params.id)) }),
+  ];
+}

@@ -1,0 +1,78 @@
+import type { Failure } from '../../domain/errors.ts';
+import { ledgerSegments } from '../../domain/ledger-visibility.ts';
+import type { Conversation, Message, ModelMessage, Page, PageRequest, Pending, Run, Thread, User } from '../../domain/model.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
+import type { Storage } from '../../ports/storage.ts';
+import type { AccessibleThread } from '../../ports/thread-store.ts';
+
+/** The console channel's id: directives create threads there. */
+export const CONSOLE_CHANNEL = 'console';
+
+type Read<T> = Promise<Result<T, Failure>>;
+
+/** A connected channel as GET /channels answers it. */
+export interface ChannelInfo {
+  readonly id: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly shared: boolean;
+  readonly browsable: boolean;
+}
+
+/**
+ * The console's reads. Each read under a thread resolves the thread for the caller first (one
+ * query, no messages) and answers `thread_unavailable` for an unknown or inaccessible id, never
+ * the empty list the sub-resource read alone would give.
+ */
+export function consoleReads(storage: Storage) {
+  const thread = async (user: User, id: string): Read<AccessibleThread> => {
+    const found = await storage.threads.findAccessible(user.id, id);
+    return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
+  };
+
+  return {
+    routes: async (): Promise<RouteInfo[]> => {
+      const [channels, agents] = await Promise.all([storage.catalog.channels(), storage.catalog.agents()]);
+      const console = channels.find((channel) => channel.id === CONSOLE_CHANNEL);
+      return console === undefined ? [] : channelRoutes(console, agents);
+    },
+    channels: async (user: User): Promise<ChannelInfo[]> =>
+      (await storage.catalog.channels())
+        .filter((channel) => channel.linked_users.includes(user.id))
+        .map(({ id, kind, name, shared, browsable }) => ({ id, kind, name, shared, browsable })),
+    projects: (): Promise<string[]> => storage.catalog.projects(),
+    permissions: async (): Promise<AgentPostures[]> => agentPostures(await storage.catalog.agents()),
+    threads: (user: User, page: PageRequest): Promise<Page<Thread>> => storage.threads.listAccessible(user.id, page),
+    thread: async (user: User, id: string): Read<Thread> => {
+      const found = await thread(user, id);
+      return found.ok ? ok(found.value.row) : found;
+    },
+    messages: async (user: User, id: string, page: PageRequest): Read<Page<Message>> => {
+      const found = await thread(user, id);
+      return found.ok ? ok(await storage.ledger.page(ledgerSegments(found.value.chain), page)) : found;
+    },
+    conversations: async (user: User, id: string): Read<Conversation[]> => {
+      const found = await thread(user, id);
+      return found.ok ? ok(await storage.conversations.listByThread(id)) : found;
+    },
+    runs: async (user: User, id: string, conversationId: string, page: PageRequest): Read<Page<Run>> => {
+      const found = await thread(user, id);
+      if (!found.ok) return found;
+      const runs = await storage.conversations.runsPage(id, conversationId, page);
+      return runs === null ? fail({ code: 'conversation_unavailable' }) : ok(runs);
+    },
+    modelMessages: async (user: User, id: string, runId: string, page: PageRequest): Read<Page<ModelMessage>> => {
+      const found = await thread(user, id);
+      if (!found.ok) return found;
+      const messages = await storage.conversations.modelMessagesPage(id, runId, page);
+      return messages === null ? fail({ code: 'run_unavailable' }) : ok(messages);
+    },
+    pending: async (user: User, id: string): Read<Pending[]> => {
+      const found = await thread(user, id);
+      return found.ok ? ok(await storage.conversations.pendingByThread(id)) : found;
+    },
+  };
+}
+
+export type ConsoleReads = ReturnType<typeof consoleReads>;

@@ -1,0 +1,43 @@
+import * as v from 'valibot';
+import type { UserByTokenHash } from '../../ports/user-store.ts';
+import { empty, json, problem } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
+import { tokenHash } from './authenticate.ts';
+
+const SessionBody = v.object({
+  token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),
+});
+
+/** `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. */
+export function sessionRoutes(userByTokenHash: UserByTokenHash): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/api/session',
+      summary: 'Sign in: checks the token and stores it in the HttpOnly session cookie',
+      body: SessionBody,
+      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token' },
+      handle: async ({ body, ctx }) => {
+        const user = await userByTokenHash(tokenHash(body.token));
+        if (user === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
+        return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/session',
+      summary: 'The calling user',
+      auth: true,
+      responses: { 200: '{"id", "name"}', 401: 'No valid credential' },
+      handle: ({ user }) => json(200, { id: user.id, name: user.name }, { 'cache-control': 'no-store' }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/session',
+      summary: 'Sign out: clears the session cookie',
+      responses: { 204: 'Signed out' },
+      handle: ({ ctx }) => empty(204, { 'set-cookie': clearedSessionCookie(ctx.scheme === 'https') }),
+    }),
+  ];
+}

@@ -1,0 +1,40 @@
+import type { Logger } from 'pino';
+import { createMemoryStorage } from '../adapters/memory/storage.ts';
+import type { World } from '../domain/world.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { Config } from './config.ts';
+import { loadWorldFile } from './world/load.ts';
+
+/** The demo world `npm start` serves when no world file is named. */
+export const DEMO_WORLD = new URL('./world/demo-world.json', import.meta.url);
+
+/** A world file that failed validation: the message names the file, each path and each reason. */
+export class WorldFileError extends Error {
+  constructor(file: string, issues: readonly { path: string; message: string }[]) {
+    super(`${file}: ${issues.map((issue) => `${issue.path || '(file)'} ${issue.message}`).join('; ')}`);
+    this.name = 'WorldFileError';
+  }
+}
+
+async function readWorld(config: Config): Promise<World> {
+  const file = config.world ?? DEMO_WORLD;
+  const loaded = await loadWorldFile(file);
+  if (!loaded.ok) throw new WorldFileError(String(config.world ?? 'the demo world'), loaded.error);
+  return loaded.value;
+}
+
+/**
+ * Opens the configured storage and loads the world: in memory mode the world is the whole state;
+ * in the database modes a named world file is imported (upsert by id) at every start, and the demo
+ * world only into an empty database, so a restart keeps what was written.
+ */
+export async function openStorage(config: Config, log: Logger): Promise<Storage> {
+  const world = await readWorld(config);
+  if (config.storage === 'memory') {
+    const storage = createMemoryStorage();
+    await storage.importWorld(world);
+    return storage;
+  }
+  const { openDatabaseStorage } = await import('./database.ts');
+  return openDatabaseStorage(config, log, world);
+}
