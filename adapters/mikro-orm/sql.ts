@@ -1,0 +1,29 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Id, Page } from '../../domain/model.ts';
+import { UUID_PATTERN } from '../../domain/vocabulary.ts';
+
+/**
+ * Runs one statement with `?` bindings and answers its rows. MikroORM escapes each value into the
+ * text (pg's escapeLiteral) and sends one simple-protocol query: values are never concatenated by
+ * hand, and one statement is one message, which the embedded socket cannot interleave with others.
+ */
+export function select<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
+  return orm.em.getConnection().execute<Row[]>(sql, [...params], 'all');
+}
+
+/** A timestamptz column as the ISO string the rows answer (UTC, milliseconds), whatever the session time zone. */
+export const iso = (column: string): string =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** Whether an id can be compared with a uuid column; anything else names no row (and would be an SQL error). */
+export const isUuid = (id: string): boolean => UUID_PATTERN.test(id);
+
+/** Fixed SQL text for an optional keyset bound: `and <column> < ?` when there is a cursor. */
+export const olderThan = (column: string, before: Id | null): { sql: string; params: Id[] } =>
+  before === null ? { sql: '', params: [] } : { sql: ` and ${column} < ?`, params: [before] };
+
+/** Cuts a page from rows fetched with `limit + 1`: the extra row only tells that there is a next page. */
+export function pageOf<T extends { readonly id: Id }>(rows: readonly T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items, next: rows.length > limit ? items.at(-1)!.id : null };
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import { startService, type TestService } from '../support/service.ts';
+
+describe('/api/session', () => {
+  let service: TestService;
+  before(async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    service = await startService({}, { storage });
+  });
+  after(() => service.close());
+
+  it('POST with a valid token sets the HttpOnly session cookie and answers 204', async () => {
+    const res = await service.ask({ method: 'POST', path: '/api/session', headers: { 'content-type': 'application/json' }, body: '{"token":"token-alice"}' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['set-cookie']?.[0], 'console_session=token-alice; Path=/; HttpOnly; SameSite=Lax');
+    assert.equal(res.text, '');
+  });
+
+  it('marks the cookie Secure on https (behind a trusted proxy)', async () => {
+    const proxied = await startService({ TRUST_PROXY: 'true' }, { storage: await seeded() });
+    try {
+      const res = await proxied.ask({ method: 'POST', path: '/api/session', headers: { 'x-forwarded-proto': 'https' }, body: '{"token":"token-alice"}' });
+      assert.match(String(res.headers['set-cookie']), /; Secure$/);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('POST with an unknown token is 401 and sets nothing; a bad body is 422', async () => {
+    const res = await service.ask({ method: 'POST', path: '/api/session', body: '{"token":"token-nobody"}' });
+    assert.equal(res.status, 401);
+    assert.equal(res.headers['set-cookie'], undefined);
+    assert.equal((await service.ask({ method: 'POST', path: '/api/session', body: '{"token":"a b"}' })).status, 422);
+    assert.equal((await service.ask({ method: 'POST', path: '/api/session', body: '{}' })).status, 422);
+    assert.equal((await service.ask({ method: 'POST', path: '/api/session', body: '{"token":' })).status, 400);
+  });
+
+  it('GET answers the caller by cookie or by bearer token', async () => {
+    const byCookie = await service.ask({ path: '/api/session', headers: { cookie: 'theme=dark; console_session=token-alice' } });
+    assert.equal(byCookie.status, 200);
+    assert.deepEqual(byCookie.json(), { id: 'alice', name: 'Alice' });
+    const byBearer = await service.ask({ path: '/api/session', headers: { authorization: 'Bearer token-bob' } });
+    assert.deepEqual(byBearer.json(), { id: 'bob', name: 'Bob' });
+  });
+
+  it('GET without a valid credential is 401 with WWW-Authenticate: Bearer', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic dG9rZW4tYWxpY2U=' }, { cookie: 'console_session=nope' }]) {
+      const res = await service.ask({ path: '/api/session', headers });
+      assert.equal(res.status, 401, JSON.stringify(headers));
+      assert.equal(res.headers['www-authenticate'], 'Bearer');
+      assert.equal(res.headers['content-type'], 'application/problem+json');
+    }
+  });
+
+  it('DELETE clears the cookie', async () => {
+    const res = await service.ask({ method: 'DELETE', path: '/api/session' });
+    assert.equal(res.status, 204);
+    assert.match(String(res.headers['set-cookie']), /^console_session=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0/);
+  });
+
+  it('the write guard protects sign-in from a cross-site form', async () => {
+    const res = await service.ask({
+      method: 'POST', path: '/api/session', body: '{"token":"token-alice"}',
+      headers: { host: `localhost:${service.port}`, origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers['set-cookie'], undefined);
+  });
+
+  it('never logs a token', () => {
+    const all = JSON.stringify(service.logs);
+    for (const secret of ['token-alice', 'token-bob']) assert.ok(!all.includes(secret), secret);
+  });
+});
+
+async function seeded() {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  return storage;
+}
