@@ -2,7 +2,7 @@ import pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
-import { openStorage, WorldFileError } from './storage.ts';
+import { DEMO_LOGIN_TOKEN, openStorage, WorldFileError } from './storage.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -23,9 +23,16 @@ const server = createListener();
 const app = createApp({ config, log, storage });
 attach(server, app);
 const port = await listen(server, config.port, config.host);
-log.info(
-  { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`, sandboxOrigin: config.sandboxOrigin },
-  'console service listening',
+// Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.
+const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
+const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 'console service listening');
+// The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown.
+process.stderr.write(
+  `\nConsole service on ${url}\n` +
+    `  sandbox origin: ${config.sandboxOrigin ?? '(none: artifact loads answer 503)'}\n` +
+    (config.world === null ? `  demo login token (alice): ${DEMO_LOGIN_TOKEN}   e.g. curl -H 'Authorization: Bearer ${DEMO_LOGIN_TOKEN}' ${url}/api/console/threads\n` : '') +
+    '\n',
 );
 
 let stopping = false;

@@ -8,6 +8,9 @@ import { loadWorldFile } from './world/load.ts';
 /** The demo world `npm start` serves when no world file is named. */
 export const DEMO_WORLD = new URL('./world/demo-world.json', import.meta.url);
 
+/** The demo world's login token for alice, printed by `npm start`. */
+export const DEMO_LOGIN_TOKEN = 'dev-alice';
+
 /** A world file that failed validation: the message names the file, each path and each reason. */
 export class WorldFileError extends Error {
   constructor(file: string, issues: readonly { path: string; message: string }[]) {

@@ -48,7 +48,7 @@ describe('/api/session', () => {
   });
 
   it('GET without a valid credential is 401 with WWW-Authenticate: Bearer', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic dG9rZW4tYWxpY2U=' }, { cookie: 'console_session=nope' }]) {
+    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic dG9rZW4tYWxpY2U=' }, { cookie: 'console_session=nope' }]) {
       const res = await service.ask({ path: '/api/session', headers });
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.equal(res.headers['www-authenticate'], 'Bearer');
