@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { F } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
-import { startService, type TestService } from '../support/service.ts';
+import { startFixtureService, type TestService } from '../support/service.ts';
 
 const ALICE = { authorization: 'Bearer token-alice' };
 const BOB = { authorization: 'Bearer token-bob' };
@@ -22,9 +21,7 @@ const readsUnder = (thread: string, conversation: string, run: string) => [
 describe('console reads', () => {
   let service: TestService;
   before(async () => {
-    const storage = createMemoryStorage();
-    await storage.importWorld(fixtureWorld());
-    service = await startService({}, { storage });
+    service = await startFixtureService();
   });
   after(() => service.close());
 

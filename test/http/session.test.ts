@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { fixtureWorld } from '../support/fixture-world.ts';
-import { startService, type TestService } from '../support/service.ts';
+import { startFixtureService, type TestService } from '../support/service.ts';
 
 describe('/api/session', () => {
   let service: TestService;
   before(async () => {
-    const storage = createMemoryStorage();
-    await storage.importWorld(fixtureWorld());
-    service = await startService({}, { storage });
+    service = await startFixtureService();
   });
   after(() => service.close());
 
@@ -21,7 +17,7 @@ describe('/api/session', () => {
   });
 
   it('marks the cookie Secure on https (behind a trusted proxy)', async () => {
-    const proxied = await startService({ TRUST_PROXY: 'true' }, { storage: await seeded() });
+    const proxied = await startFixtureService({ TRUST_PROXY: 'true' });
     try {
       const res = await proxied.ask({ method: 'POST', path: '/api/session', headers: { 'x-forwarded-proto': 'https' }, body: '{"token":"token-alice"}' });
       assert.match(String(res.headers['set-cookie']), /; Secure$/);
@@ -76,9 +72,3 @@ describe('/api/session', () => {
     for (const secret of ['token-alice', 'token-bob']) assert.ok(!all.includes(secret), secret);
   });
 });
-
-async function seeded() {
-  const storage = createMemoryStorage();
-  await storage.importWorld(fixtureWorld());
-  return storage;
-}

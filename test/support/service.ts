@@ -4,6 +4,7 @@ import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { attach, createListener, listen, shutdown } from '../../src/server.ts';
+import { fixtureWorld } from './fixture-world.ts';
 import { ask, type Answer, type Ask } from './http.ts';
 
 /** A running service on an ephemeral port, with its log lines kept for assertions. */
@@ -50,4 +51,11 @@ export async function startService(
     ask: (request) => ask(port, request),
     close: () => shutdown(server, app, 1000),
   };
+}
+
+/** A service over memory storage holding the fixture world (two users, forks, runs, pending items). */
+export async function startFixtureService(env: Record<string, string> = {}): Promise<TestService> {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  return startService(env, { storage });
 }
