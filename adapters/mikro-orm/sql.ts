@@ -3,9 +3,9 @@ import type { Id, Page } from '../../domain/model.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 
 /**
- * Runs one statement with `?` bindings and answers its rows. MikroORM escapes each value into the
- * text (pg's escapeLiteral) and sends one simple-protocol query: values are never concatenated by
- * hand, and one statement is one message, which the embedded socket cannot interleave with others.
+ * Runs one statement with `?` bindings and answers its rows. MikroORM 6 escapes each value into the
+ * text itself (pg's escapeLiteral; objects as JSON) and sends one simple-protocol query, so values
+ * are never concatenated by hand here, and a `?` inside a value is never taken for a binding.
  */
 export function select<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
   return orm.em.getConnection().execute<Row[]>(sql, [...params], 'all');

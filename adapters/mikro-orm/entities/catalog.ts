@@ -81,8 +81,9 @@ export const ArtifactSchema = defineEntity({
     resource_uri: p.text(),
     title: p.text(),
     tool: p.text(),
-    input: p.json<unknown>(),
-    output: p.json<unknown>(),
+    // Nullable: MikroORM writes a JSON null as SQL NULL, which reads back as null all the same.
+    input: p.json<unknown>().nullable(),
+    output: p.json<unknown>().nullable(),
     created_at: p.datetime(),
   },
 });

@@ -1,0 +1,67 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Conversation, ModelMessage, Pending, Run } from '../../domain/model.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
+
+/**
+ * A row of a child page read from its parent: `parent` is always set when the parent is under the
+ * thread, and the child columns are null when the page is empty. No row at all: not under the thread.
+ */
+type Joined<T> = { parent: string } & { [K in keyof T]: T[K] | null };
+
+/** Rows of a LEFT JOIN from the parent: null when the parent is not there, else the page. */
+function joinedPage<T extends { readonly id: string }>(rows: readonly Joined<T>[], limit: number) {
+  if (rows.length === 0) return null;
+  const items = rows.filter((row) => row.id !== null).map(({ parent: _, ...child }) => child as unknown as T);
+  return pageOf(items, limit);
+}
+
+const RUNS_PAGE = (cursor: string) => `
+select c.id as parent, r.id, r.conversation_id, r.directory, r.status, r.error,
+  ${iso('r.started_at')} as started_at, ${iso('r.ended_at')} as ended_at
+from conversations c
+left join lateral (select * from runs where conversation_id = c.id${cursor} order by id desc limit ?) r on true
+where c.id = ? and c.thread_id = ?
+order by r.id desc`;
+
+const MODEL_MESSAGES_PAGE = (cursor: string) => `
+select r.id as parent, mm.id, mm.run_id, mm.role, mm.content, ${iso('mm.created_at')} as created_at
+from runs r
+join conversations c on c.id = r.conversation_id and c.thread_id = ?
+left join lateral (select * from model_messages where run_id = r.id${cursor} order by id desc limit ?) mm on true
+where r.id = ?
+order by mm.id desc`;
+
+/** Conversations, runs, model messages and pending items; every read is one query, scoped to its thread. */
+export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
+  return {
+    async listByThread(threadId) {
+      if (!isUuid(threadId)) return [];
+      return select<Conversation>(orm, `
+        select id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at
+        from conversations where thread_id = ? order by id`, [threadId]);
+    },
+
+    async runsPage(threadId, conversationId, page) {
+      if (!isUuid(threadId) || !isUuid(conversationId)) return null;
+      const cursor = olderThan('id', page.before);
+      const rows = await select<Joined<Run>>(orm, RUNS_PAGE(cursor.sql), [...cursor.params, page.limit + 1, conversationId, threadId]);
+      return joinedPage(rows, page.limit);
+    },
+
+    async modelMessagesPage(threadId, runId, page) {
+      if (!isUuid(threadId) || !isUuid(runId)) return null;
+      const cursor = olderThan('id', page.before);
+      const rows = await select<Joined<ModelMessage>>(orm, MODEL_MESSAGES_PAGE(cursor.sql), [threadId, ...cursor.params, page.limit + 1, runId]);
+      return joinedPage(rows, page.limit);
+    },
+
+    async pendingByThread(threadId) {
+      if (!isUuid(threadId)) return [];
+      return select<Pending>(orm, `
+        select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options
+        from conversations c join pending p on p.conversation_id = c.id
+        where c.thread_id = ? order by p.id`, [threadId]);
+    },
+  };
+}

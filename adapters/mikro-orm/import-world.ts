@@ -1,0 +1,65 @@
+import type { EntitySchema } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { World } from '../../domain/world.ts';
+import {
+  AgentSchema, ArtifactSchema, ChannelSchema, ConversationSchema, InstallationSchema, MessageSchema, ModelMessageSchema,
+  PendingSchema, ProjectSchema, RunSchema, ThreadMemberSchema, ThreadSchema, UserSchema,
+} from './entities/index.ts';
+
+/** Rows per statement: a large world is written in a few bounded statements per table. */
+const BATCH = 500;
+
+/** The time a UUIDv7 carries, for the created_at and started_at columns. */
+const timeOf = (id: string): Date => new Date(uuid7Time(id));
+
+/**
+ * `insert ... on conflict (<key>) do update` of every mapped column (`do nothing` for a table that is
+ * all key), in batches, inside the caller's transaction. Rows are cut to the mapped properties, so a
+ * world object carrying more fields than the table cannot break the insert.
+ */
+async function upsert(em: EntityManager, schema: EntitySchema<any>, rows: readonly object[], key: string[]): Promise<void> {
+  const columns = Object.keys(schema.meta.properties);
+  const mapped = rows.map((row) => Object.fromEntries(columns.filter((c) => c in row).map((c) => [c, (row as Record<string, unknown>)[c]])));
+  for (let at = 0; at < mapped.length; at += BATCH) {
+    const insert = em.createQueryBuilder(schema).insert(mapped.slice(at, at + BATCH)).onConflict(key);
+    await (columns.length > key.length ? insert.merge() : insert.ignore()).execute();
+  }
+}
+
+/**
+ * Writes a world in one transaction, upserting by id, so importing it twice doubles nothing; a
+ * thread's members are replaced. Parents are written before their children (the foreign keys).
+ * Every statement runs on the transaction's one connection and nothing else is awaited meanwhile:
+ * the embedded socket serves all connections from one session, so waiting on another would deadlock.
+ */
+export async function importWorld(orm: MikroORM, world: World): Promise<void> {
+  const threads = world.threads;
+  const conversations = threads.flatMap((t) => t.conversations.map((c) => ({ thread: t, c })));
+  const runs = conversations.flatMap(({ c }) => c.runs.map((r) => ({ c, r })));
+  await orm.em.fork().transactional(async (em) => {
+    await upsert(em, UserSchema, world.users, ['id']);
+    await upsert(em, ProjectSchema, world.projects.map((name) => ({ name })), ['name']);
+    await upsert(em, AgentSchema, world.agents, ['id']);
+    await upsert(em, ChannelSchema, world.channels, ['id']);
+    await upsert(em, InstallationSchema, world.installations, ['id']);
+    await upsert(em, ArtifactSchema, world.artifacts.map((a) => ({ ...a, created_at: timeOf(a.id) })), ['id']);
+    await upsert(em, ThreadSchema, threads.map((t) => ({ ...t, created_at: timeOf(t.id) })), ['id']);
+    for (let at = 0; at < threads.length; at += BATCH) {
+      const ids = threads.slice(at, at + BATCH).map((t) => t.id);
+      await em.createQueryBuilder(ThreadMemberSchema).delete({ thread_id: { $in: ids } }).execute();
+    }
+    await upsert(em, ThreadMemberSchema, threads.flatMap((t) => t.members.map((user_id) => ({ thread_id: t.id, user_id }))), ['thread_id', 'user_id']);
+    await upsert(em, MessageSchema, threads.flatMap((t) => t.messages.map((m) => ({ ...m, thread_id: t.id, created_at: timeOf(m.id) }))), ['id']);
+    await upsert(em, ConversationSchema, conversations.map(({ thread, c }) => ({
+      id: c.id, thread_id: thread.id, agent: c.agent, model: c.model, permission_mode: c.permission_mode, effort: c.effort,
+      address: c.address, turn_running: c.turn_running, created_at: timeOf(c.id),
+    })), ['id']);
+    await upsert(em, RunSchema, runs.map(({ c, r }) => ({
+      id: r.id, conversation_id: c.id, directory: r.directory, status: r.status, error: r.error,
+      started_at: timeOf(r.id), ended_at: r.ended_at === null ? null : new Date(r.ended_at),
+    })), ['id']);
+    await upsert(em, ModelMessageSchema, runs.flatMap(({ r }) => r.model_messages.map((m) => ({ ...m, run_id: r.id, created_at: timeOf(m.id) }))), ['id']);
+    await upsert(em, PendingSchema, conversations.flatMap(({ c }) => c.pending.map((p) => ({ ...p, conversation_id: c.id }))), ['id']);
+  });
+}

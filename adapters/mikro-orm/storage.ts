@@ -1,0 +1,59 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Storage } from '../../ports/storage.ts';
+import { mikroOrmCatalog } from './catalog.ts';
+import { mikroOrmConversationStore } from './conversation-store.ts';
+import { importWorld } from './import-world.ts';
+import { mikroOrmLedgerStore } from './ledger-store.ts';
+import { migrate } from './migrate.ts';
+import { openOrm, type OrmOptions } from './orm.ts';
+import { mikroOrmThreadStore } from './thread-store.ts';
+import { mikroOrmUserByTokenHash } from './user-store.ts';
+
+/** Storage on MikroORM, plus the ORM itself for the write paths built beside these reads. */
+export interface MikroOrmStorage extends Storage {
+  /** The connected ORM: use `orm.em.fork()` per unit of work; never its global EntityManager. */
+  readonly orm: MikroORM;
+}
+
+/** How long a readiness probe waits for the database before answering false. */
+const READY_TIMEOUT_MS = 2_000;
+
+/**
+ * Connects to PostgreSQL (or the embedded PGlite socket), applies pending migrations, and answers
+ * every store over that database. Every read is one SQL statement (`onQuery` sees each one).
+ * Throws when the database cannot be reached or migrated at open.
+ */
+export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroOrmStorage> {
+  const orm = await openOrm(options);
+  try {
+    await migrate(orm);
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  return {
+    orm,
+    userByTokenHash: mikroOrmUserByTokenHash(orm),
+    threads: mikroOrmThreadStore(orm),
+    ledger: mikroOrmLedgerStore(orm),
+    conversations: mikroOrmConversationStore(orm),
+    catalog: mikroOrmCatalog(orm),
+    importWorld: (world) => importWorld(orm, world),
+    ready: () => probe(orm),
+    close: () => orm.close(true),
+  };
+}
+
+/** `select 1` within a time limit; any failure (refused, reset, timed out) is "not ready", never an error. */
+async function probe(orm: MikroORM): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+  });
+  const query = orm.em.getConnection().execute('select 1', [], 'all').then(() => true, () => false);
+  try {
+    return await Promise.race([query, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,67 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ForkLink } from '../../domain/ledger-visibility.ts';
+import type { Thread } from '../../domain/model.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
+
+const COLUMNS = (t: string): string =>
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.created_at`;
+
+/** The columns of a thread row, in the shape the reads answer. */
+const THREAD_COLUMNS = (t: string): string =>
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${iso(`${t}.created_at`)} as created_at`;
+
+/**
+ * One query: the thread when the user owns it or is a member (a primary-key probe of
+ * thread_members), then its ancestors, nearest first, each a primary-key lookup. The recursion
+ * carries whole rows, so nothing is joined again afterwards; it follows `fork_of` and stops at a
+ * missing parent or at a thread already on the path (a cycle), as the domain's chain does.
+ */
+const FIND_ACCESSIBLE = `
+with recursive chain as (
+  select ${COLUMNS('t')}, 0 as depth, array[t.id] as path
+  from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
+  where t.id = ? and (t.owner = ? or m.user_id is not null)
+  union all
+  select ${COLUMNS('p')}, c.depth + 1, c.path || p.id
+  from chain c join threads p on p.id = c.fork_of
+  where p.id <> all (c.path)
+)
+select ${THREAD_COLUMNS('chain')} from chain order by depth`;
+
+/**
+ * One query: the newest threads the user owns, and the newest they are a member of, each an index
+ * range scan cut at the page size, merged and cut again.
+ */
+const listAccessible = (cursor: string, memberCursor: string) => `
+select ${THREAD_COLUMNS('t')} from threads t
+where t.id in (
+  (select id from threads where owner = ?${cursor} order by id desc limit ?)
+  union all
+  (select thread_id from thread_members where user_id = ?${memberCursor} order by thread_id desc limit ?)
+)
+order by t.id desc limit ?`;
+
+/** Thread rows for a user, from the `threads` and `thread_members` tables. */
+export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
+  return {
+    async findAccessible(userId, threadId) {
+      if (!isUuid(threadId)) return null;
+      const rows = await select<Thread>(orm, FIND_ACCESSIBLE, [userId, threadId, userId]);
+      const row = rows[0];
+      if (row === undefined) return null;
+      const chain: ForkLink[] = rows.map(({ id, fork_of, fork_cutoff }) => ({ id, fork_of, fork_cutoff }));
+      return { row, chain };
+    },
+
+    async listAccessible(userId, page) {
+      const owned = olderThan('id', page.before);
+      const member = olderThan('thread_id', page.before);
+      const take = page.limit + 1;
+      const rows = await select<Thread>(orm, listAccessible(owned.sql, member.sql), [
+        userId, ...owned.params, take, userId, ...member.params, take, take,
+      ]);
+      return pageOf(rows, page.limit);
+    },
+  };
+}

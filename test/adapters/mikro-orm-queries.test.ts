@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres, type EmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { createMikroOrmStorage, type MikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import { ledgerSegments } from '../../domain/ledger-visibility.ts';
+import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { sha256, testId } from '../support/ids.ts';
+
+describe('mikro-orm storage on embedded PGlite: statements per read', () => {
+  let server: EmbeddedPostgres;
+  let storage: MikroOrmStorage;
+  const sent: string[] = [];
+  /** The statements one call sends. */
+  const statementsOf = async (read: () => Promise<unknown>): Promise<string[]> => {
+    sent.length = 0;
+    await read();
+    return [...sent];
+  };
+  const page = { limit: 2, before: null };
+
+  before(async () => {
+    server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+    storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery: (sql) => sent.push(sql) });
+    await storage.importWorld(fixtureWorld());
+  });
+  after(async () => {
+    await storage.close();
+    await server.close();
+  });
+
+  it('a thread read (row and fork chain) is one statement', async () => {
+    assert.equal((await statementsOf(() => storage.threads.findAccessible('alice', F.forkOfFork))).length, 1);
+    assert.equal((await statementsOf(() => storage.threads.findAccessible('bob', F.root))).length, 1, 'refused: still one');
+  });
+
+  it('a ledger page is one statement, however long the fork chain', async () => {
+    const found = await storage.threads.findAccessible('alice', F.forkOfFork);
+    const segments = ledgerSegments(found!.chain);
+    assert.equal(segments.length, 3);
+    assert.equal((await statementsOf(() => storage.ledger.page(segments, page))).length, 1);
+    assert.equal((await statementsOf(() => storage.ledger.page(segments, { limit: 2, before: F.forkMsgs[0] }))).length, 1);
+  });
+
+  it('each other read is one statement', async () => {
+    const reads: Record<string, () => Promise<unknown>> = {
+      userByTokenHash: () => storage.userByTokenHash(sha256('token-alice')),
+      listAccessible: () => storage.threads.listAccessible('alice', page),
+      'listAccessible after a cursor': () => storage.threads.listAccessible('alice', { limit: 2, before: F.shared }),
+      listByThread: () => storage.conversations.listByThread(F.root),
+      runsPage: () => storage.conversations.runsPage(F.root, F.conv, page),
+      'runsPage of a conversation without runs': () => storage.conversations.runsPage(F.root, F.conv2, page),
+      'runsPage of another thread conversation': () => storage.conversations.runsPage(F.root, F.bobConv, page),
+      modelMessagesPage: () => storage.conversations.modelMessagesPage(F.root, F.runs[0], page),
+      'modelMessagesPage of another thread run': () => storage.conversations.modelMessagesPage(F.fork, F.runs[0], page),
+      pendingByThread: () => storage.conversations.pendingByThread(F.root),
+      agents: () => storage.catalog.agents(),
+      channels: () => storage.catalog.channels(),
+      projects: () => storage.catalog.projects(),
+      ready: () => storage.ready(),
+    };
+    for (const [name, read] of Object.entries(reads)) assert.equal((await statementsOf(read)).length, 1, name);
+  });
+
+  it('an id that is not a UUID names nothing and sends nothing', async () => {
+    assert.deepEqual(await statementsOf(async () => assert.equal(await storage.threads.findAccessible('alice', 'not-a-uuid'), null)), []);
+    assert.deepEqual(await statementsOf(async () => assert.equal(await storage.conversations.runsPage(F.root, 'x', page), null)), []);
+  });
+
+  it('imports a world in one transaction', async () => {
+    const statements = await statementsOf(() => storage.importWorld(fixtureWorld()));
+    assert.match(statements[0]!, /^begin/i);
+    assert.match(statements.at(-1)!, /^commit/i);
+  });
+
+  it('every read is index lookups and range scans: no sequential or whole-index scan', async () => {
+    const found = await storage.threads.findAccessible('alice', F.forkOfFork);
+    const reads = [
+      () => storage.threads.findAccessible('alice', F.forkOfFork),
+      () => storage.threads.listAccessible('alice', { limit: 2, before: F.shared }),
+      () => storage.ledger.page(ledgerSegments(found!.chain), { limit: 2, before: F.forkMsgs[1] }),
+      () => storage.conversations.listByThread(F.root),
+      () => storage.conversations.runsPage(F.root, F.conv, { limit: 2, before: F.runs[2] }),
+      () => storage.conversations.modelMessagesPage(F.root, F.runs[0], { limit: 2, before: F.modelMsgs[3] }),
+      () => storage.conversations.pendingByThread(F.root),
+      () => storage.userByTokenHash(sha256('token-alice')),
+    ];
+    for (const read of reads) {
+      const [sql] = await statementsOf(read);
+      // With sequential scans priced out, a plan keeps one only where no index can serve the read.
+      const plan = await storage.orm.em.fork().transactional(async (em) => {
+        const connection = em.getConnection();
+        await connection.execute('set local enable_seqscan = off', [], 'run', em.getTransactionContext());
+        return connection.execute<{ 'QUERY PLAN': unknown }[]>(`explain (format json) ${sql}`, [], 'all', em.getTransactionContext());
+      });
+      const scans = planNodes(plan[0]!['QUERY PLAN']).filter((node) => /Scan/.test(String(node['Node Type'])));
+      for (const scan of scans) {
+        assert.notEqual(scan['Node Type'], 'Seq Scan', sql);
+        if (/Index/.test(String(scan['Node Type']))) assert.ok('Index Cond' in scan, `whole-index scan in\n${sql}`);
+      }
+      assert.ok(scans.length > 0, sql);
+    }
+  });
+
+  it('the mapping and the migration describe the same schema', async () => {
+    assert.equal((await storage.orm.schema.getUpdateSchemaSQL({ wrap: false })).trim(), '');
+  });
+
+  it('concurrent reads on the shared PGlite session answer what sequential reads do', async () => {
+    const reads = () => [
+      storage.threads.findAccessible('alice', F.forkOfFork),
+      storage.threads.listAccessible('alice', page),
+      storage.conversations.runsPage(F.root, F.conv, page),
+      storage.conversations.modelMessagesPage(F.root, F.runs[0], page),
+      storage.conversations.pendingByThread(F.root),
+      storage.catalog.channels(),
+      storage.userByTokenHash(sha256('token-bob')),
+    ];
+    const sequential: unknown[] = [];
+    for (const read of reads()) sequential.push(await read);
+    const rounds = await Promise.all(Array.from({ length: 20 }, () => Promise.all(reads())));
+    for (const round of rounds) assert.deepEqual(round, sequential);
+  });
+
+  it('reads during an import wait for it instead of deadlocking', async () => {
+    const world = fixtureWorld();
+    const [, threads, , pending] = await Promise.all([
+      storage.importWorld(world),
+      storage.threads.listAccessible('alice', { limit: 50, before: null }),
+      storage.importWorld(world),
+      storage.conversations.pendingByThread(F.root),
+    ]);
+    assert.equal(threads.items.length, 4);
+    assert.equal(pending.length, 2);
+  });
+
+  it('answers an unknown thread like an inaccessible one', async () => {
+    assert.equal(await storage.threads.findAccessible('alice', testId(99_999)), null);
+  });
+
+  // Last: it stops the database under the storage.
+  it('is not ready, without throwing, once the database is gone', async () => {
+    assert.equal(await storage.ready(), true);
+    await server.close();
+    assert.equal(await storage.ready(), false);
+  });
+});
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(value: unknown): Record<string, unknown>[] {
+  if (Array.isArray(value)) return value.flatMap(planNodes);
+  if (typeof value !== 'object' || value === null) return [];
+  const node = value as Record<string, unknown>;
+  const children = [node['Plan'], node['Plans']].flatMap(planNodes);
+  return 'Node Type' in node ? [node, ...children] : children;
+}
