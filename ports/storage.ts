@@ -15,6 +15,19 @@ export interface Storage {
   readonly catalog: Catalog;
   /** Writes a world, upserting by id: importing the same world twice changes nothing. */
   readonly importWorld: (world: World) => Promise<void>;
+  /** Whether nothing has been stored yet: a first start, which gets the demo world. */
+  readonly isEmpty: () => Promise<boolean>;
   readonly ready: ReadinessProbe;
   readonly close: () => Promise<void>;
+}
+
+/**
+ * Thrown by a store when the database cannot be reached (refused, reset, pool exhausted, server
+ * shutting down): the edge answers 503 instead of treating it as a bug.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('Storage is unavailable', options);
+    this.name = 'StorageUnavailableError';
+  }
 }

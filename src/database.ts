@@ -1,12 +1,34 @@
 import type { Logger } from 'pino';
+import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Config } from './config.ts';
 
-/** Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite (`embedded`). */
+/**
+ * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
+ * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
+ * the demo world only into an empty database.
+ */
 export async function openDatabaseStorage(config: Config, log: Logger, world: World): Promise<Storage> {
-  void config;
-  void world;
-  log.error('database storage is not wired yet');
-  throw new Error('database storage is not wired yet');
+  const embedded = config.storage === 'embedded' ? await startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
+  try {
+    const storage = await createMikroOrmStorage(
+      embedded === null ? { clientUrl: config.databaseUrl! } : { clientUrl: embedded.url, pool: EMBEDDED_POOL_SIZE },
+    );
+    if (config.world !== null || (await storage.isEmpty())) {
+      await storage.importWorld(world);
+      log.info({ world: config.world ?? 'demo' }, 'world imported');
+    }
+    return {
+      ...storage,
+      close: async () => {
+        await storage.close();
+        await embedded?.close();
+      },
+    };
+  } catch (error) {
+    await embedded?.close();
+    throw error;
+  }
 }

@@ -16,8 +16,12 @@ let storage;
 try {
   storage = await openStorage(config, log);
 } catch (error) {
+  if (error instanceof WorldFileError) {
+    process.stderr.write(`Invalid world file: ${error.message}\n`);
+    process.exit(2);
+  }
   log.fatal({ err: error }, 'storage could not be opened');
-  process.exit(error instanceof WorldFileError ? 2 : 1);
+  process.exit(1);
 }
 const server = createListener();
 const app = createApp({ config, log, storage });

@@ -66,6 +66,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       projects: async () => [...state.projects].sort(),
     },
     importWorld: async (world) => importWorld(state, world),
+    isEmpty: async () => state.users.size === 0,
     ready: async () => true,
     close: async () => {},
   };

@@ -1,14 +1,29 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Id, Page } from '../../domain/model.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
+import { StorageUnavailableError } from '../../ports/storage.ts';
 
 /**
  * Runs one statement with `?` bindings and answers its rows. MikroORM 6 escapes each value into the
  * text itself (pg's escapeLiteral; objects as JSON) and sends one simple-protocol query, so values
  * are never concatenated by hand here, and a `?` inside a value is never taken for a binding.
  */
-export function select<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
-  return orm.em.getConnection().execute<Row[]>(sql, [...params], 'all');
+export async function select<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
+  try {
+    return await orm.em.getConnection().execute<Row[]>(sql, [...params], 'all');
+  } catch (error) {
+    throw isConnectionError(error) ? new StorageUnavailableError({ cause: error }) : error;
+  }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);
+
+/** Whether an error means the database could not be reached, rather than a bad statement. */
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  return error.name === 'KnexTimeoutError' || /Connection terminated|connection is closed|not queryable/i.test(error.message);
 }
 
 /** A timestamptz column as the ISO string the rows answer (UTC, milliseconds), whatever the session time zone. */

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import type { Origin } from '../../domain/origin.ts';
+import { StorageUnavailableError } from '../../ports/storage.ts';
 import { isSandboxPath, requestSurface } from '../../domain/sandbox-dispatch.ts';
 import { requestOrigin, requestScheme, splitTarget, type RequestContext } from './context.ts';
 import { problem, writeReply, type Reply } from './reply.ts';
@@ -62,6 +63,10 @@ export function requestListener(options: EdgeOptions) {
     });
     answer(ctx, options)
       .catch((error: unknown) => {
+        if (error instanceof StorageUnavailableError) {
+          ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
+          return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
+        }
         ctx.log.error({ err: error }, 'request failed');
         return problem({ code: 'internal' });
       })

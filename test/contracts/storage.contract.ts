@@ -37,14 +37,21 @@ async function walk<T extends { id: string }>(read: (page: PageRequest) => Promi
 export function storageContract(name: string, factory: StorageFactory): void {
   describe(`storage contract: ${name}`, () => {
     let storage: Storage;
+    let emptyAtFirst = false;
     before(async () => {
       storage = await factory();
+      emptyAtFirst = await storage.isEmpty();
       await storage.importWorld(fixtureWorld());
     });
     after(() => storage.close());
 
     it('is ready', async () => {
       assert.equal(await storage.ready(), true);
+    });
+
+    it('is empty until a world is imported', async () => {
+      assert.equal(emptyAtFirst, true);
+      assert.equal(await storage.isEmpty(), false);
     });
 
     it('finds a user by token hash only', async () => {
