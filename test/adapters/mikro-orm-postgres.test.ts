@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { after, describe, it } from 'node:test';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { storageContract } from '../contracts/storage.contract.ts';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratch-database.ts';
 
 const url = process.env.TEST_DATABASE_URL;
 
@@ -11,20 +10,10 @@ if (url === undefined || url === '') {
     it('runs against a real server', { skip: 'TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)' }, () => {});
   });
 } else {
-  // A database of its own per run, created through the given one and dropped after, so runs never collide.
-  const name = `console_test_${randomBytes(6).toString('hex')}`;
-  const scratch = new URL(url);
-  scratch.pathname = `/${name}`;
-  let maintenance: MikroORM;
-
-  before(async () => {
-    maintenance = await MikroORM.init({ clientUrl: url, entities: [], discovery: { warnWhenNoEntities: false }, ensureDatabase: false, pool: { min: 0, max: 1 } });
-    await maintenance.em.getConnection().execute(`create database "${name}"`);
+  let scratch: ScratchDatabase | undefined;
+  after(() => scratch?.drop());
+  storageContract('mikro-orm on PostgreSQL', async () => {
+    scratch = await createScratchDatabase(url);
+    return createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 });
   });
-  after(async () => {
-    await maintenance.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
-    await maintenance.close(true);
-  });
-
-  storageContract('mikro-orm on PostgreSQL', () => createMikroOrmStorage({ clientUrl: scratch.toString(), pool: 4 }));
 }

@@ -1,0 +1,4 @@
+import { messagesPageBench } from './messages-page.ts';
+
+// Every benchmark, one after the other; each writes its section of docs/benchmarks.md.
+await messagesPageBench();
