@@ -51,7 +51,7 @@ export async function messagesPageBench(): Promise<void> {
     const shallow = await sample(shallowPage, RUNS);
     const deepTimes = await sample(deepPage, RUNS);
     const ratio = quantile(deepTimes, 0.5) / quantile(shallow, 0.5);
-    const server = (await select<{ version: string }>(storage.orm, 'show server_version', []))[0]!;
+    const server = (await select<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!;
     const row = (name: string, t: number[]) =>
       `| ${name} | ${fixed(quantile(t, 0.5))} | ${fixed(quantile(t, 0.95))} | ${fixed(quantile(t, 0.99))} |`;
     const verdict = ratio <= 1.5 ? 'within' : 'NOT within';
@@ -60,7 +60,7 @@ export async function messagesPageBench(): Promise<void> {
 
 The ledger read of one thread holding ${MESSAGES.toLocaleString('en')} messages, ${LIMIT} per page, newest first
 (\`LedgerStore.page\`, the query behind \`GET /api/console/threads/{id}/messages\`), on
-${scratch !== null ? `PostgreSQL ${server['server_version']}` : `embedded PGlite (PostgreSQL ${server['server_version']}); no server was configured`}.
+${scratch !== null ? `PostgreSQL ${server.server_version}` : `embedded PGlite (PostgreSQL ${server.server_version}); no server was configured`}.
 Depth 100,000 is \`?before=\` the id of the 100,001st newest message. ${RUNS} timed runs each after a warm-up,
 one client, on ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}). Milliseconds per read:
 
