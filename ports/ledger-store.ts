@@ -1,8 +1,19 @@
 import type { LedgerSegment } from '../domain/ledger-visibility.ts';
 import type { Message, Page, PageRequest } from '../domain/model.ts';
 
+/** What the ledger read knows of a referenced artifact, to offer its overview without contacting the provider. */
+export interface ReferencedApp {
+  readonly title: string;
+  readonly provider_name: string;
+}
+
+/** A ledger message, with the title and provider of the artifact it references (null when none, or gone). */
+export interface LedgerEntry extends Message {
+  readonly app: ReferencedApp | null;
+}
+
 /** The chat ledger: the one store that reads thread messages. */
 export interface LedgerStore {
   /** A page of the ledger the segments describe (a fork's own messages and its ancestors' up to the cutoffs), newest first. */
-  page(segments: readonly LedgerSegment[], page: PageRequest): Promise<Page<Message>>;
+  page(segments: readonly LedgerSegment[], page: PageRequest): Promise<Page<LedgerEntry>>;
 }

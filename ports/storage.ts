@@ -1,4 +1,5 @@
 import type { World } from '../domain/world.ts';
+import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import type { LedgerStore } from './ledger-store.ts';
@@ -13,6 +14,7 @@ export interface Storage {
   readonly ledger: LedgerStore;
   readonly conversations: ConversationStore;
   readonly catalog: Catalog;
+  readonly artifacts: ArtifactStore;
   /** Writes a world, upserting by id: importing the same world twice changes nothing. */
   readonly importWorld: (world: World) => Promise<void>;
   /** Whether nothing has been stored yet: a first start, which gets the demo world. */

@@ -2,6 +2,7 @@ import { isInLedger } from '../../domain/ledger-visibility.ts';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { memoryArtifactStore } from './artifact-store.ts';
 import { importWorld } from './import-world.ts';
 import { keysetPage } from './page.ts';
 import { emptyState, type MemoryState } from './state.ts';
@@ -41,10 +42,16 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     ledger: {
       page: async (segments, page) =>
         keysetPage(
-          [...state.messages.values()].filter((m) => isInLedger(segments, m)).map(({ thread_id: _, ...message }) => message),
+          [...state.messages.values()].filter((m) => isInLedger(segments, m)).map(({ thread_id: _, ...message }) => {
+            const artifact = message.artifact_id === null ? undefined : state.artifacts.get(message.artifact_id);
+            const installation = artifact === undefined ? undefined : state.installations.get(artifact.installation);
+            const app = artifact === undefined ? null : { title: artifact.title, provider_name: installation?.provider_name ?? '' };
+            return { ...message, app };
+          }),
           page,
         ),
     },
+    artifacts: memoryArtifactStore(state),
     conversations: {
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
       runsPage: async (threadId, conversationId, page) => {

@@ -30,9 +30,21 @@ export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
         parts.push(`(select id, role, text, artifact_id, created_at from messages where ${where} order by id desc limit ?)`);
       }
       params.push(take);
-      const sql = `select id, role, text, artifact_id, ${iso('created_at')} as created_at
-        from (${parts.join(' union all ')}) m order by id desc limit ?`;
-      return pageOf(await select<Message>(orm, sql, params), page.limit);
+      // The page is cut first, then each of its (at most limit + 1) references is joined by primary key.
+      const sql = `select m.id, m.role, m.text, m.artifact_id, ${iso('m.created_at')} as created_at,
+          a.title as app_title, i.provider_name as app_provider
+        from (select * from (${parts.join(' union all ')}) u order by id desc limit ?) m
+        left join artifacts a on a.id = m.artifact_id
+        left join installations i on i.id = a.installation
+        order by m.id desc`;
+      const rows = await select<Message & { app_title: string | null; app_provider: string | null }>(orm, sql, params);
+      return pageOf(
+        rows.map(({ app_title, app_provider, ...message }) => ({
+          ...message,
+          app: app_title === null ? null : { title: app_title, provider_name: app_provider ?? '' },
+        })),
+        page.limit,
+      );
     },
   };
 }

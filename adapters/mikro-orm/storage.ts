@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Storage } from '../../ports/storage.ts';
+import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
 import { importWorld } from './import-world.ts';
@@ -39,6 +40,7 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     ledger: mikroOrmLedgerStore(orm),
     conversations: mikroOrmConversationStore(orm),
     catalog: mikroOrmCatalog(orm),
+    artifacts: mikroOrmArtifactStore(orm),
     importWorld: (world) => importWorld(orm, world),
     isEmpty: async () => (await select<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),

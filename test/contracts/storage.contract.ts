@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
-import type { Message, Page, PageRequest } from '../../domain/model.ts';
+import type { Page, PageRequest } from '../../domain/model.ts';
+import type { LedgerEntry } from '../../ports/ledger-store.ts';
 import type { World, WorldThread } from '../../domain/world.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
@@ -92,9 +93,10 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const thread = await storage.threads.findAccessible('alice', F.root);
       const page = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 2, before: null });
       assert.deepEqual(page.items, [
-        { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: null, created_at: '2026-01-01T00:00:01.005Z' },
-        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z' },
-      ] satisfies Message[]);
+        { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: F.artifact, created_at: '2026-01-01T00:00:01.005Z',
+          app: { title: 'Forecast', provider_name: 'Weather' } },
+        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z', app: null },
+      ] satisfies LedgerEntry[]);
       assert.equal(page.next, F.rootMsgs[3]);
       const rest = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 10, before: page.next });
       assert.deepEqual(ids(rest), [F.rootMsgs[2], F.rootMsgs[1], F.rootMsgs[0]]);
@@ -113,6 +115,33 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await walk((page) => storage.ledger.page(ledgerSegments(grand!.chain), page), 3),
         desc([...F.forkOfForkMsgs, F.forkMsgs[0], F.rootMsgs[0], F.rootMsgs[1], F.rootMsgs[2]]),
       );
+    });
+
+    it('finds an owned artifact with its installation, credentials included, for the owner only', async () => {
+      const world = fixtureWorld();
+      const owned = await storage.artifacts.findOwned('alice', F.artifact);
+      assert.deepEqual(owned, {
+        artifact: { ...world.artifacts[0], created_at: '2026-01-01T00:00:10.001Z' },
+        installation: world.installations[0],
+      });
+      assert.equal(await storage.artifacts.findOwned('bob', F.artifact), null);
+      assert.equal(await storage.artifacts.findOwned('alice', F.artifactBob), null);
+      assert.equal(await storage.artifacts.findOwned('alice', testId(99_999)), null);
+      const foreign = await storage.artifacts.findOwned('alice', F.artifactForeignInstallation);
+      assert.equal(foreign?.installation?.owner, 'bob', 'the installation is answered as stored; the read rules judge it');
+    });
+
+    it('finds a ledger reference only where the message is visible, cutoffs applied', async () => {
+      const segmentsOf = async (id: string) => ledgerSegments((await storage.threads.findAccessible('alice', id))!.chain);
+      const root = await segmentsOf(F.root);
+      const fork = await segmentsOf(F.fork);
+      assert.equal(await storage.artifacts.findReference(root, F.rootMsgs[1]), F.artifact);
+      assert.equal(await storage.artifacts.findReference(root, F.rootMsgs[4]), F.artifact);
+      assert.equal(await storage.artifacts.findReference(root, F.rootMsgs[0]), null, 'no reference on that message');
+      assert.equal(await storage.artifacts.findReference(fork, F.rootMsgs[1]), F.artifact, 'inherited before the cutoff');
+      assert.equal(await storage.artifacts.findReference(fork, F.rootMsgs[4]), null, 'after the cutoff');
+      assert.equal(await storage.artifacts.findReference(root, F.bobMsg), null, "another thread's message");
+      assert.equal(await storage.artifacts.findReference(root, testId(99_999)), null);
     });
 
     it('answers a thread conversations, exactly as stored', async () => {

@@ -22,6 +22,13 @@ export const F = {
   question: testId(9_002),
   installation: testId(10_000),
   artifact: testId(10_001),
+  installationDisabled: testId(10_002),
+  installationUnauthorized: testId(10_003),
+  installationBob: testId(10_004),
+  artifactDisabled: testId(10_005),
+  artifactUnauthorized: testId(10_006),
+  artifactForeignInstallation: testId(10_007),
+  artifactBob: testId(10_008),
 } as const;
 
 const thread = (fields: Partial<WorldThread> & Pick<WorldThread, 'id' | 'owner'>): WorldThread => ({
@@ -74,15 +81,29 @@ export function fixtureWorld(): World {
     installations: [
       { id: F.installation, owner: 'alice', provider_name: 'Weather', server_url: 'http://127.0.0.1:1/mcp',
         headers: { Authorization: 'Bearer provider-secret' }, enabled: true, authorized: true },
+      { id: F.installationDisabled, owner: 'alice', provider_name: 'Maps', server_url: 'http://127.0.0.1:1/mcp',
+        headers: {}, enabled: false, authorized: true },
+      { id: F.installationUnauthorized, owner: 'alice', provider_name: 'Charts', server_url: 'http://127.0.0.1:1/mcp',
+        headers: {}, enabled: true, authorized: false },
+      { id: F.installationBob, owner: 'bob', provider_name: 'Weather', server_url: 'http://127.0.0.1:1/mcp',
+        headers: { Authorization: 'Bearer bob-provider-secret' }, enabled: true, authorized: true },
     ],
     artifacts: [
       { id: F.artifact, owner: 'alice', installation: F.installation, resource_uri: 'ui://weather/card', title: 'Forecast',
         tool: 'get_forecast', input: { city: 'Paris' }, output: { content: [{ type: 'text', text: 'Sunny' }] } },
+      { id: F.artifactDisabled, owner: 'alice', installation: F.installationDisabled, resource_uri: 'ui://maps/view', title: 'Map',
+        tool: 'show_map', input: {}, output: { content: [] } },
+      { id: F.artifactUnauthorized, owner: 'alice', installation: F.installationUnauthorized, resource_uri: 'ui://charts/view',
+        title: 'Chart', tool: 'chart', input: {}, output: { content: [] } },
+      { id: F.artifactForeignInstallation, owner: 'alice', installation: F.installationBob, resource_uri: 'ui://weather/card',
+        title: 'Borrowed forecast', tool: 'get_forecast', input: {}, output: { content: [] } },
+      { id: F.artifactBob, owner: 'bob', installation: F.installationBob, resource_uri: 'ui://weather/card', title: "Bob's forecast",
+        tool: 'get_forecast', input: { city: 'Oslo' }, output: { content: [] } },
     ],
     threads: [
       thread({
         id: F.root, owner: 'alice', project: 'acme-web', title: 'Fix the build',
-        messages: F.rootMsgs.map((id, i) => ({ id, role: i % 2 === 0 ? 'user' : 'assistant', text: `root ${i}`, artifact_id: i === 1 ? F.artifact : null })),
+        messages: F.rootMsgs.map((id, i) => ({ id, role: i % 2 === 0 ? 'user' : 'assistant', text: `root ${i}`, artifact_id: i === 1 || i === 4 ? F.artifact : null })),
         conversations: [
           { id: F.conv, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false,
             pending: [
@@ -108,7 +129,7 @@ export function fixtureWorld(): World {
       }),
       thread({
         id: F.bobThread, owner: 'bob', title: 'Bob alone', project: 'infra',
-        messages: [{ id: F.bobMsg, role: 'user', text: 'private', artifact_id: null }],
+        messages: [{ id: F.bobMsg, role: 'user', text: 'private', artifact_id: F.artifact }],
         conversations: [
           { id: F.bobConv, agent: 'claude', model: 'sonnet', permission_mode: 'plan', effort: 'high', address: null, turn_running: false, pending: [],
             runs: [{ id: F.bobRun, directory: '/srv/bob', status: 'succeeded', error: null, ended_at: null, model_messages: [] }] },
