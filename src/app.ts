@@ -1,19 +1,22 @@
 import type { Logger } from 'pino';
 import { parseOrigin } from '../domain/origin.ts';
+import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
-import { artifactSurface } from './artifacts/routes.ts';
+import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
+import { artifactLoads } from './artifacts/view.ts';
 import { consoleReadRoutes } from './console/read-routes.ts';
 import { consoleReads } from './console/reads.ts';
 import { consoleSurface } from './console/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
 import { sessionRoutes } from './identity/routes.ts';
 import type { Config } from './config.ts';
-import { requestListener, upgradeListener } from './http/edge.ts';
+import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { systemSurface } from './system/routes.ts';
+import { viewerSurface } from './viewer/routes.ts';
 
 /** What the composition root is given: the frozen config, the logger, and what it cannot build itself. */
 export interface AppOptions {
@@ -21,6 +24,10 @@ export interface AppOptions {
   readonly log: Logger;
   /** The opened storage; the app owns it from here and closes it. */
   readonly storage: Storage;
+  /** Reads MCP app UI resources from providers. */
+  readonly fetchUiResource: FetchUiResource;
+  /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
+  readonly mounts?: readonly Mount[];
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -38,14 +45,16 @@ export function createApp(options: AppOptions): App {
   const { config, log } = options;
   const { storage } = options;
   const authenticate = authenticator(storage.userByTokenHash);
-  const reads = consoleReads(storage);
+  const reads = consoleReads(storage, config);
+  const loads = artifactLoads({ storage, fetchUiResource: options.fetchUiResource, config, log });
 
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
-    buildSurface(consoleSurface(consoleReadRoutes(reads), authenticate)),
-    buildSurface(artifactSurface(config)),
+    buildSurface(consoleSurface([...consoleReadRoutes(reads), threadArtifactRoute(loads)], authenticate)),
+    buildSurface(artifactSurface(config, loads, authenticate)),
+    buildSurface(viewerSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
     buildSurface(systemSurface(storage.ready, () => (description ??= openApiDocument([...surfaces, sandbox])))),
   ];
@@ -53,10 +62,11 @@ export function createApp(options: AppOptions): App {
   let draining = false;
   const edge = {
     log,
-    sandboxOrigin: config.sandboxOrigin === null ? null : parseOrigin(config.sandboxOrigin),
+    sandboxOrigin: dispatchedSandbox(config, log),
     trustProxy: config.trustProxy,
     sandbox,
     surfaces,
+    mounts: options.mounts ?? [],
     draining: () => draining,
   };
   return {
@@ -67,4 +77,17 @@ export function createApp(options: AppOptions): App {
     },
     close: () => storage.close(),
   };
+}
+
+/**
+ * The sandbox origin the dispatch serves. One configured as the console's own (viewer) origin is
+ * not served: it would swallow the console; artifact loads answer 503 for it instead.
+ */
+function dispatchedSandbox(config: Config, log: Logger) {
+  if (config.sandboxOrigin === null) return null;
+  if (config.sandboxOrigin === config.viewerOrigin) {
+    log.warn({ sandboxOrigin: config.sandboxOrigin }, 'the sandbox origin is the console origin: no sandbox is served, artifact loads answer 503');
+    return null;
+  }
+  return parseOrigin(config.sandboxOrigin);
 }

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { createFetchUiResource } from '../adapters/mcp/fetch-ui-resource.ts';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
@@ -24,7 +25,7 @@ try {
   process.exit(1);
 }
 const server = createListener();
-const app = createApp({ config, log, storage });
+const app = createApp({ config, log, storage, fetchUiResource: createFetchUiResource({ log }) });
 attach(server, app);
 const port = await listen(server, config.port, config.host);
 // Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.

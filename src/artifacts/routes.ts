@@ -1,8 +1,12 @@
+import * as v from 'valibot';
 import type { Config } from '../config.ts';
+import { UuidParam } from '../console/schemas.ts';
 import { browserRequestCheck } from '../http/guards.ts';
-import { json } from '../http/reply.ts';
-import { route } from '../http/route.ts';
+import { json, problem } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
+import type { Authenticate } from '../identity/authenticate.ts';
+import type { ArtifactLoads } from './view.ts';
 
 /** ArtifactConfig: the public viewer routing settings, and nothing else. */
 export interface ArtifactConfig {
@@ -11,27 +15,69 @@ export interface ArtifactConfig {
   readonly path: string;
 }
 
+const VIEW_ANSWERS = {
+  200: 'McpAppView (null fields omitted)',
+  401: 'No valid credential',
+  403: 'Refused by the browser-request check',
+  404: 'Artifact, reference, thread or installation unavailable',
+  422: 'An id is not a UUID',
+  502: 'MCP app resource could not be loaded',
+  503: 'Configure a separate artifact sandbox origin',
+};
+
 /** The artifact surface (`/api/artifacts`): browser-request check on every route, never cached. */
-export function artifactSurface(config: Config): SurfaceDefinition {
+export function artifactSurface(config: Config, loads: ArtifactLoads, authenticate: Authenticate): SurfaceDefinition {
   const publicConfig: ArtifactConfig = Object.freeze({
     viewer_origin: config.viewerOrigin,
     sandbox_origin: config.sandboxOrigin,
     path: config.viewerPath,
   });
 
-  const configRoute = route({
-    method: 'GET',
-    path: '/api/artifacts/config',
-    summary: 'Public artifact viewer routing settings (ArtifactConfig)',
-    responses: { 200: 'ArtifactConfig', 403: 'Refused by the browser-request check' },
-    handle: () => json(200, publicConfig),
-  });
+  const routes: Route[] = [
+    route({
+      method: 'GET',
+      path: '/api/artifacts/config',
+      summary: 'Public artifact viewer routing settings (ArtifactConfig)',
+      responses: { 200: 'ArtifactConfig', 403: 'Refused by the browser-request check' },
+      handle: () => json(200, publicConfig),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/artifacts/:artifact_id',
+      summary: 'An owned artifact with its UI resource fetched afresh and its sandbox routing (McpAppView)',
+      auth: true,
+      params: v.object({ artifact_id: UuidParam }),
+      responses: VIEW_ANSWERS,
+      handle: async ({ user, params, ctx }) => {
+        const loaded = await loads.view(user, params.artifact_id, ctx.origin, ctx.log);
+        return loaded.ok ? json(200, loaded.value) : problem(loaded.error);
+      },
+    }),
+  ];
 
   return {
     name: 'artifacts',
     owns: (path) => path.startsWith('/api/artifacts/') || path === '/api/artifacts',
     guards: [browserRequestCheck],
-    routes: [configRoute],
+    routes,
+    authenticate,
     headers: { 'cache-control': 'no-store' },
   };
+}
+
+/** `GET /api/console/threads/{thread_id}/artifacts/{message_id}`: the artifact a visible ledger reference names. */
+export function threadArtifactRoute(loads: ArtifactLoads): Route {
+  return route({
+    method: 'GET',
+    path: '/api/console/threads/:thread_id/artifacts/:message_id',
+    summary: "The artifact a message of the thread's ledger references (McpAppView); ownership still required",
+    auth: true,
+    guards: [browserRequestCheck],
+    params: v.object({ thread_id: UuidParam, message_id: UuidParam }),
+    responses: VIEW_ANSWERS,
+    handle: async ({ user, params, ctx }) => {
+      const loaded = await loads.viewByReference(user, params.thread_id, params.message_id, ctx.origin, ctx.log);
+      return loaded.ok ? json(200, loaded.value) : problem(loaded.error);
+    },
+  });
 }

@@ -6,10 +6,9 @@ import type { ConsoleReads } from './reads.ts';
 import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';
 
 const P = '/api/console';
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /** Maps a read's result: the value as JSON, or the failure as problem+json. */
-const answer = <T>(result: Result<T, Failure>): Reply => (result.ok ? json(200, result.value, NO_STORE) : problem(result.error));
+const answer = <T>(result: Result<T, Failure>): Reply => (result.ok ? json(200, result.value) : problem(result.error));
 const page = (query: { limit: number; before?: string }) => ({ limit: query.limit, before: query.before ?? null });
 
 const UNDER_THREAD = { 200: 'OK', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'A path id or the query is not valid' };
@@ -18,16 +17,16 @@ const UNDER_THREAD = { 200: 'OK', 401: 'No valid credential', 404: 'Thread unava
 export function consoleReadRoutes(reads: ConsoleReads): Route[] {
   return [
     route({ method: 'GET', path: `${P}/routes`, summary: 'Routes a directive may name ([RouteInfo])', auth: true,
-      handle: async () => json(200, await reads.routes(), NO_STORE) }),
+      handle: async () => json(200, await reads.routes()) }),
     route({ method: 'GET', path: `${P}/channels`, summary: 'Channels linked to the caller', auth: true,
-      handle: async ({ user }) => json(200, await reads.channels(user), NO_STORE) }),
+      handle: async ({ user }) => json(200, await reads.channels(user)) }),
     route({ method: 'GET', path: `${P}/projects`, summary: 'Project names a directive may pick', auth: true,
-      handle: async () => json(200, await reads.projects(), NO_STORE) }),
+      handle: async () => json(200, await reads.projects()) }),
     route({ method: 'GET', path: `${P}/permissions`, summary: 'Approval postures per agent ([AgentPostures])', auth: true,
-      handle: async () => json(200, await reads.permissions(), NO_STORE) }),
+      handle: async () => json(200, await reads.permissions()) }),
     route({ method: 'GET', path: `${P}/threads`, summary: 'Page of the threads the caller can access, newest first', auth: true,
       query: PageQuery, responses: { 200: 'Page of threads', 401: 'No valid credential', 422: 'Bad limit or cursor' },
-      handle: async ({ user, query }) => json(200, await reads.threads(user, page(query)), NO_STORE) }),
+      handle: async ({ user, query }) => json(200, await reads.threads(user, page(query))) }),
     route({ method: 'GET', path: `${P}/threads/:id`, summary: 'The thread row, without messages', auth: true,
       params: ThreadParams, responses: UNDER_THREAD,
       handle: async ({ user, params }) => answer(await reads.thread(user, params.id)) }),

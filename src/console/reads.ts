@@ -1,10 +1,12 @@
 import type { Failure } from '../../domain/errors.ts';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
-import type { Conversation, Message, ModelMessage, Page, PageRequest, Pending, Run, Thread, User } from '../../domain/model.ts';
+import type { Conversation, ModelMessage, Page, PageRequest, Pending, Run, Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { AccessibleThread } from '../../ports/thread-store.ts';
+import { ledgerMessage, type LedgerMessage } from '../artifacts/overview.ts';
+import type { Config } from '../config.ts';
 
 /** The console channel's id: directives create threads there. */
 export const CONSOLE_CHANNEL = 'console';
@@ -25,7 +27,8 @@ export interface ChannelInfo {
  * query, no messages) and answers `thread_unavailable` for an unknown or inaccessible id, never
  * the empty list the sub-resource read alone would give.
  */
-export function consoleReads(storage: Storage) {
+export function consoleReads(storage: Storage, config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
+  const toMessage = ledgerMessage(config);
   const thread = async (user: User, id: string): Read<AccessibleThread> => {
     const found = await storage.threads.findAccessible(user.id, id);
     return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
@@ -48,9 +51,11 @@ export function consoleReads(storage: Storage) {
       const found = await thread(user, id);
       return found.ok ? ok(found.value.row) : found;
     },
-    messages: async (user: User, id: string, page: PageRequest): Read<Page<Message>> => {
+    messages: async (user: User, id: string, page: PageRequest): Read<Page<LedgerMessage>> => {
       const found = await thread(user, id);
-      return found.ok ? ok(await storage.ledger.page(ledgerSegments(found.value.chain), page)) : found;
+      if (!found.ok) return found;
+      const entries = await storage.ledger.page(ledgerSegments(found.value.chain), page);
+      return ok({ items: entries.items.map(toMessage), next: entries.next });
     },
     conversations: async (user: User, id: string): Read<Conversation[]> => {
       const found = await thread(user, id);

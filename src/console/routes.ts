@@ -11,5 +11,7 @@ export function consoleSurface(routes: readonly Route[], authenticate: Authentic
     guards: [sameOriginWriteGuard],
     routes,
     authenticate,
+    // Every console answer is private to its caller: never cached, errors included.
+    headers: { 'cache-control': 'no-store' },
   };
 }

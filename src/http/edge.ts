@@ -15,6 +15,12 @@ export interface UpgradeHandler {
   readonly upgrade: (ctx: RequestContext, socket: Duplex, head: Buffer) => void;
 }
 
+/** A handler that answers a path itself, on the console origin only (the bundled demo MCP server). */
+export interface Mount {
+  readonly path: string;
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+}
+
 /** Everything the edge dispatches between, built by the composition root. */
 export interface EdgeOptions {
   readonly log: Logger;
@@ -25,6 +31,7 @@ export interface EdgeOptions {
   /** The console origin's surfaces; the first that owns a path answers it. */
   readonly surfaces: readonly Surface[];
   readonly live?: UpgradeHandler;
+  readonly mounts?: readonly Mount[];
   /** True once shutdown began: answers then close their connection. */
   readonly draining: () => boolean;
 }
@@ -57,10 +64,20 @@ export function requestListener(options: EdgeOptions) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const ctx = contextOf(req, options);
+    const mount = options.mounts?.find((m) => m.path === ctx.path);
     res.once('close', () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       ctx.log.info({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
     });
+    const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
+    if (mount !== undefined && surface === 'console') {
+      mount.handle(req, res).catch((error: unknown) => {
+        ctx.log.error({ err: error }, 'mounted handler failed');
+        if (!res.headersSent) writeReply(res, problem({ code: 'internal' }));
+        else res.destroy();
+      });
+      return;
+    }
     answer(ctx, options)
       .catch((error: unknown) => {
         if (error instanceof StorageUnavailableError) {

@@ -1,4 +1,4 @@
-import type { Guard } from './surface.ts';
+import type { Guard } from './route.ts';
 import { originText, type RequestContext } from './context.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

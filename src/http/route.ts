@@ -7,6 +7,9 @@ import { problem, type Reply } from './reply.ts';
 
 type Schema<T> = v.GenericSchema<unknown, T>;
 
+/** A check that runs before a route (on a whole surface, or on one route); null lets the request through. */
+export type Guard = (ctx: RequestContext) => Failure | null;
+
 /** The parsed parts of a request, as its route's schemas describe them. */
 export interface RouteInput<Q, B, P> {
   readonly query: Q;
@@ -27,6 +30,8 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
   readonly params?: Schema<P>;
+  /** Checks of this route alone, run after the surface's and before authentication. */
+  readonly guards?: readonly Guard[];
   /** Whether the route needs an authenticated user (401 with `WWW-Authenticate: Bearer` otherwise). */
   readonly auth?: boolean;
   /** Documented answers, by status, for the OpenAPI description. */
@@ -66,6 +71,10 @@ export async function runRoute(
   params: Record<string, string | undefined>,
   authenticate: (ctx: RequestContext) => Promise<User | null>,
 ): Promise<Reply> {
+  for (const guard of routeDef.guards ?? []) {
+    const refusal = guard(ctx);
+    if (refusal !== null) return problem(refusal);
+  }
   // Authentication first: an anonymous caller learns nothing, not even which of its inputs are wrong.
   let user: User | null = null;
   if (routeDef.auth === true) {

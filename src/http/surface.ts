@@ -1,12 +1,10 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
 import type { RequestContext } from './context.ts';
 import { problem, type Reply } from './reply.ts';
-import { runRoute, type Route } from './route.ts';
+import { runRoute, type Guard, type Route } from './route.ts';
 
-/** A check that runs on every request of a surface before its route; null lets it through. */
-export type Guard = (ctx: RequestContext) => Failure | null;
+export type { Guard } from './route.ts';
 
 /** A group of routes under one path prefix with the guards they share (contract section 2). */
 export interface SurfaceDefinition {

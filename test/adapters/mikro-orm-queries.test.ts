@@ -53,6 +53,8 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       modelMessagesPage: () => storage.conversations.modelMessagesPage(F.root, F.runs[0], page),
       'modelMessagesPage of another thread run': () => storage.conversations.modelMessagesPage(F.fork, F.runs[0], page),
       pendingByThread: () => storage.conversations.pendingByThread(F.root),
+      findOwned: () => storage.artifacts.findOwned('alice', F.artifact),
+      findReference: async () => storage.artifacts.findReference([{ thread_id: F.fork, upTo: null }, { thread_id: F.root, upTo: F.rootMsgs[2] }], F.rootMsgs[1]),
       agents: () => storage.catalog.agents(),
       channels: () => storage.catalog.channels(),
       projects: () => storage.catalog.projects(),
@@ -83,6 +85,8 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       () => storage.conversations.modelMessagesPage(F.root, F.runs[0], { limit: 2, before: F.modelMsgs[3] }),
       () => storage.conversations.pendingByThread(F.root),
       () => storage.userByTokenHash(sha256('token-alice')),
+      () => storage.artifacts.findOwned('alice', F.artifact),
+      () => storage.artifacts.findReference(ledgerSegments(found!.chain), F.rootMsgs[1]),
     ];
     for (const read of reads) {
       const [sql] = await statementsOf(read);

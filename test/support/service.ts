@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { fail } from '../../domain/result.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { attach, createListener, listen, shutdown } from '../../src/server.ts';
@@ -40,7 +41,14 @@ export async function startService(
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const app = createApp({ config: loaded.value, log, storage: createMemoryStorage(), ...extra });
+  const app = createApp({
+    config: loaded.value,
+    log,
+    storage: createMemoryStorage(),
+    // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
+    fetchUiResource: async () => fail('no MCP provider in this test'),
+    ...extra,
+  });
   attach(server, app);
   return {
     port,

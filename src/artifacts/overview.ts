@@ -1,0 +1,33 @@
+import type { Config } from '../config.ts';
+import type { LedgerEntry } from '../../ports/ledger-store.ts';
+import type { Message } from '../../domain/model.ts';
+
+/** McpAppOverview: enough to show and open a referenced app, built without contacting the provider. */
+export interface McpAppOverview {
+  readonly artifact_id: string;
+  readonly title: string;
+  readonly provider_name: string;
+  readonly viewer_url: string;
+}
+
+/** A ledger message as the console reads it: the stored row, plus `app` when it references an artifact. */
+export type LedgerMessage = Message & { readonly app?: McpAppOverview };
+
+/**
+ * Turns a ledger entry into the message answered, offering the overview when a viewer origin is
+ * configured. It grants nothing: opening the viewer still needs the artifact's owner.
+ */
+export function ledgerMessage(config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
+  return ({ app, ...message }: LedgerEntry): LedgerMessage =>
+    app === null || message.artifact_id === null || config.viewerOrigin === null
+      ? message
+      : {
+          ...message,
+          app: {
+            artifact_id: message.artifact_id,
+            title: app.title,
+            provider_name: app.provider_name,
+            viewer_url: `${config.viewerOrigin}${config.viewerPath}/${message.artifact_id}`,
+          },
+        };
+}

@@ -1,0 +1,83 @@
+import type { Logger } from 'pino';
+import type { Failure } from '../../domain/errors.ts';
+import { ledgerSegments } from '../../domain/ledger-visibility.ts';
+import type { Artifact, User } from '../../domain/model.ts';
+import { formatOrigin, parseOrigin, sameOrigin, type Origin } from '../../domain/origin.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import { parseSandboxCsp, sandboxUrl } from '../../domain/sandbox-policy.ts';
+import type { FetchUiResource, UiResource } from '../../ports/mcp-resource.ts';
+import type { Storage } from '../../ports/storage.ts';
+import type { Config } from '../config.ts';
+
+/** McpAppView: the saved invocation, its UI resource fetched afresh, and where to run it. Null fields are omitted. */
+export interface McpAppView {
+  readonly artifact: Partial<Artifact>;
+  readonly resource: UiResource;
+  readonly sandbox_origin: string;
+  readonly sandbox_url: string;
+  readonly viewer_path: string;
+}
+
+type Load = Promise<Result<McpAppView, Failure>>;
+
+/** The fields of a record that are not null, so an answer omits what it does not have. */
+const withoutNulls = <T extends object>(record: T): Partial<T> =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null && value !== undefined)) as Partial<T>;
+
+/**
+ * Loading an artifact for its owner, by the spec's rules and in their order: ownership, then the
+ * sandbox origin (before anything is fetched), then the installation (owned, enabled, authorized),
+ * then the UI resource afresh from the provider. The thread-scoped load adds, first, the thread's
+ * access and the reference's visibility in its ledger; thread access never grants ownership.
+ */
+export function artifactLoads(deps: {
+  readonly storage: Storage;
+  readonly fetchUiResource: FetchUiResource;
+  readonly config: Config;
+  readonly log: Logger;
+}) {
+  const { storage, fetchUiResource, config } = deps;
+  const sandbox = config.sandboxOrigin === null ? null : parseOrigin(config.sandboxOrigin);
+
+  async function view(user: User, artifactId: string, consoleOrigin: Origin | null, log: Logger): Load {
+    const owned = await storage.artifacts.findOwned(user.id, artifactId);
+    if (owned === null) return fail({ code: 'artifact_unavailable' });
+    if (sandbox === null || consoleOrigin === null || sameOrigin(sandbox, consoleOrigin)) return fail({ code: 'sandbox_not_configured' });
+    const { artifact, installation } = owned;
+    if (installation === null || installation.owner !== user.id || !installation.enabled || !installation.authorized) {
+      return fail({ code: 'artifact_installation_unavailable' });
+    }
+    const fetched = await fetchUiResource(installation, artifact.resource_uri, { timeoutMs: config.mcpTimeoutMs });
+    if (!fetched.ok) {
+      log.warn({ artifact: artifact.id, installation: installation.id, reason: fetched.error }, 'MCP app resource could not be loaded');
+      return fail({ code: 'mcp_resource_failed' });
+    }
+    const resource = fetched.value;
+    const csp = parseSandboxCsp(resource.ui?.csp, 'ui.csp');
+    if (!csp.ok) {
+      log.warn({ artifact: artifact.id, reason: `invalid _meta.ui.csp: ${JSON.stringify(csp.error)}` }, 'MCP app resource could not be loaded');
+      return fail({ code: 'mcp_resource_failed' });
+    }
+    const policy = { parentOrigin: formatOrigin(consoleOrigin), csp: csp.value };
+    return ok({
+      artifact: withoutNulls(artifact),
+      resource,
+      sandbox_origin: formatOrigin(sandbox),
+      sandbox_url: sandboxUrl(formatOrigin(sandbox), policy),
+      viewer_path: `${config.viewerPath}/${artifact.id}`,
+    });
+  }
+
+  return {
+    view,
+    async viewByReference(user: User, threadId: string, messageId: string, consoleOrigin: Origin | null, log: Logger): Load {
+      const thread = await storage.threads.findAccessible(user.id, threadId);
+      if (thread === null) return fail({ code: 'thread_unavailable' });
+      const artifactId = await storage.artifacts.findReference(ledgerSegments(thread.chain), messageId);
+      if (artifactId === null) return fail({ code: 'artifact_reference_unavailable' });
+      return view(user, artifactId, consoleOrigin, log);
+    },
+  };
+}
+
+export type ArtifactLoads = ReturnType<typeof artifactLoads>;
