@@ -3,7 +3,8 @@ import { createFetchUiResource } from '../adapters/mcp/fetch-ui-resource.ts';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
-import { DEMO_LOGIN_TOKEN, openStorage, WorldFileError } from './storage.ts';
+import { createDemoMcpHandler } from './demo/mcp-server.ts';
+import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, WorldFileError } from './storage.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -25,7 +26,14 @@ try {
   process.exit(1);
 }
 const server = createListener();
-const app = createApp({ config, log, storage, fetchUiResource: createFetchUiResource({ log }) });
+const app = createApp({
+  config,
+  log,
+  storage,
+  fetchUiResource: createFetchUiResource({ log }),
+  // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
+  mounts: config.world === null ? [{ path: DEMO_MCP_PATH, handle: createDemoMcpHandler() }] : [],
+});
 attach(server, app);
 const port = await listen(server, config.port, config.host);
 // Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.

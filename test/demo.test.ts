@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { ask } from './support/http.ts';
+
+const DEMO_ARTIFACT = '01a1fd37-cdcc-7c02-8a30-31d9bdf0bd97';
+
+/** A port free right now: the demo points its installation at the port it listens on, so it cannot be 0. */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('npm start with the demo world', () => {
+  let port = 0;
+  let child: ReturnType<typeof spawn>;
+  before(async () => {
+    port = await freePort();
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    for await (const line of createInterface({ input: child.stdout! })) {
+      if (JSON.parse(line).msg === 'console service listening') break;
+    }
+  });
+  after(async () => {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  });
+
+  it('shows a working artifact out of the box: the bundled provider declares a CSP', async () => {
+    const res = await ask(port, {
+      path: `/api/artifacts/${DEMO_ARTIFACT}`,
+      headers: { host: `localhost:${port}`, authorization: 'Bearer dev-alice' },
+    });
+    assert.equal(res.status, 200, res.text);
+    const view = res.json();
+    assert.equal(view.resource.mimeType, 'text/html;profile=mcp-app');
+    assert.ok(Array.isArray(view.resource.ui.csp.connectDomains));
+    assert.ok(view.sandbox_url.startsWith(`http://sandbox.localhost:${port}/artifacts/sandbox?policy=`));
+    assert.equal(view.viewer_path, `/artifacts/${DEMO_ARTIFACT}`);
+    assert.ok(!res.text.includes('demo-provider-secret'));
+  });
+
+  it('never serves the demo provider on the sandbox origin', async () => {
+    const res = await ask(port, { method: 'POST', path: '/demo/mcp', headers: { host: `sandbox.localhost:${port}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 404);
+  });
+});
