@@ -1,0 +1,143 @@
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import * as v from 'valibot';
+import { UUID_PATTERN } from '../../domain/vocabulary.ts';
+import type { Config } from '../config.ts';
+import { problem, type Reply } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import type { SurfaceDefinition } from '../http/surface.ts';
+import { escapeAttribute } from '../sandbox/proxy-page.ts';
+
+/** Where the viewer page loads its script from (same origin: the page's CSP allows `'self'` only). */
+export const VIEWER_SCRIPT_PATH = '/assets/viewer.js';
+
+/**
+ * The viewer page's own Content-Security-Policy: its script and the API on its own origin, frames
+ * from the sandbox origin only (none when there is no usable one), and never framed itself.
+ */
+export function viewerCsp(sandboxOrigin: string | null): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    `frame-src ${sandboxOrigin ?? "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * The viewer page: no inline script and no artifact data, only the artifact id as an escaped
+ * attribute that the script reads. The app's HTML never enters this document; it reaches the
+ * sandbox as postMessage data.
+ */
+export function viewerPage(artifactId: string): string {
+  return `<!DOCTYPE html>
+<html lang="en" data-artifact-id="${escapeAttribute(artifactId)}" data-state="loading">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Artifact</title>
+<style>
+body{margin:0;font:15px/1.4 system-ui,sans-serif;color:#1b2430;background:#f4f7fb}
+main{max-width:960px;margin:0 auto;padding:16px}
+#status{margin:24px 0;color:#5b6776}
+html[data-state=failed] #status{color:#a4262c}
+iframe{display:block;width:100%;height:320px;border:0;background:transparent}
+</style>
+<script src="${VIEWER_SCRIPT_PATH}" defer></script>
+</head>
+<body>
+<main>
+<p id="status" role="status" aria-live="polite">Loading the artifact…</p>
+<div id="app"></div>
+</main>
+</body>
+</html>
+`;
+}
+
+/** Bundles `host.ts` for the browser once, at first use; a failed build is tried again next time. */
+function viewerScript(): () => Promise<string> {
+  let built: Promise<string> | undefined;
+  return () =>
+    (built ??= build({
+      entryPoints: [fileURLToPath(new URL('./host.ts', import.meta.url))],
+      bundle: true,
+      write: false,
+      format: 'iife',
+      platform: 'browser',
+      target: 'es2020',
+      minify: true,
+      logLevel: 'silent',
+    }).then(
+      (result) => {
+        const [output] = result.outputFiles;
+        if (output === undefined) throw new Error('esbuild produced no viewer script');
+        return output.text;
+      },
+      (error: unknown) => {
+        built = undefined;
+        throw error;
+      },
+    ));
+}
+
+/** `GET {viewerPath}/:artifact_id` (the viewer page) and `GET /assets/viewer.js` (its script). */
+export function viewerRoutes(config: Config): Route[] {
+  // A sandbox origin equal to the console's is not served (see app.ts), so nothing may be framed from it.
+  const framed = config.sandboxOrigin !== null && config.sandboxOrigin !== config.viewerOrigin ? config.sandboxOrigin : null;
+  const pageHeaders = {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': viewerCsp(framed),
+  };
+  const script = viewerScript();
+
+  return [
+    route({
+      method: 'GET',
+      path: `${config.viewerPath}/:artifact_id`,
+      summary: "The artifact viewer page: hosts an owned artifact's MCP app in the sandbox (HTML)",
+      // Any text: the handler, not the schema, decides, so a malformed id is a 404 rather than a 422.
+      params: v.object({ artifact_id: v.string() }),
+      responses: { 200: 'The viewer page (text/html)', 404: 'The id is not a UUID' },
+      handle: ({ params }): Reply => {
+        const id = params.artifact_id;
+        // A page, not an API: a malformed id is a page that does not exist, not a validation error.
+        if (!UUID_PATTERN.test(id)) return problem({ code: 'not_found' }, { 'cache-control': 'no-store' });
+        return { status: 200, headers: pageHeaders, body: viewerPage(id.toLowerCase()) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: VIEWER_SCRIPT_PATH,
+      summary: "The artifact viewer page's script (JavaScript)",
+      responses: { 200: 'The script (text/javascript)' },
+      handle: async (): Promise<Reply> => ({
+        status: 200,
+        headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' },
+        body: await script(),
+      }),
+    }),
+  ];
+}
+
+/**
+ * The viewer's surface on the console origin: the viewer path prefix and `/assets/`. The edge's
+ * sandbox-origin dispatch runs first, so the sandbox origin never reaches it.
+ */
+export function viewerSurface(config: Config): SurfaceDefinition {
+  const prefix = `${config.viewerPath}/`;
+  return {
+    name: 'viewer',
+    owns: (path) => path.startsWith(prefix) || path.startsWith('/assets/'),
+    guards: [],
+    routes: viewerRoutes(config),
+  };
+}
