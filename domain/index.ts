@@ -14,3 +14,4 @@ export * from './thread-access.ts';
 export * from './ledger-visibility.ts';
 export * from './vocabulary.ts';
 export * from './world.ts';
+export * from './events.ts';

@@ -1,0 +1,24 @@
+/** The kinds of wire events the live socket carries (contract section 5). */
+export const EVENT_TYPES = [
+  'run_started',
+  'message',
+  'approval_requested',
+  'question_asked',
+  'run_error',
+  'run_finished',
+  'gateway',
+  'reflex_asleep',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** One event of a thread, stored with its per-thread `seq` before it is published. */
+export interface WireEvent {
+  /** Per-thread, increasing from 1, no gaps. */
+  readonly seq: number;
+  readonly type: EventType;
+  readonly thread_id: string;
+  /** ISO time the event was stored. */
+  readonly at: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,55 @@
+import type { Agent } from '../domain/model.ts';
+
+/** Something a turn does, as it happens (from ACP `session/update`). */
+export type TurnUpdate =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'thought'; readonly text: string }
+  | { readonly kind: 'tool_call'; readonly id: string; readonly title: string; readonly status: string | null }
+  | { readonly kind: 'tool_call_update'; readonly id: string; readonly title: string | null; readonly status: string | null }
+  | { readonly kind: 'plan'; readonly entries: readonly { readonly content: string; readonly status: string }[] }
+  | { readonly kind: 'mode'; readonly mode: string };
+
+/** An agent asking the user before it acts (ACP `session/request_permission`). */
+export interface PermissionAsk {
+  readonly title: string;
+  readonly options: readonly { readonly id: string; readonly name: string; readonly kind: string }[];
+}
+
+/** The user's decision; `cancelled` when the turn ended first. */
+export type PermissionDecision = { readonly outcome: 'selected'; readonly optionId: string } | { readonly outcome: 'cancelled' };
+
+/** One prompt turn of one conversation. */
+export interface TurnRequest {
+  readonly agent: Agent;
+  /** The session to continue, or null for a new one (then `cwd` is its working directory). */
+  readonly sessionId: string | null;
+  readonly cwd: string;
+  readonly prompt: string;
+  /** Set on the session before the prompt (`session/set_mode`); null leaves it. */
+  readonly mode: string | null;
+  /** Set through the session's config options where the agent offers them; null leaves them. */
+  readonly model: string | null;
+  readonly effort: string | null;
+  /** The session id, as soon as it is known (before the prompt is sent). */
+  readonly onSession: (sessionId: string) => void | Promise<void>;
+  readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;
+  readonly onPermission: (ask: PermissionAsk) => Promise<PermissionDecision>;
+}
+
+/** How a turn ended. */
+export interface TurnResult {
+  readonly sessionId: string;
+  readonly stopReason: string;
+}
+
+/**
+ * Runs agent turns over the Agent Client Protocol: one agent process per agent, started on first
+ * use and again after it dies. A turn whose process dies, or whose agent answers an error, rejects.
+ */
+export interface AgentRunner {
+  runTurn(request: TurnRequest): Promise<TurnResult>;
+  /** Switches a live session's posture (`session/set_mode`); a session that is not live is left alone. */
+  setMode(agent: Agent, sessionId: string, mode: string): Promise<void>;
+  /** Stops every agent process. */
+  close(): Promise<void>;
+}

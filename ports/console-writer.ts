@@ -1,0 +1,81 @@
+import type { Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
+import type { PendingAnswer } from './event-bus.ts';
+
+/** A new console thread and its first conversation, written together. */
+export interface NewConsoleThread {
+  readonly owner: string;
+  readonly key: string;
+  readonly project: string | null;
+  readonly title: string;
+  readonly conversation: {
+    readonly agent: string;
+    readonly model: string | null;
+    readonly permission_mode: string | null;
+    readonly effort: string | null;
+  };
+}
+
+/** What a directive writes before its run is kicked, in one transaction. */
+export interface DirectiveWrite {
+  readonly thread_id: Id;
+  readonly conversation_id: Id;
+  /** The client's id for the directive, for idempotency; null: not deduplicated. */
+  readonly message_id: string | null;
+  readonly text: string;
+  /** The run's working directory, learned from the session (the project's directory). */
+  readonly directory: string | null;
+  /** Stored on the conversation first; null changes nothing. */
+  readonly permission_mode: string | null;
+}
+
+/** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
+export interface DirectiveAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly run_id: Id;
+}
+
+/** The outcome of writing a directive: a new run, or the answer a retry already got. */
+export type DirectiveOutcome =
+  | { readonly kind: 'started'; readonly answer: DirectiveAnswer; readonly message: Message; readonly run: Run }
+  | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  | { readonly kind: 'busy' };
+
+/** The writes of directives, runs and responses. Every method is atomic. */
+export interface ConsoleWriter {
+  /** The caller's console thread with this key, or null. */
+  findByKey(owner: string, key: string): Promise<Thread | null>;
+  /**
+   * Creates the console thread for `(owner, key)` with its conversation; when a concurrent call
+   * created it first, answers that one (one thread per key, whatever the race).
+   */
+  createConsoleThread(thread: NewConsoleThread): Promise<{ thread: Thread; conversation: Conversation }>;
+  /**
+   * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
+   * with the first answer and writes nothing; when the conversation has a turn running, `busy`;
+   * else stores the posture, the user's ledger message, a `running` run, marks the turn running,
+   * records the answer, and answers `started`.
+   */
+  writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+  /** Sets a conversation's approval posture; answers the updated row, or null when there is none. */
+  setPermissionMode(conversationId: Id, mode: string): Promise<Conversation | null>;
+  /** Remembers the agent session a conversation runs in (not part of the row answered). */
+  setSession(conversationId: Id, sessionId: string | null): Promise<void>;
+  /** The agent session a conversation runs in, or null. */
+  sessionOf(conversationId: Id): Promise<string | null>;
+  /** Appends a message to a thread's ledger. */
+  appendMessage(threadId: Id, message: { role: string; text: string; artifact_id: Id | null }): Promise<Message>;
+  /** Appends a model message to a run. */
+  appendModelMessage(runId: Id, message: { role: string; content: string }): Promise<ModelMessage>;
+  /** Records a pending approval or question of a run. */
+  addPending(pending: Omit<Pending, 'id'>): Promise<Pending>;
+  /**
+   * Answers pending items of a thread atomically: when every id is pending on the thread (and each
+   * option is one it offers), removes them all and answers true; otherwise changes nothing and
+   * answers the issues.
+   */
+  answerPending(threadId: Id, answers: readonly PendingAnswer[]): Promise<{ ok: true } | { ok: false; issues: { index: number; message: string }[] }>;
+  /** Ends a run (status, error, `ended_at`), clears the conversation's running turn, drops its leftover pending items. */
+  finishRun(runId: Id, status: Exclude<RunStatus, 'running'>, error: string | null): Promise<Run>;
+}

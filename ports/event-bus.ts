@@ -1,0 +1,33 @@
+import type { WireEvent } from '../domain/events.ts';
+import type { Id } from '../domain/model.ts';
+
+/**
+ * Signals that cross service instances besides events: a console thread's row was written for a
+ * key (a socket waiting on that key starts delivering), and pending items were answered (the
+ * instance running that agent resumes it).
+ */
+export type BusSignal =
+  | { readonly kind: 'thread_created'; readonly owner: string; readonly key: string; readonly thread_id: Id }
+  | { readonly kind: 'pending_answered'; readonly answers: readonly PendingAnswer[] };
+
+/** The answer to one pending item: the option chosen (approval) or the text given (question). */
+export type PendingAnswer =
+  | { readonly id: Id; readonly option: string }
+  | { readonly id: Id; readonly answer: string };
+
+/**
+ * Fan-out of stored events and signals to every subscriber, on this instance and, for the
+ * PostgreSQL adapter, on every instance sharing the database. Delivery is at most once and may
+ * reorder across instances: a subscriber that needs every event fills gaps from the EventLog.
+ */
+export interface EventBus {
+  /** Publishes an event already stored in the EventLog. */
+  publish(event: WireEvent): Promise<void>;
+  /** Calls `listener` with each event of the thread published from now on; answers the unsubscribe. */
+  subscribe(threadId: Id, listener: (event: WireEvent) => void): () => void;
+  /** Sends a signal to every instance (this one included). */
+  signal(signal: BusSignal): Promise<void>;
+  /** Calls `listener` with every signal from now on; answers the unsubscribe. */
+  onSignal(listener: (signal: BusSignal) => void): () => void;
+  close(): Promise<void>;
+}
