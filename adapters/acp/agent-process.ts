@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as acp from '@agentclientprotocol/sdk';
+import type { Logger } from 'pino';
+
+/** What the client knows about one session of a process, kept current from the agent's updates. */
+export interface SessionState {
+  modes: acp.SessionModeState | null;
+  configOptions: acp.SessionConfigOption[];
+}
+
+/** Where a running turn receives its session's updates and permission requests. */
+export interface TurnRoute {
+  update(update: acp.SessionUpdate): void;
+  permission(request: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse>;
+}
+
+/** One agent process and its single ACP connection; every session of the agent is multiplexed on it. */
+export interface AgentProcess {
+  readonly pid: number | undefined;
+  readonly agent: acp.ClientContext;
+  readonly capabilities: acp.AgentCapabilities;
+  /** Sessions this process made or loaded: a session id it does not know must be started again. */
+  readonly sessions: Map<string, SessionState>;
+  /** The running turn of each session. */
+  readonly routes: Map<string, TurnRoute>;
+  /** Resolves, with a sentence saying how, once the process has ended. */
+  readonly exited: Promise<string>;
+  alive(): boolean;
+  /** Waits for `request`, but never longer than the process lives; errors say what happened. */
+  guard<T>(request: Promise<T>): Promise<T>;
+  /** Ends the process (TERM, then KILL) and waits until it has exited. */
+  stop(): Promise<void>;
+}
+
+// Unreferenced: a pending wait must not keep the server alive.
+const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
+
+/** Spawns an agent, connects to its stdio and runs `initialize`; rejects if it dies or refuses first. */
+export async function startAgentProcess(argv: readonly string[], log: Logger): Promise<AgentProcess> {
+  const [command, ...args] = argv;
+  if (command === undefined) throw new Error('the agent has an empty command');
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const plog = log.child({ agentPid: child.pid });
+  let ended = false;
+  let stopping = false;
+  const exited = new Promise<string>((resolve) => {
+    child.once('error', (error) => resolve(`the agent process could not start: ${error.message}`));
+    child.once('exit', (code, signal) =>
+      resolve(code !== null ? `the agent process exited with status ${code}` : `the agent process was stopped by ${signal}`),
+    );
+  }).then((reason) => {
+    ended = true;
+    // An exit nobody asked for is worth a warning: the next turn restarts the agent.
+    if (stopping) plog.info(reason);
+    else plog.warn(reason);
+    return reason;
+  });
+  // A dead child's pipes error (EPIPE); without listeners that would crash this server.
+  for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', (error) => plog.debug({ err: error }, 'agent pipe error'));
+  // The agent's stderr is its diagnostics: to the log, line by line, bounded.
+  createInterface({ input: child.stderr }).on('line', (line) => plog.info({ stderr: line.slice(0, 2000) }, 'agent stderr'));
+
+  const sessions = new Map<string, SessionState>();
+  const routes = new Map<string, TurnRoute>();
+  const app = acp
+    .client({ name: 'agent-console' })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      track(sessions.get(params.sessionId), params.update);
+      routes.get(params.sessionId)?.update(params.update);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+      const route = routes.get(params.sessionId);
+      return route ? route.permission(params) : { outcome: { outcome: 'cancelled' } };
+    });
+  const output = Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>;
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), output));
+  void exited.then(() => connection.close());
+
+  async function guard<T>(request: Promise<T>): Promise<T> {
+    try {
+      return await Promise.race([request, exited.then((reason) => Promise.reject(new Error(reason)))]);
+    } catch (error) {
+      if (error instanceof acp.RequestError) throw new Error(`the agent answered an error: ${error.message}`, { cause: error });
+      // The connection closes when stdout ends, usually just before the exit event: wait for it
+      // briefly so the message says how the process ended.
+      const reason = await Promise.race([exited, delay(2000, null)]);
+      throw new Error(reason ?? `the agent connection failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async function stop(): Promise<void> {
+    if (ended) return;
+    stopping = true;
+    child.kill('SIGTERM');
+    if ((await Promise.race([exited, delay(3000, null)])) === null) child.kill('SIGKILL');
+    await exited;
+  }
+
+  try {
+    const init = await guard(
+      connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        // This client serves no files and no terminals: agents use their own.
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: 'agent-console', version: '0.1.0' },
+      }),
+    );
+    if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
+    plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
+    const capabilities = init.agentCapabilities ?? {};
+    return { pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Keeps a session's known mode and config options current, so posture is only sent when it differs. */
+function track(state: SessionState | undefined, update: acp.SessionUpdate): void {
+  if (!state) return;
+  if (update.sessionUpdate === 'current_mode_update' && state.modes) state.modes.currentModeId = update.currentModeId;
+  if (update.sessionUpdate === 'config_option_update') state.configOptions = update.configOptions;
+}

@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import type { TurnRequest } from '../../ports/agent-runner.ts';
+import type { TurnRoute } from './agent-process.ts';
+import { toPermissionAsk, toPermissionResponse, toTurnUpdate } from './update-mapping.ts';
+
+/** A turn's route, plus `settle` to wait until everything received has been delivered. */
+export interface OpenTurnRoute extends TurnRoute {
+  /** Resolves once every update received so far is delivered; rejects with a delivery failure. */
+  settle(): Promise<void>;
+}
+
+/**
+ * Delivers one turn's updates to its caller strictly in order. The SDK starts notification handlers
+ * in arrival order but does not wait for them, so each delivery is chained on the previous one; a
+ * permission request waits for the updates before it (the tool call it is about comes first).
+ */
+export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>, log: Logger): OpenTurnRoute {
+  let chain: Promise<void> = Promise.resolve();
+  let failure: { readonly error: unknown } | null = null;
+  const fail = (error: unknown) => {
+    if (failure === null) log.warn({ err: error }, 'delivering a turn update failed');
+    failure ??= { error };
+  };
+
+  return {
+    update(update) {
+      const mapped = toTurnUpdate(update);
+      if (mapped === null) return;
+      chain = chain.then(async () => {
+        // After a failed delivery the turn is lost to its caller: later updates would be out of order.
+        if (failure === null) await request.onUpdate(mapped);
+      }).catch(fail);
+    },
+    async permission(params) {
+      await chain;
+      try {
+        return toPermissionResponse(await request.onPermission(toPermissionAsk(params)), params);
+      } catch (error) {
+        // The agent still needs an answer; the turn fails once it ends.
+        fail(error);
+        return { outcome: { outcome: 'cancelled' } };
+      }
+    },
+    async settle() {
+      // Notifications read before the prompt's answer may still be passing the SDK's handler chain
+      // (promise callbacks only): one macrotask lets them all reach `update`.
+      await new Promise((resolve) => setImmediate(resolve));
+      await chain;
+      if (failure !== null) throw failure.error;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * The bundled demo agent: a small, deterministic Agent Client Protocol agent over stdio, run as
+ * `node --import tsx src/demo/acp-agent.ts`. It offers modes and model/effort config options, and
+ * states the session's posture in every reply, so tests and demos can see the posture arrive.
+ *
+ * Prompt markers: `[approval]` asks one permission; `[fail]` answers the prompt with a JSON-RPC
+ * error; `[crash]` exits with status 1 after the first chunk; `[slow]` waits between chunks.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+
+interface DemoSession {
+  mode: string;
+  model: string;
+  effort: string;
+  turns: number;
+}
+
+const MODES = [
+  { id: 'default', name: 'Default' },
+  { id: 'acceptEdits', name: 'Accept edits' },
+  { id: 'plan', name: 'Plan' },
+];
+const MODELS = ['opus', 'sonnet'];
+const EFFORTS = ['low', 'high'];
+
+const sessions = new Map<string, DemoSession>();
+
+function configOptions(session: DemoSession): acp.SessionConfigOption[] {
+  return [
+    { id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: session.model, options: MODELS.map((value) => ({ value, name: value })) },
+    { id: 'effort', name: 'Effort', category: 'thought_level', type: 'select', currentValue: session.effort, options: EFFORTS.map((value) => ({ value, name: value })) },
+  ];
+}
+
+function sessionOf(sessionId: string): DemoSession {
+  const session = sessions.get(sessionId);
+  if (!session) throw acp.RequestError.sessionNotFound(sessionId);
+  return session;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequest>): Promise<acp.PromptResponse> {
+  const session = sessionOf(params.sessionId);
+  session.turns += 1;
+  const text = params.prompt.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  const slow = text.includes('[slow]');
+  const update = async (update: acp.SessionUpdate) => {
+    await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update });
+    if (slow) await sleep(300);
+  };
+  const say = (words: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: words } });
+
+  await say(`Working on: ${text}\n`);
+  if (text.includes('[crash]')) process.exit(1);
+  if (text.includes('[fail]')) throw acp.RequestError.internalError(undefined, 'the demo agent was asked to fail');
+  await update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Considering the request.' } });
+  await update({ sessionUpdate: 'plan', entries: [{ content: 'Answer the prompt', priority: 'medium', status: 'in_progress' }] });
+  const toolCallId = `call-${session.turns}`;
+  await update({ sessionUpdate: 'tool_call', toolCallId, title: 'Look around the workspace', kind: 'read', status: 'pending' });
+  if (text.includes('[approval]')) {
+    const answer = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId: params.sessionId,
+      toolCall: { toolCallId, title: 'Write a file in the workspace', kind: 'edit' },
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+      ],
+    });
+    await say(answer.outcome.outcome === 'selected' ? `Permission: ${answer.outcome.optionId}.\n` : 'Permission: cancelled.\n');
+  }
+  await update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+  for (const word of ['All ', 'done ', 'here.\n']) await say(word);
+  // One line a test can parse: the posture that arrived, and counters that show session reuse.
+  await say(`[demo] mode=${session.mode} model=${session.model} effort=${session.effort} turn=${session.turns} sessions=${sessions.size} pid=${process.pid}\n`);
+  return { stopReason: 'end_turn' };
+}
+
+const app = acp
+  .agent({ name: 'demo-agent' })
+  .onRequest(acp.methods.agent.initialize, () => ({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: { loadSession: false },
+    agentInfo: { name: 'demo-agent', version: '0.1.0' },
+  }))
+  .onRequest(acp.methods.agent.session.new, () => {
+    const sessionId = randomUUID();
+    const session: DemoSession = { mode: 'default', model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
+    sessions.set(sessionId, session);
+    return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
+  })
+  .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+    if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
+    sessionOf(params.sessionId).mode = params.modeId;
+  })
+  .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+    const session = sessionOf(params.sessionId);
+    const value = String(params.value);
+    if (params.configId === 'model' && MODELS.includes(value)) session.model = value;
+    else if (params.configId === 'effort' && EFFORTS.includes(value)) session.effort = value;
+    else throw acp.RequestError.invalidParams(undefined, `unknown option ${params.configId}=${value}`);
+    return { configOptions: configOptions(session) };
+  })
+  .onRequest(acp.methods.agent.session.prompt, prompt);
+
+// Node's web streams and the DOM lib's are the same objects with slightly different typings.
+const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), input));
+// The client closing stdin ends the connection; nothing else keeps the agent alive.
+await connection.closed;
+process.exit(0);

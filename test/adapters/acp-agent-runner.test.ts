@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import type { Agent } from '../../domain/model.ts';
+import type { AgentRunner, PermissionAsk, PermissionDecision, TurnRequest, TurnUpdate } from '../../ports/agent-runner.ts';
+
+const log = pino({ level: 'silent' });
+const demo: Agent = {
+  id: 'demo',
+  models: ['opus', 'sonnet'],
+  efforts: ['low', 'high'],
+  permission_modes: ['default', 'acceptEdits', 'plan'],
+  default_permission_mode: 'default',
+  command: null,
+};
+const TEST_TIMEOUT = 30_000;
+
+/** Fails instead of waiting forever: every wait in these tests is bounded. */
+async function within<T>(promise: Promise<T>, ms = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Posture {
+  mode: string;
+  model: string;
+  effort: string;
+  turn: number;
+  sessions: number;
+  pid: number;
+}
+
+/** The demo agent's closing line: the posture it has and counters that show session reuse. */
+function postureOf(text: string): Posture {
+  const match = /\[demo\] mode=(\S+) model=(\S+) effort=(\S+) turn=(\d+) sessions=(\d+) pid=(\d+)/.exec(text);
+  assert.ok(match, `no posture line in ${JSON.stringify(text)}`);
+  const [, mode, model, effort, turn, sessions, pid] = match;
+  return { mode: mode!, model: model!, effort: effort!, turn: Number(turn), sessions: Number(sessions), pid: Number(pid) };
+}
+
+let scratch: string;
+
+/** Runs one turn and records everything the runner reported. */
+async function turn(runner: AgentRunner, overrides: Partial<TurnRequest> = {}) {
+  const updates: TurnUpdate[] = [];
+  const sessions: string[] = [];
+  const result = await within(
+    runner.runTurn({
+      agent: demo,
+      sessionId: null,
+      cwd: join(scratch, 'work', 'nested'),
+      prompt: 'hello',
+      mode: null,
+      model: null,
+      effort: null,
+      onPermission: async () => ({ outcome: 'selected', optionId: 'allow' }),
+      ...overrides,
+      onSession: async (id) => {
+        sessions.push(id);
+        await overrides.onSession?.(id);
+      },
+      onUpdate: async (update) => {
+        updates.push(update);
+        await overrides.onUpdate?.(update);
+      },
+    }),
+  );
+  const text = updates.flatMap((update) => (update.kind === 'text' ? [update.text] : [])).join('');
+  return { result, updates, sessions, text, posture: postureOf(text) };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, () => {
+  let runner: AgentRunner;
+  before(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'acp-runner-'));
+    runner = createAcpAgentRunner({ log });
+  });
+  after(async () => {
+    await runner.close();
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('streams a turn in order, creates the cwd and resolves end_turn', { timeout: TEST_TIMEOUT }, async () => {
+    const first = await turn(runner);
+    assert.equal(first.result.stopReason, 'end_turn');
+    assert.deepEqual(first.sessions, [first.result.sessionId]);
+    assert.ok(existsSync(join(scratch, 'work', 'nested')));
+    assert.deepEqual(
+      first.updates.map((update) => update.kind),
+      ['text', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text'],
+    );
+    assert.match(first.text, /^Working on: hello\nAll done here\.\n\[demo\] /);
+    assert.deepEqual(first.updates[3], { kind: 'tool_call', id: 'call-1', title: 'Look around the workspace', status: 'pending' });
+    assert.deepEqual(first.updates[4], { kind: 'tool_call_update', id: 'call-1', title: null, status: 'completed' });
+    assert.deepEqual(first.updates[2], { kind: 'plan', entries: [{ content: 'Answer the prompt', status: 'in_progress' }] });
+  });
+
+  it('delivers updates in order even when the caller is slow to take them', { timeout: TEST_TIMEOUT }, async () => {
+    const seen: string[] = [];
+    const { updates } = await turn(runner, {
+      onUpdate: async (update) => {
+        await sleep(update.kind === 'text' ? 30 : 1);
+        seen.push(update.kind);
+      },
+    });
+    assert.equal(updates.length, seen.length);
+    assert.deepEqual(seen, ['text', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text']);
+  });
+
+  it('reuses a session: no new session, the agent counts a second turn', { timeout: TEST_TIMEOUT }, async () => {
+    const first = await turn(runner);
+    const second = await turn(runner, { sessionId: first.result.sessionId });
+    assert.equal(second.result.sessionId, first.result.sessionId);
+    assert.deepEqual(second.sessions, []);
+    assert.equal(second.posture.turn, 2);
+    assert.equal(second.posture.sessions, first.posture.sessions);
+    assert.equal(second.posture.pid, first.posture.pid);
+  });
+
+  it('brings mode, model and effort to the agent before the prompt', { timeout: TEST_TIMEOUT }, async () => {
+    const fresh = await turn(runner);
+    assert.deepEqual([fresh.posture.mode, fresh.posture.model, fresh.posture.effort], ['default', 'opus', 'low']);
+    const set = await turn(runner, { sessionId: fresh.result.sessionId, mode: 'plan', model: 'sonnet', effort: 'high' });
+    assert.deepEqual([set.posture.mode, set.posture.model, set.posture.effort], ['plan', 'sonnet', 'high']);
+    // What the agent does not offer is skipped, and the rest still arrives.
+    const odd = await turn(runner, { sessionId: fresh.result.sessionId, mode: 'bypass', model: 'gpt', effort: 'low' });
+    assert.deepEqual([odd.posture.mode, odd.posture.model, odd.posture.effort], ['plan', 'sonnet', 'low']);
+  });
+
+  it('asks permission with the agent options and answers with the choice', { timeout: TEST_TIMEOUT }, async () => {
+    const decide = (decision: PermissionDecision) => async () => decision;
+    const asked: PermissionAsk[] = [];
+    const rejected = await turn(runner, { prompt: 'edit [approval]', onPermission: async (ask) => (asked.push(ask), { outcome: 'selected', optionId: 'reject' }) });
+    assert.match(rejected.text, /Permission: reject\./);
+    assert.deepEqual(asked, [
+      {
+        title: 'Write a file in the workspace',
+        options: [
+          { id: 'allow', name: 'Allow', kind: 'allow_once' },
+          { id: 'reject', name: 'Reject', kind: 'reject_once' },
+        ],
+      },
+    ]);
+    const allowed = await turn(runner, { prompt: '[approval]', onPermission: decide({ outcome: 'selected', optionId: 'allow' }) });
+    assert.match(allowed.text, /Permission: allow\./);
+    const cancelled = await turn(runner, { prompt: '[approval]', onPermission: decide({ outcome: 'cancelled' }) });
+    assert.match(cancelled.text, /Permission: cancelled\./);
+    // An option the agent never offered cannot be chosen: it is answered as cancelled.
+    const unknown = await turn(runner, { prompt: '[approval]', onPermission: decide({ outcome: 'selected', optionId: 'always' }) });
+    assert.match(unknown.text, /Permission: cancelled\./);
+  });
+
+  it('rejects a turn the agent answers with an error, after what it streamed', { timeout: TEST_TIMEOUT }, async () => {
+    const updates: TurnUpdate[] = [];
+    await assert.rejects(
+      within(runner.runTurn({ ...base(), prompt: '[fail]', onUpdate: (update) => void updates.push(update) })),
+      /the agent answered an error: .*asked to fail/,
+    );
+    assert.deepEqual(updates, [{ kind: 'text', text: 'Working on: [fail]\n' }]);
+  });
+
+  it('changes the mode of a live session; a session it does not know is left alone', { timeout: TEST_TIMEOUT }, async () => {
+    const first = await turn(runner);
+    await within(runner.setMode(demo, first.result.sessionId, 'acceptEdits'));
+    await within(runner.setMode(demo, 'no-such-session', 'plan'));
+    await within(runner.setMode({ ...demo, id: 'not-started' }, first.result.sessionId, 'plan'));
+    const second = await turn(runner, { sessionId: first.result.sessionId });
+    assert.equal(second.posture.mode, 'acceptEdits');
+  });
+
+  it('runs two turns on two sessions of one process at the same time', { timeout: TEST_TIMEOUT }, async () => {
+    const started = Date.now();
+    const [one, two] = await Promise.all([turn(runner, { prompt: 'one [slow]' }), turn(runner, { prompt: 'two [slow]' })]);
+    const elapsed = Date.now() - started;
+    assert.notEqual(one.result.sessionId, two.result.sessionId);
+    assert.equal(one.posture.pid, two.posture.pid);
+    assert.match(one.text, /^Working on: one \[slow\]\n/);
+    assert.match(two.text, /^Working on: two \[slow\]\n/);
+    // Nine updates 300 ms apart each: about 2.7 s together, 5.4 s one after the other.
+    assert.ok(elapsed < 5000, `took ${elapsed} ms`);
+  });
+
+  it('rejects a turn whose agent command cannot start', { timeout: TEST_TIMEOUT }, async () => {
+    const missing = { ...demo, id: 'missing', command: [join(scratch, 'no-such-agent')] };
+    await assert.rejects(within(runner.runTurn({ ...base(), agent: missing })), /the agent process could not start/);
+  });
+});
+
+describe('the ACP agent runner, when the agent process ends', { timeout: 120_000 }, () => {
+  before(async () => {
+    scratch ??= await mkdtemp(join(tmpdir(), 'acp-runner-'));
+  });
+
+  it('rejects a crashed turn promptly and restarts the process with a new session', { timeout: TEST_TIMEOUT }, async () => {
+    const runner = createAcpAgentRunner({ log });
+    try {
+      const first = await turn(runner);
+      const started = Date.now();
+      await assert.rejects(within(runner.runTurn({ ...base(), sessionId: first.result.sessionId, prompt: '[crash]' })), /the agent process exited with status 1/);
+      assert.ok(Date.now() - started < 5000, 'rejected promptly');
+      assert.equal(isAlive(first.posture.pid), false);
+      const next = await turn(runner, { sessionId: first.result.sessionId });
+      assert.notEqual(next.posture.pid, first.posture.pid);
+      assert.equal(next.sessions.length, 1);
+      assert.notEqual(next.sessions[0], first.result.sessionId);
+      assert.equal(next.result.sessionId, next.sessions[0]);
+      assert.equal(next.posture.turn, 1);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('close() stops every agent process, and no turn runs after it', { timeout: TEST_TIMEOUT }, async () => {
+    const runner = createAcpAgentRunner({ log });
+    const [one, two] = await Promise.all([turn(runner), turn(runner, { agent: { ...demo, id: 'demo-2' } })]);
+    assert.notEqual(one.posture.pid, two.posture.pid);
+    await within(runner.close());
+    assert.equal(isAlive(one.posture.pid), false);
+    assert.equal(isAlive(two.posture.pid), false);
+    await assert.rejects(runner.runTurn(base()), /closed/);
+  });
+});
+
+function base(): TurnRequest {
+  return {
+    agent: demo,
+    sessionId: null,
+    cwd: join(scratch, 'work'),
+    prompt: 'hello',
+    mode: null,
+    model: null,
+    effort: null,
+    onSession: () => {},
+    onUpdate: () => {},
+    onPermission: async () => ({ outcome: 'cancelled' }),
+  };
+}
