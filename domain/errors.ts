@@ -36,6 +36,10 @@ export const ERROR_DETAILS = {
   mcp_resource_failed: 'MCP app resource could not be loaded',
   /** No sandbox origin is configured, or it is the console origin itself. */
   sandbox_not_configured: 'Configure a separate artifact sandbox origin',
+  /** A thread the caller can read but does not own, asked to do what only its owner may. */
+  not_thread_owner: "Only the thread's owner can do this",
+  /** A plain HTTP request to the live socket's path. */
+  upgrade_required: 'This path is a websocket: upgrade the connection',
   /** The request conflicts with the state of what it names; the detail says how. */
   conflict: 'The request conflicts with the current state',
   /** Storage could not be reached. */

@@ -6,6 +6,8 @@ import type { Conversation, Id, ModelMessage, Page, PageRequest, Pending, Run } 
  * answers nothing. The thread's access is checked before any of these is called.
  */
 export interface ConversationStore {
+  /** A conversation whose thread the user can access, or null (unknown and inaccessible alike). */
+  findForUser(userId: string, conversationId: Id): Promise<Conversation | null>;
   /** The thread's conversations, oldest first. */
   listByThread(threadId: Id): Promise<Conversation[]>;
   /** A page of a conversation's runs, newest first; null when the conversation is not in the thread. */

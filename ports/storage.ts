@@ -1,7 +1,9 @@
 import type { World } from '../domain/world.ts';
 import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
+import type { ConsoleWriter } from './console-writer.ts';
 import type { ConversationStore } from './conversation-store.ts';
+import type { EventLog } from './event-log.ts';
 import type { LedgerStore } from './ledger-store.ts';
 import type { ReadinessProbe } from './readiness.ts';
 import type { ThreadStore } from './thread-store.ts';
@@ -15,6 +17,10 @@ export interface Storage {
   readonly conversations: ConversationStore;
   readonly catalog: Catalog;
   readonly artifacts: ArtifactStore;
+  /** The writes of directives, runs and responses. */
+  readonly writer: ConsoleWriter;
+  /** Each thread's stored live events. */
+  readonly events: EventLog;
   /** Writes a world, upserting by id: importing the same world twice changes nothing. */
   readonly importWorld: (world: World) => Promise<void>;
   /** Whether nothing has been stored yet: a first start, which gets the demo world. */

@@ -14,6 +14,8 @@ export interface ThreadStore {
    * chain, never its messages or conversations.
    */
   findAccessible(userId: string, threadId: Id): Promise<AccessibleThread | null>;
+  /** Whether a thread row with this id exists at all, whoever may read it (the live socket tells a row from a key). */
+  exists(threadId: Id): Promise<boolean>;
   /** The threads the user owns or is a member of, newest first. */
   listAccessible(userId: string, page: PageRequest): Promise<Page<Thread>>;
 }

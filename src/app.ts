@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import { parseOrigin } from '../domain/origin.ts';
+import type { AgentRunner } from '../ports/agent-runner.ts';
+import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
@@ -14,6 +16,13 @@ import type { Config } from './config.ts';
 import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
+import { liveHttpRoute, liveSocket } from './live/socket.ts';
+import { directives } from './runs/directives.ts';
+import { emitter } from './runs/emit.ts';
+import { kicker } from './runs/kick.ts';
+import { PendingWaiters } from './runs/pending-waiters.ts';
+import { responses } from './runs/responses.ts';
+import { runRoutes } from './runs/routes.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { systemSurface } from './system/routes.ts';
 import { viewerSurface } from './viewer/routes.ts';
@@ -22,10 +31,14 @@ import { viewerSurface } from './viewer/routes.ts';
 export interface AppOptions {
   readonly config: Config;
   readonly log: Logger;
-  /** The opened storage; the app owns it from here and closes it. */
+  /** The opened storage; the app owns it from here and closes it, as it does the runner and the bus. */
   readonly storage: Storage;
   /** Reads MCP app UI resources from providers. */
   readonly fetchUiResource: FetchUiResource;
+  /** Runs agent turns (Agent Client Protocol). */
+  readonly runner: AgentRunner;
+  /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
+  readonly bus: EventBus;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
 }
@@ -48,11 +61,24 @@ export function createApp(options: AppOptions): App {
   const reads = consoleReads(storage, config);
   const loads = artifactLoads({ storage, fetchUiResource: options.fetchUiResource, config, log });
 
+  const { runner, bus } = options;
+  const emit = emitter(storage.events, bus);
+  const waiters = new PendingWaiters();
+  const stopWaiting = bus.onSignal(waiters.onSignal);
+  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log });
+  const submit = directives({ storage, bus, emit, kicker: kicks, dataDir: config.dataDir });
+  const live = liveSocket({ storage, bus, authenticate, log });
+
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
-    buildSurface(consoleSurface([...consoleReadRoutes(reads), threadArtifactRoute(loads)], authenticate)),
+    buildSurface(
+      consoleSurface(
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner })), liveHttpRoute],
+        authenticate,
+      ),
+    ),
     buildSurface(artifactSurface(config, loads, authenticate)),
     buildSurface(viewerSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
@@ -67,6 +93,7 @@ export function createApp(options: AppOptions): App {
     sandbox,
     surfaces,
     mounts: options.mounts ?? [],
+    live,
     draining: () => draining,
   };
   return {
@@ -74,8 +101,18 @@ export function createApp(options: AppOptions): App {
     onUpgrade: upgradeListener(edge),
     drain: () => {
       draining = true;
+      // Upgraded sockets would hold the listener open: they close with 1001 as the drain begins.
+      void live.close();
     },
-    close: () => storage.close(),
+    close: async () => {
+      await live.close();
+      // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains.
+      await runner.close();
+      await kicks.drain();
+      stopWaiting();
+      await bus.close();
+      await storage.close();
+    },
   };
 }
 

@@ -1,5 +1,8 @@
 import pino from 'pino';
+import { createAcpAgentRunner } from '../adapters/acp/agent-runner.ts';
 import { createFetchUiResource } from '../adapters/mcp/fetch-ui-resource.ts';
+import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
+import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
@@ -26,10 +29,20 @@ try {
   process.exit(1);
 }
 const server = createListener();
+const bus =
+  config.storage === 'postgres'
+    ? await createPostgresEventBus({
+        url: config.databaseUrl!,
+        events: storage.events,
+        onError: (error) => log.warn({ err: error }, 'event bus'),
+      })
+    : createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') });
 const app = createApp({
   config,
   log,
   storage,
+  bus,
+  runner: createAcpAgentRunner({ log }),
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.world === null ? [{ path: DEMO_MCP_PATH, handle: createDemoMcpHandler() }] : [],

@@ -1,5 +1,7 @@
 import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, User } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
+import type { WireEvent } from '../../domain/events.ts';
+import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -17,6 +19,12 @@ export interface MemoryState {
   readonly pending: Map<string, Pending>;
   readonly installations: Map<string, Installation>;
   readonly artifacts: Map<string, Artifact>;
+  /** Directive answers by thread id, then by the client's `message_id`. */
+  readonly directives: Map<string, Map<string, DirectiveAnswer>>;
+  /** The agent session of a conversation, by conversation id (not part of the conversation row). */
+  readonly sessions: Map<string, string>;
+  /** Each thread's live events, in `seq` order (index = seq - 1). */
+  readonly events: Map<string, WireEvent[]>;
 }
 
 /** An empty state. */
@@ -35,5 +43,8 @@ export function emptyState(): MemoryState {
     pending: new Map(),
     installations: new Map(),
     artifacts: new Map(),
+    directives: new Map(),
+    sessions: new Map(),
+    events: new Map(),
   };
 }

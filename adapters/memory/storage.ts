@@ -3,6 +3,8 @@ import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
+import { memoryConsoleWriter } from './console-writer.ts';
+import { memoryEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
 import { keysetPage } from './page.ts';
 import { emptyState, type MemoryState } from './state.ts';
@@ -36,6 +38,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         const row = accessible(userId, threadId);
         return row === null ? null : { row, chain: chainOf(threadId) };
       },
+      exists: async (threadId) => state.threads.has(threadId),
       listAccessible: async (userId, page) =>
         keysetPage([...state.threads.values()].filter((t) => accessible(userId, t.id) !== null), page),
     },
@@ -52,7 +55,13 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         ),
     },
     artifacts: memoryArtifactStore(state),
+    writer: memoryConsoleWriter(state),
+    events: memoryEventLog(state),
     conversations: {
+      findForUser: async (userId, conversationId) => {
+        const conversation = state.conversations.get(conversationId);
+        return conversation !== undefined && accessible(userId, conversation.thread_id) !== null ? conversation : null;
+      },
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);

@@ -35,6 +35,16 @@ order by mm.id desc`;
 /** Conversations, runs, model messages and pending items; every read is one query, scoped to its thread. */
 export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
   return {
+    async findForUser(userId, conversationId) {
+      if (!isUuid(conversationId)) return null;
+      const [row] = await select<Conversation>(orm, `
+        select c.id, c.thread_id, c.agent, c.model, c.permission_mode, c.effort, c.address, c.turn_running, ${iso('c.created_at')} as created_at
+        from conversations c join threads t on t.id = c.thread_id
+        left join thread_members m on m.thread_id = t.id and m.user_id = ?
+        where c.id = ? and (t.owner = ? or m.user_id is not null)`, [userId, conversationId, userId]);
+      return row ?? null;
+    },
+
     async listByThread(threadId) {
       if (!isUuid(threadId)) return [];
       return select<Conversation>(orm, `

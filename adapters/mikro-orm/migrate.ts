@@ -1,12 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { MigrationObject } from '@mikro-orm/core';
 import { InitialSchema } from './migrations/0001-initial-schema.ts';
+import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts';
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
  * the same whether the code runs from source, a bundle or a test. Names are never renamed once shipped.
  */
-export const MIGRATIONS: MigrationObject[] = [{ name: '0001-initial-schema', class: InitialSchema }];
+export const MIGRATIONS: MigrationObject[] = [
+  { name: '0001-initial-schema', class: InitialSchema },
+  { name: '0002-directives-and-events', class: DirectivesAndEvents },
+];
 
 /** The table that records applied migrations. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';

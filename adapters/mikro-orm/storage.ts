@@ -2,7 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Storage } from '../../ports/storage.ts';
 import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
+import { mikroOrmConsoleWriter } from './console-writer.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
+import { mikroOrmEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
 import { mikroOrmLedgerStore } from './ledger-store.ts';
 import { migrate } from './migrate.ts';
@@ -41,6 +43,8 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     conversations: mikroOrmConversationStore(orm),
     catalog: mikroOrmCatalog(orm),
     artifacts: mikroOrmArtifactStore(orm),
+    writer: mikroOrmConsoleWriter(orm),
+    events: mikroOrmEventLog(orm),
     importWorld: (world) => importWorld(orm, world),
     isEmpty: async () => (await select<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),

@@ -54,6 +54,11 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       return { row, chain };
     },
 
+    async exists(threadId) {
+      if (!isUuid(threadId)) return false;
+      return (await select<{ id: string }>(orm, 'select id from threads where id = ?', [threadId])).length === 1;
+    },
+
     async listAccessible(userId, page) {
       const owned = olderThan('id', page.before);
       const member = olderThan('thread_id', page.before);

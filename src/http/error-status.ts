@@ -18,6 +18,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   artifact_installation_unavailable: 404,
   mcp_resource_failed: 502,
   sandbox_not_configured: 503,
+  not_thread_owner: 403,
+  upgrade_required: 426,
   conflict: 409,
   storage_unavailable: 503,
   internal: 500,

@@ -22,6 +22,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
     storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery: (sql) => sent.push(sql) });
     await storage.importWorld(fixtureWorld());
+    for (let i = 0; i < 5; i++) await storage.events.append(F.root, 'message', { i });
   });
   after(async () => {
     await storage.close();
@@ -59,6 +60,9 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       channels: () => storage.catalog.channels(),
       projects: () => storage.catalog.projects(),
       ready: () => storage.ready(),
+      'events since': () => storage.events.since(F.root, 2, 2),
+      findByKey: () => storage.writer.findByKey('bob', testId(5_500)),
+      sessionOf: () => storage.writer.sessionOf(F.conv),
     };
     for (const [name, read] of Object.entries(reads)) assert.equal((await statementsOf(read)).length, 1, name);
   });
@@ -87,6 +91,11 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       () => storage.userByTokenHash(sha256('token-alice')),
       () => storage.artifacts.findOwned('alice', F.artifact),
       () => storage.artifacts.findReference(ledgerSegments(found!.chain), F.rootMsgs[1]),
+      () => storage.events.since(F.root, 2, 2),
+      () => storage.writer.findByKey('bob', testId(5_500)),
+      () => storage.writer.sessionOf(F.conv),
+      // A write, explained only: the next seq is one probe of the (thread_id, seq) key.
+      () => storage.events.append(F.root, 'message', {}),
     ];
     for (const read of reads) {
       const [sql] = await statementsOf(read);
@@ -103,6 +112,41 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       }
       assert.ok(scans.length > 0, sql);
     }
+  });
+
+  it('each write is one statement, or one transaction; an uncontended append is one statement', async () => {
+    // Owned by a user of no other test here, so the thread lists the other tests check stay as they are.
+    const newThread = (key: string) => storage.writer.createConsoleThread({
+      owner: 'carol', key, project: null, title: 't', conversation: { agent: 'claude', model: null, permission_mode: null, effort: null },
+    });
+    const created = await newThread('queries-test');
+    const question = await storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [] });
+    const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', text: 'x', directory: null, permission_mode: null };
+    let runId = '';
+    const transactions: Record<string, () => Promise<unknown>> = {
+      createConsoleThread: () => newThread('queries-test-2'),
+      'createConsoleThread of an existing key': () => newThread('queries-test'),
+      writeDirective: async () => {
+        const outcome = await storage.writer.writeDirective(write);
+        if (outcome.kind === 'started') runId = outcome.run.id;
+      },
+      'writeDirective repeated': () => storage.writer.writeDirective(write),
+      answerPending: () => storage.writer.answerPending(created.thread.id, [{ id: question.id, answer: 'main' }]),
+    };
+    for (const [name, run] of Object.entries(transactions)) {
+      const statements = await statementsOf(run);
+      assert.match(statements[0]!, /^begin/i, name);
+      assert.match(statements.at(-1)!, /^commit/i, name);
+    }
+    const single: Record<string, () => Promise<unknown>> = {
+      append: () => storage.events.append(created.thread.id, 'message', {}),
+      finishRun: () => storage.writer.finishRun(runId, 'succeeded', null),
+      setPermissionMode: () => storage.writer.setPermissionMode(created.conversation.id, 'plan'),
+      setSession: () => storage.writer.setSession(created.conversation.id, 's'),
+      appendMessage: () => storage.writer.appendMessage(created.thread.id, { role: 'assistant', text: 'y', artifact_id: null }),
+      addPending: () => storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [] }),
+    };
+    for (const [name, run] of Object.entries(single)) assert.equal((await statementsOf(run)).length, 1, name);
   });
 
   it('the mapping and the migration describe the same schema', async () => {

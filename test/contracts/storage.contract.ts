@@ -74,6 +74,19 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.equal(await storage.threads.findAccessible('nobody', F.root), null);
     });
 
+    it('tells whether a thread row exists, whoever may read it', async () => {
+      assert.equal(await storage.threads.exists(F.bobThread), true);
+      assert.equal(await storage.threads.exists(F.root), true);
+      assert.equal(await storage.threads.exists(testId(99_999)), false);
+    });
+
+    it('finds a conversation for a user who can access its thread only', async () => {
+      assert.equal((await storage.conversations.findForUser('alice', F.conv))?.thread_id, F.root);
+      assert.equal(await storage.conversations.findForUser('bob', F.conv), null);
+      assert.equal(await storage.conversations.findForUser('alice', F.bobConv), null);
+      assert.equal(await storage.conversations.findForUser('alice', testId(99_999)), null);
+    });
+
     it('answers the fork chain with the thread, nearest first', async () => {
       const found = await storage.threads.findAccessible('alice', F.forkOfFork);
       assert.deepEqual(found?.chain, [

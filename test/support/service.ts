@@ -1,5 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fail } from '../../domain/result.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
@@ -47,6 +49,9 @@ export async function startService(
     storage: createMemoryStorage(),
     // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
     fetchUiResource: async () => fail('no MCP provider in this test'),
+    // The real runner: the bundled demo agent starts only when a test kicks a run.
+    runner: createAcpAgentRunner({ log }),
+    bus: createMemoryEventBus(),
     ...extra,
   });
   attach(server, app);

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { RUN_STATUSES } from '../../../domain/model.ts';
 import { ThreadSchema } from './threads.ts';
 
-/** `conversations`: one agent's conversation in a thread, with its posture. */
+/** `conversations`: one agent's conversation in a thread, with its posture and agent session. */
 export const ConversationSchema = defineEntity({
   name: 'Conversation',
   tableName: 'conversations',
@@ -16,6 +16,8 @@ export const ConversationSchema = defineEntity({
     address: p.json<{ channel: string; id: string }>().nullable(),
     turn_running: p.boolean(),
     created_at: p.datetime(),
+    // The agent session the conversation runs in: written and read on its own, never part of the row answered.
+    session_id: p.text().nullable(),
   },
   indexes: [{ name: 'conversations_thread_id_id_index', properties: ['thread_id', 'id'] }],
 });

@@ -1,9 +1,11 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
 import { ConversationSchema, ModelMessageSchema, PendingSchema, RunSchema } from './conversations.ts';
+import { DirectiveSchema, EventSchema } from './events.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
 export * from './conversations.ts';
+export * from './events.ts';
 export * from './threads.ts';
 
 /** Every mapped table, listed explicitly (MikroORM is never asked to discover entities by glob). */
@@ -21,4 +23,6 @@ export const ENTITIES = [
   RunSchema,
   ModelMessageSchema,
   PendingSchema,
+  DirectiveSchema,
+  EventSchema,
 ] as const;

@@ -1,0 +1,141 @@
+import { uuidv7 } from 'uuidv7';
+import { checkPendingAnswers } from '../../domain/pending-answers.ts';
+import type { Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { MemoryState } from './state.ts';
+
+// Atomicity in memory: every method checks and writes without an `await` in between, so no other
+// call can interleave with it on the one JavaScript thread.
+
+/** The console's writes over the memory state. */
+export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
+  const findByKey = (owner: string, key: string): Thread | null => {
+    for (const thread of state.threads.values()) if (thread.owner === owner && thread.key === key) return thread;
+    return null;
+  };
+  const firstConversation = (threadId: string): Conversation | undefined =>
+    [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+  const requireThread = (threadId: string): Thread => {
+    const thread = state.threads.get(threadId);
+    if (thread === undefined) throw new Error(`No thread ${threadId}`);
+    return thread;
+  };
+  const newConversation = (threadId: string, fields: { agent: string; model: string | null; permission_mode: string | null; effort: string | null }): Conversation => {
+    const id = uuidv7();
+    const conversation: Conversation = {
+      id, thread_id: threadId, ...fields, address: { channel: 'console', id: threadId }, turn_running: false, created_at: uuid7Time(id),
+    };
+    state.conversations.set(id, conversation);
+    return conversation;
+  };
+  const appendMessage = (threadId: string, fields: { role: string; text: string; artifact_id: string | null }): Message => {
+    requireThread(threadId);
+    const id = uuidv7();
+    const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id) };
+    state.messages.set(id, { ...message, thread_id: threadId });
+    return message;
+  };
+
+  return {
+    findByKey: async (owner, key) => findByKey(owner, key),
+
+    async createConsoleThread(input) {
+      const existing = findByKey(input.owner, input.key);
+      if (existing !== null) {
+        return { thread: existing, conversation: firstConversation(existing.id) ?? newConversation(existing.id, input.conversation) };
+      }
+      const id = uuidv7();
+      const thread: Thread = {
+        id, key: input.key, channel: 'console', owner: input.owner, project: input.project, title: input.title,
+        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
+      };
+      state.threads.set(id, thread);
+      state.members.set(id, new Set());
+      return { thread, conversation: newConversation(id, input.conversation) };
+    },
+
+    async writeDirective(write) {
+      const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);
+      if (seen !== undefined) return { kind: 'repeated', answer: seen };
+      const conversation = state.conversations.get(write.conversation_id);
+      if (conversation === undefined || conversation.thread_id !== write.thread_id) {
+        throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+      }
+      if (conversation.turn_running) return { kind: 'busy' };
+      const thread = requireThread(write.thread_id);
+      const message = appendMessage(write.thread_id, { role: 'user', text: write.text, artifact_id: null });
+      const runId = uuidv7();
+      const run: Run = {
+        id: runId, conversation_id: conversation.id, directory: write.directory, status: 'running', error: null,
+        started_at: uuid7Time(runId), ended_at: null,
+      };
+      state.runs.set(runId, run);
+      state.conversations.set(conversation.id, {
+        ...conversation, permission_mode: write.permission_mode ?? conversation.permission_mode, turn_running: true,
+      });
+      const answer: DirectiveAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
+      if (write.message_id !== null) {
+        const answers = state.directives.get(thread.id) ?? new Map<string, DirectiveAnswer>();
+        answers.set(write.message_id, answer);
+        state.directives.set(thread.id, answers);
+      }
+      return { kind: 'started', answer, message, run };
+    },
+
+    async setPermissionMode(conversationId, mode) {
+      const conversation = state.conversations.get(conversationId);
+      if (conversation === undefined) return null;
+      const updated = { ...conversation, permission_mode: mode };
+      state.conversations.set(conversationId, updated);
+      return updated;
+    },
+
+    async setSession(conversationId, sessionId) {
+      if (!state.conversations.has(conversationId)) return;
+      if (sessionId === null) state.sessions.delete(conversationId);
+      else state.sessions.set(conversationId, sessionId);
+    },
+
+    sessionOf: async (conversationId) => state.sessions.get(conversationId) ?? null,
+
+    appendMessage: async (threadId, message) => appendMessage(threadId, message),
+
+    async appendModelMessage(runId, fields) {
+      if (!state.runs.has(runId)) throw new Error(`No run ${runId}`);
+      const id = uuidv7();
+      const message = { id, run_id: runId, role: fields.role, content: fields.content, created_at: uuid7Time(id) };
+      state.modelMessages.set(id, message);
+      return message;
+    },
+
+    async addPending(fields) {
+      if (!state.conversations.has(fields.conversation_id)) throw new Error(`No conversation ${fields.conversation_id}`);
+      const pending: Pending = { id: uuidv7(), ...fields };
+      state.pending.set(pending.id, pending);
+      return pending;
+    },
+
+    async answerPending(threadId, answers) {
+      const onThread = new Map<string, Pending>();
+      for (const item of state.pending.values()) {
+        if (state.conversations.get(item.conversation_id)?.thread_id === threadId) onThread.set(item.id, item);
+      }
+      const issues = checkPendingAnswers(onThread, answers);
+      if (issues.length > 0) return { ok: false, issues };
+      for (const answer of answers) state.pending.delete(answer.id);
+      return { ok: true };
+    },
+
+    async finishRun(runId, status, error) {
+      const run = state.runs.get(runId);
+      if (run === undefined) throw new Error(`No run ${runId}`);
+      const ended: Run = { ...run, status, error, ended_at: new Date().toISOString() };
+      state.runs.set(runId, ended);
+      const conversation = state.conversations.get(run.conversation_id);
+      if (conversation !== undefined) state.conversations.set(conversation.id, { ...conversation, turn_running: false });
+      for (const item of [...state.pending.values()]) if (item.run_id === runId) state.pending.delete(item.id);
+      return ended;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { WireEvent } from '../../domain/events.ts';
+import type { EventLog } from '../../ports/event-log.ts';
+import type { MemoryState } from './state.ts';
+
+/**
+ * Live events in memory: each thread's events are an array whose index is `seq - 1`, so `seq` is
+ * the array's length after the push (appends cannot interleave on the one JavaScript thread).
+ */
+export function memoryEventLog(state: MemoryState): EventLog {
+  return {
+    async append(threadId, type, data) {
+      // As the database's foreign key does: events belong to a stored thread.
+      if (!state.threads.has(threadId)) throw new Error(`No thread ${threadId}`);
+      const events = state.events.get(threadId) ?? [];
+      state.events.set(threadId, events);
+      // A copy of the data, so a caller changing its object later cannot rewrite history.
+      const event: WireEvent = { seq: events.length + 1, type, thread_id: threadId, at: new Date().toISOString(), data: structuredClone(data) };
+      events.push(event);
+      return event;
+    },
+
+    async since(threadId, afterSeq, limit) {
+      const events = state.events.get(threadId) ?? [];
+      const from = Math.max(0, Math.floor(afterSeq));
+      return events.slice(from, from + Math.max(0, limit));
+    },
+  };
+}

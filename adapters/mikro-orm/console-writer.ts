@@ -1,0 +1,159 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import type { Conversation, Message, ModelMessage, Pending, Run, Thread } from '../../domain/model.ts';
+import { checkPendingAnswers } from '../../domain/pending-answers.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
+import { iso, isUuid, select } from './sql.ts';
+import { Rollback, transaction, type Statement } from './transaction.ts';
+
+const THREAD = `id, key, channel, owner, project, title, fork_of, fork_cutoff, ${iso('created_at')} as created_at`;
+const CONVERSATION = `id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at`;
+const RUN = `id, conversation_id, directory, status, error, ${iso('started_at')} as started_at, ${iso('ended_at')} as ended_at`;
+
+/**
+ * The console's writes. Each method is one transaction, or one statement where that suffices, and
+ * inside a transaction every statement runs on its connection with nothing else awaited (on the
+ * embedded socket, all connections share one session: waiting on another one would deadlock).
+ */
+export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
+  return {
+    findByKey: async (owner, key) =>
+      (await select<Thread>(orm, `select ${THREAD} from threads where owner = ? and key = ?`, [owner, key]))[0] ?? null,
+
+    createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
+
+    writeDirective: (write) =>
+      transaction(orm, async (sql) => {
+        // Both ids first (the answer names the run before anything is written), the message's first: it is older.
+        const messageId = uuidv7();
+        const runId = uuidv7();
+        if (write.message_id !== null) {
+          // The key (thread_id, message_id) is the lock: a concurrent duplicate waits here until this
+          // transaction ends, then finds the row (repeated) or, if this one rolled back, takes its place.
+          const inserted = await sql(`
+            insert into directives (thread_id, message_id, answer)
+            select t.id, ?, jsonb_build_object('thread_id', t.id, 'key', t.key, 'conversation_id', ?::uuid, 'run_id', ?::uuid)
+            from threads t where t.id = ?
+            on conflict (thread_id, message_id) do nothing returning thread_id`,
+          [write.message_id, write.conversation_id, runId, write.thread_id]);
+          if (inserted.length === 0) {
+            const [first] = await sql<{ answer: DirectiveAnswer }>(
+              'select answer from directives where thread_id = ? and message_id = ?', [write.thread_id, write.message_id]);
+            if (first === undefined) throw new Error(`No thread ${write.thread_id}`);
+            return { kind: 'repeated', answer: first.answer };
+          }
+        }
+        // Claims the turn: a concurrent directive on the same conversation waits for this row's lock,
+        // then sees turn_running and is busy; select-then-update would let both start.
+        const [claimed] = await sql<{ key: string | null }>(`
+          update conversations c set turn_running = true, permission_mode = coalesce(?, c.permission_mode)
+          from threads t where t.id = c.thread_id and c.id = ? and c.thread_id = ? and not c.turn_running
+          returning t.key`, [write.permission_mode, write.conversation_id, write.thread_id]);
+        if (claimed === undefined) {
+          const exists = await sql('select 1 from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
+          if (exists.length === 0) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+          throw new Rollback({ kind: 'busy' } as const); // the directive row goes too: a retry may start later
+        }
+        const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };
+        const run: Run = {
+          id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
+          started_at: uuid7Time(runId), ended_at: null,
+        };
+        await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
+          [messageId, write.thread_id, write.text, message.created_at]);
+        await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
+          values (?, ?, ?, 'running', null, ?, null)`, [runId, write.conversation_id, write.directory, run.started_at]);
+        const answer: DirectiveAnswer = { thread_id: write.thread_id, key: claimed.key, conversation_id: write.conversation_id, run_id: runId };
+        return { kind: 'started', answer, message, run };
+      }),
+
+    async setPermissionMode(conversationId, mode) {
+      if (!isUuid(conversationId)) return null;
+      const [row] = await select<Conversation>(orm,
+        `update conversations set permission_mode = ? where id = ? returning ${CONVERSATION}`, [mode, conversationId]);
+      return row ?? null;
+    },
+
+    async setSession(conversationId, sessionId) {
+      if (isUuid(conversationId)) await select(orm, 'update conversations set session_id = ? where id = ?', [sessionId, conversationId]);
+    },
+
+    async sessionOf(conversationId) {
+      if (!isUuid(conversationId)) return null;
+      return (await select<{ session_id: string | null }>(orm, 'select session_id from conversations where id = ?', [conversationId]))[0]?.session_id ?? null;
+    },
+
+    async appendMessage(threadId, fields) {
+      const id = uuidv7();
+      const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id) };
+      await select(orm, 'insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, ?, ?, ?, ?)',
+        [id, threadId, message.role, message.text, message.artifact_id, message.created_at]);
+      return message;
+    },
+
+    async appendModelMessage(runId, fields) {
+      const id = uuidv7();
+      const message: ModelMessage = { id, run_id: runId, role: fields.role, content: fields.content, created_at: uuid7Time(id) };
+      await select(orm, 'insert into model_messages (id, run_id, role, content, created_at) values (?, ?, ?, ?, ?)',
+        [id, runId, message.role, message.content, message.created_at]);
+      return message;
+    },
+
+    async addPending(fields) {
+      const pending: Pending = { id: uuidv7(), ...fields };
+      // Options as JSON text: an array bound as a value would be expanded into a list.
+      await select(orm, 'insert into pending (id, kind, conversation_id, run_id, title, options) values (?, ?, ?, ?, ?, ?::jsonb)',
+        [pending.id, pending.kind, pending.conversation_id, pending.run_id, pending.title, JSON.stringify(pending.options)]);
+      return pending;
+    },
+
+    answerPending: (threadId, answers) =>
+      transaction(orm, async (sql) => {
+        const ids = [...new Set(answers.map((answer) => answer.id))].filter(isUuid);
+        // Locked: of two concurrent answers to one item, the second waits, then finds it gone.
+        const rows = ids.length === 0 || !isUuid(threadId) ? [] : await sql<Pending>(`
+          select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options
+          from pending p join conversations c on c.id = p.conversation_id
+          where c.thread_id = ? and p.id in (${ids.map(() => '?').join(', ')}) for update of p`, [threadId, ...ids]);
+        const issues = checkPendingAnswers(new Map(rows.map((row) => [row.id, row])), answers);
+        if (issues.length > 0) return { ok: false, issues };
+        if (ids.length > 0) await sql(`delete from pending where id in (${ids.map(() => '?').join(', ')})`, ids);
+        return { ok: true };
+      }),
+
+    async finishRun(runId, status, error) {
+      // One statement, so one transaction: the run ends, its turn clears and its leftovers go together.
+      const [run] = isUuid(runId) ? await select<Run>(orm, `
+        with r as (update runs set status = ?, error = ?, ended_at = now() where id = ? returning *),
+        c as (update conversations set turn_running = false where id = (select conversation_id from r)),
+        p as (delete from pending where conversation_id = (select conversation_id from r) and run_id = ?)
+        select ${RUN} from r`, [status, error, runId, runId]) : [];
+      if (run === undefined) throw new Error(`No run ${runId}`);
+      return run;
+    },
+  };
+}
+
+/** The race on the unique (owner, key) index: whoever inserts second waits, then answers the first's rows. */
+async function createConsoleThread(sql: Statement, input: NewConsoleThread): Promise<{ thread: Thread; conversation: Conversation }> {
+  const id = uuidv7();
+  const [created] = await sql<Thread>(`
+    insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
+    values (?, ?, 'console', ?, ?, ?, null, null, ?)
+    on conflict (owner, key) where key is not null do nothing returning ${THREAD}`,
+  [id, input.key, input.owner, input.project, input.title, uuid7Time(id)]);
+  // The existing row is locked, so two callers that both find it without a conversation add only one.
+  const thread = created ?? (await sql<Thread>(`select ${THREAD} from threads where owner = ? and key = ? for update`, [input.owner, input.key]))[0]!;
+  const [first] = created !== undefined ? [] : await sql<Conversation>(
+    `select ${CONVERSATION} from conversations where thread_id = ? order by id limit 1`, [thread.id]);
+  if (first !== undefined) return { thread, conversation: first };
+  const conversationId = uuidv7();
+  const c = input.conversation;
+  const [conversation] = await sql<Conversation>(`
+    insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at)
+    values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
+  [conversationId, thread.id, c.agent, c.model, c.permission_mode, c.effort,
+    JSON.stringify({ channel: 'console', id: thread.id }), uuid7Time(conversationId)]);
+  return { thread, conversation: conversation! };
+}

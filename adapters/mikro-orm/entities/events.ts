@@ -1,0 +1,33 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { ThreadSchema } from './threads.ts';
+
+/**
+ * `directives`: the answer each directive got, by the client's `message_id` on its thread. The
+ * primary key is what makes a retried or concurrent duplicate directive find the first answer.
+ */
+export const DirectiveSchema = defineEntity({
+  name: 'Directive',
+  tableName: 'directives',
+  properties: {
+    thread_id: p.manyToOne(ThreadSchema).primary().mapToPk().fieldName('thread_id'),
+    message_id: p.text().primary(),
+    answer: p.json<Record<string, unknown>>(),
+  },
+});
+
+/**
+ * `events`: a thread's live events with their per-thread `seq`. The primary key (thread_id, seq)
+ * both numbers them (a duplicate seq is refused) and serves replay as one index range scan.
+ * `type` is plain text, not a check: new event types need no migration.
+ */
+export const EventSchema = defineEntity({
+  name: 'Event',
+  tableName: 'events',
+  properties: {
+    thread_id: p.manyToOne(ThreadSchema).primary().mapToPk().fieldName('thread_id'),
+    seq: p.integer().primary(),
+    type: p.text(),
+    at: p.datetime(),
+    data: p.json<Record<string, unknown>>(),
+  },
+});

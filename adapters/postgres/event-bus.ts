@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { WireEvent } from '../../domain/events.ts';
+import type { Id } from '../../domain/model.ts';
+import type { BusSignal, EventBus } from '../../ports/event-bus.ts';
+import type { EventLog } from '../../ports/event-log.ts';
+import { createMemoryEventBus } from '../memory/event-bus.ts';
+import { MAX_PAYLOAD_BYTES, openNotifyConnection } from './notify-connection.ts';
+import { chunkSignal, SignalAssembler, type SignalChunk } from './signal-chunks.ts';
+
+/** The channel events are announced on, and the one signals travel on. */
+export const EVENTS_CHANNEL = 'console_events';
+export const SIGNALS_CHANNEL = 'console_signals';
+
+/** Where the bus listens, and where it reads events too large to travel in a notification. */
+export interface PostgresEventBusOptions {
+  /** A PostgreSQL URL (a real server: LISTEN/NOTIFY does not cross the embedded socket's connections). */
+  readonly url: string;
+  readonly events: EventLog;
+  /** A listener that threw, a dropped connection, a NOTIFY that failed: reported, never thrown. */
+  readonly onError?: (error: unknown) => void;
+  /** The connection is back after a drop: notifications meanwhile were missed (fill gaps from the EventLog). */
+  readonly onReconnect?: () => void;
+  readonly backoff?: { readonly minMs: number; readonly maxMs: number };
+}
+
+/** An event announcement: the event itself when it fits, else its address in the EventLog. */
+type EventNote = { o: string; e: WireEvent } | { o: string; t: Id; s: number };
+
+/**
+ * The EventBus across instances, over LISTEN/NOTIFY on one dedicated connection. This instance's
+ * own subscribers get its events directly, at publish, and its own notifications are skipped when
+ * they come back: exactly once, and even while the connection is down. Events from other instances
+ * are delivered per thread in the order they were announced, including those read back from the
+ * EventLog. Cross-instance delivery is at most once: what is sent while disconnected is lost.
+ */
+export async function createPostgresEventBus(options: PostgresEventBusOptions): Promise<EventBus> {
+  const origin = randomUUID();
+  const report = options.onError ?? (() => {});
+  // Local fan-out is the in-process bus; this adds the other instances. Counted per thread, so an
+  // announcement nobody here listens to is dropped before anything is read for it.
+  const local = createMemoryEventBus({ onListenerError: report });
+  const subscribed = new Map<Id, number>();
+  const assembler = new SignalAssembler();
+  /** Per thread, the delivery of the last announcement still being read from the EventLog. */
+  const inFlight = new Map<Id, Promise<void>>();
+
+  const received = (note: EventNote): void => {
+    const threadId = 'e' in note ? note.e.thread_id : note.t;
+    if (!subscribed.has(threadId)) return; // nobody here listens: nothing to read
+    const event: WireEvent | Promise<WireEvent | undefined> = 'e' in note
+      ? note.e
+      : options.events.since(note.t, note.s - 1, 1).then(([found]) => (found?.seq === note.s ? found : undefined));
+    const before = inFlight.get(threadId);
+    if (before === undefined && !(event instanceof Promise)) return void local.publish(event);
+    // Read at once, delivered after the earlier announcements of the thread: order is kept.
+    const delivered: Promise<void> = Promise.all([before, event]).then(([, found]) => {
+      if (found !== undefined) void local.publish(found);
+    }).catch(report).finally(() => {
+      if (inFlight.get(threadId) === delivered) inFlight.delete(threadId);
+    });
+    inFlight.set(threadId, delivered);
+  };
+
+  const connection = await openNotifyConnection({
+    url: options.url,
+    channels: [EVENTS_CHANNEL, SIGNALS_CHANNEL],
+    onError: report,
+    onReconnect: () => {
+      assembler.clear(); // a signal cut by the drop never completes
+      options.onReconnect?.();
+    },
+    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+    onNotification: (channel, payload) => {
+      try {
+        const note = JSON.parse(payload) as EventNote | SignalChunk;
+        if (note.o === origin) return; // our own: delivered locally when sent
+        if (channel === EVENTS_CHANNEL) received(note as EventNote);
+        else if (channel === SIGNALS_CHANNEL) {
+          const signal = assembler.add(note as SignalChunk);
+          if (signal !== null) void local.signal(signal);
+        }
+      } catch (error) {
+        report(error);
+      }
+    },
+  });
+
+  let closed = false;
+  const send = (channel: string, payloads: string[]): Promise<void> =>
+    connection.notify(channel, payloads).catch(report);
+
+  return {
+    async publish(event) {
+      if (closed) return;
+      void local.publish(event); // synchronous: this instance's subscribers have it before the NOTIFY is sent
+      const whole = JSON.stringify({ o: origin, e: event } satisfies EventNote);
+      const note = Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES ? whole : JSON.stringify({ o: origin, t: event.thread_id, s: event.seq } satisfies EventNote);
+      await send(EVENTS_CHANNEL, [note]);
+    },
+    subscribe(threadId, listener) {
+      subscribed.set(threadId, (subscribed.get(threadId) ?? 0) + 1);
+      const unsubscribe = local.subscribe(threadId, listener);
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        unsubscribe();
+        const left = subscribed.get(threadId)! - 1;
+        if (left === 0) subscribed.delete(threadId);
+        else subscribed.set(threadId, left);
+      };
+    },
+    async signal(signal) {
+      if (closed) return;
+      void local.signal(signal);
+      await send(SIGNALS_CHANNEL, chunkSignal(origin, signal).map((chunk) => JSON.stringify(chunk)));
+    },
+    onSignal: (listener) => local.onSignal(listener),
+    async close() {
+      closed = true;
+      await local.close();
+      subscribed.clear();
+      await connection.close();
+    },
+  };
+}

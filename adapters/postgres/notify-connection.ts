@@ -1,0 +1,123 @@
+import { createRequire } from 'node:module';
+
+/** The part of a `pg` Client this file uses (`pg` ships no types, and @types/pg is not installed). */
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  escapeLiteral(text: string): string;
+  escapeIdentifier(text: string): string;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+}
+type PgClientClass = new (config: { connectionString: string; keepAlive: boolean; application_name: string }) => PgClient;
+
+// `pg` is the driver MikroORM's PostgreSQL package already loads (same version, no second copy).
+const { Client } = createRequire(import.meta.url)('pg') as { Client: PgClientClass };
+
+/** NOTIFY payloads must be shorter than 8000 bytes (PostgreSQL's default build). */
+export const MAX_PAYLOAD_BYTES = 7_999;
+
+/** One LISTEN connection and how it behaves when it drops. */
+export interface NotifyConnectionOptions {
+  readonly url: string;
+  readonly channels: readonly string[];
+  readonly onNotification: (channel: string, payload: string) => void;
+  /** A dropped connection or a failed reconnect (the connection keeps retrying). */
+  readonly onError: (error: unknown) => void;
+  /** Called once LISTEN is in place again after a drop: notifications sent meanwhile were missed. */
+  readonly onReconnect: () => void;
+  /** Reconnect delays: doubling from `minMs` up to `maxMs` (defaults 100 and 5000). */
+  readonly backoff?: { readonly minMs: number; readonly maxMs: number };
+  /** Shown in pg_stat_activity. */
+  readonly applicationName?: string;
+}
+
+/** A dedicated connection that LISTENs, NOTIFYs and reconnects by itself. */
+export interface NotifyConnection {
+  /** Sends the payloads on one channel in one transaction: listeners get all of them, in order, or none. */
+  notify(channel: string, payloads: readonly string[]): Promise<void>;
+  /** Ends the connection and stops reconnecting; idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects and LISTENs; rejects when the first connection fails (a wrong URL should stop the start).
+ * Later drops are retried with backoff until `close()`.
+ */
+export async function openNotifyConnection(options: NotifyConnectionOptions): Promise<NotifyConnection> {
+  const backoff = options.backoff ?? { minMs: 100, maxMs: 5_000 };
+  let current: PgClient | null = null;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let failures = 0;
+
+  const connect = async (): Promise<PgClient> => {
+    const client = new Client({ connectionString: options.url, keepAlive: true, application_name: options.applicationName ?? 'console-event-bus' });
+    // Handlers first: an error event without a listener would crash the process.
+    client.on('error', (error) => dropped(client, error));
+    client.on('end', () => dropped(client, null));
+    client.on('notification', (message) => options.onNotification(message.channel, message.payload ?? ''));
+    try {
+      await client.connect();
+      await client.query(options.channels.map((channel) => `listen ${client.escapeIdentifier(channel)}`).join('; '));
+    } catch (error) {
+      client.end().catch(() => {});
+      throw error;
+    }
+    return client;
+  };
+
+  const dropped = (client: PgClient, error: Error | null): void => {
+    if (client !== current) return; // an old client's late events, or a failed attempt that is retried anyway
+    current = null;
+    client.end().catch(() => {});
+    if (closed) return;
+    options.onError(error ?? new Error('The LISTEN connection ended'));
+    schedule();
+  };
+
+  const schedule = (): void => {
+    const delay = Math.min(backoff.maxMs, backoff.minMs * 2 ** Math.min(failures, 16));
+    failures++;
+    // Jitter, so instances cut off together do not all come back in the same instant.
+    timer = setTimeout(attempt, delay * (0.8 + Math.random() * 0.4));
+  };
+
+  const attempt = async (): Promise<void> => {
+    try {
+      const client = await connect();
+      if (closed) {
+        await client.end().catch(() => {});
+        return;
+      }
+      current = client;
+      failures = 0;
+      options.onReconnect();
+    } catch (error) {
+      if (closed) return;
+      options.onError(error);
+      schedule();
+    }
+  };
+
+  current = await connect();
+  return {
+    async notify(channel, payloads) {
+      const client = current;
+      if (client === null) throw new Error('The LISTEN connection is down (reconnecting)');
+      if (payloads.length === 0) return;
+      // One simple query with several statements runs as one transaction: one round trip, all or nothing.
+      const literal = client.escapeLiteral(channel);
+      await client.query(payloads.map((payload) => `select pg_notify(${literal}, ${client.escapeLiteral(payload)})`).join('; '));
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      const client = current;
+      current = null;
+      await client?.end().catch(() => {});
+    },
+  };
+}

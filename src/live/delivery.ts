@@ -1,0 +1,75 @@
+import type { WebSocket } from 'ws';
+import type { WireEvent } from '../../domain/events.ts';
+import type { EventLog } from '../../ports/event-log.ts';
+
+/** Close code for a client whose send buffer is full (contract section 5). */
+export const CLOSE_TOO_SLOW = 1013;
+
+/** How many stored events one replay read asks for. */
+const REPLAY_PAGE = 500;
+
+/**
+ * Delivers one thread's events to one socket, in `seq` order, each once: a replay from the log
+ * first, then live events; a live event that skips ahead is preceded by the missing ones read from
+ * the log (instances publish independently, so events can arrive out of order or not at all).
+ * Every step runs on one promise chain, so nothing is reordered.
+ */
+export class Delivery {
+  #chain: Promise<void> = Promise.resolve();
+  #last: number | null;
+  #closed = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly log: EventLog,
+    private readonly threadId: string,
+    after: number | null,
+    private readonly maxBuffered: number,
+    /** Event to frame text; shared by every socket, so an event is serialized once, not once per socket. */
+    private readonly frame: (event: WireEvent) => string = JSON.stringify,
+  ) {
+    this.#last = after;
+  }
+
+  /** Sends every stored event after the cursor (when the client gave one). */
+  replay(): void {
+    this.#enqueue(async () => {
+      if (this.#last === null) return;
+      for (;;) {
+        const page = await this.log.since(this.threadId, this.#last, REPLAY_PAGE);
+        for (const event of page) this.#send(event);
+        if (page.length < REPLAY_PAGE || this.#closed) return;
+      }
+    });
+  }
+
+  /** Takes a published event. */
+  readonly push = (event: WireEvent): void => {
+    this.#enqueue(async () => {
+      if (this.#last !== null && event.seq > this.#last + 1) {
+        for (const missing of await this.log.since(this.threadId, this.#last, event.seq - this.#last - 1)) this.#send(missing);
+      }
+      this.#send(event);
+    });
+  };
+
+  /** Stops sending. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #enqueue(step: () => Promise<void>): void {
+    this.#chain = this.#chain.then(step).catch(() => this.ws.close(1011, 'event delivery failed'));
+  }
+
+  #send(event: WireEvent): void {
+    if (this.#closed || (this.#last !== null && event.seq <= this.#last)) return;
+    if (this.ws.bufferedAmount > this.maxBuffered) {
+      this.#closed = true;
+      this.ws.close(CLOSE_TOO_SLOW, 'client cannot keep up');
+      return;
+    }
+    this.#last = event.seq;
+    this.ws.send(this.frame(event));
+  }
+}

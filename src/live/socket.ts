@@ -1,0 +1,145 @@
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { WireEvent } from '../../domain/events.ts';
+import { UUID_PATTERN } from '../../domain/vocabulary.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { originText, type RequestContext } from '../http/context.ts';
+import { refuseUpgrade, type UpgradeHandler } from '../http/edge.ts';
+import { problem } from '../http/reply.ts';
+import { route } from '../http/route.ts';
+import type { Authenticate } from '../identity/authenticate.ts';
+import { Delivery } from './delivery.ts';
+
+/** The live socket's path (contract section 5). */
+export const LIVE_PATH = '/api/console/live';
+
+export interface LiveOptions {
+  readonly storage: Storage;
+  readonly bus: EventBus;
+  readonly authenticate: Authenticate;
+  readonly log: Logger;
+  /** Ping interval; a client that has not answered the previous ping by the next is dropped. */
+  readonly pingMs?: number;
+  /** Bytes a client may have waiting to be sent before it is closed with 1013. */
+  readonly maxBuffered?: number;
+}
+
+const AFTER = /^(0|[1-9][0-9]{0,9})$/;
+
+/**
+ * The live socket router: authentication and the Origin check in the upgrade handler (before the
+ * handshake is accepted), subscription by thread row id or by the caller's console key, replay
+ * after `seq`, pings, and a bounded send buffer per client.
+ */
+export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly close: () => Promise<void> } {
+  const { storage, bus, authenticate, log } = options;
+  const maxBuffered = options.maxBuffered ?? 1024 * 1024;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const alive = new WeakMap<WebSocket, boolean>();
+  // The bus hands every subscriber the same event object: its frame text is made once.
+  const frames = new WeakMap<WireEvent, string>();
+  const frame = (event: WireEvent): string => {
+    let text = frames.get(event);
+    if (text === undefined) frames.set(event, (text = JSON.stringify(event)));
+    return text;
+  };
+  const pings = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (alive.get(ws) === false) ws.terminate();
+      else {
+        alive.set(ws, false);
+        ws.ping();
+      }
+    }
+  }, options.pingMs ?? 30_000);
+  pings.unref();
+
+  /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
+  async function resolve(userId: string, ref: string): Promise<{ thread: string } | { key: string } | 'not_found'> {
+    const found = await storage.threads.findAccessible(userId, ref);
+    if (found !== null) return { thread: found.row.id };
+    const keyed = await storage.writer.findByKey(userId, ref);
+    if (keyed !== null) return { thread: keyed.id };
+    if (UUID_PATTERN.test(ref) && (await storage.threads.exists(ref.toLowerCase()))) return 'not_found';
+    return { key: ref };
+  }
+
+  function attach(ws: WebSocket, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
+    alive.set(ws, true);
+    ws.on('pong', () => alive.set(ws, true));
+    ws.on('error', () => ws.terminate());
+    const cleanups: (() => void)[] = [];
+    ws.on('close', () => cleanups.forEach((cleanup) => cleanup()));
+    const start = (threadId: string, from: number | null) => {
+      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame);
+      // Subscribe before replaying: an event published meanwhile waits behind the replay, never lost.
+      cleanups.push(bus.subscribe(threadId, delivery.push), () => delivery.close());
+      delivery.replay();
+    };
+    if ('thread' in target) return start(target.thread, after);
+    const stop = bus.onSignal((signal) => {
+      if (signal.kind === 'thread_created' && signal.owner === userId && signal.key === target.key) {
+        stop();
+        start(signal.thread_id, after ?? 0);
+      }
+    });
+    cleanups.push(stop);
+    // The row may have been written between the lookup and the listener: look once more.
+    void storage.writer.findByKey(userId, target.key).then((row) => {
+      if (row !== null && cleanups.includes(stop)) {
+        stop();
+        cleanups.splice(cleanups.indexOf(stop), 1);
+        start(row.id, after ?? 0);
+      }
+    });
+  }
+
+  async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
+    const origin = ctx.req.headers.origin;
+    if (origin !== undefined && origin !== originText(ctx.origin)) return refuseUpgrade(socket, problem({ code: 'cross_origin_refused' }));
+    const user = await authenticate(ctx);
+    if (user === null) return refuseUpgrade(socket, problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' }));
+    const ref = ctx.query.getAll('thread');
+    const after = ctx.query.getAll('after');
+    const errors = [
+      ...(ref.length !== 1 || ref[0] === '' || ref[0]!.length > 200 ? [{ path: 'query.thread', message: 'must be given once: a thread id or a console key' }] : []),
+      ...(after.length > 1 || (after.length === 1 && !AFTER.test(after[0]!)) ? [{ path: 'query.after', message: 'must be a whole number given once' }] : []),
+    ];
+    if (errors.length > 0) return refuseUpgrade(socket, problem({ code: 'validation_failed', errors }));
+    const target = await resolve(user.id, ref[0]!);
+    if (target === 'not_found') return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
+    wss.handleUpgrade(ctx.req, socket, head, (ws) => {
+      ctx.log.info({ user: user.id }, 'live socket open');
+      attach(ws, user.id, target, after.length === 1 ? Number(after[0]) : null);
+    });
+  }
+
+  return {
+    owns: (path) => path === LIVE_PATH,
+    upgrade: (ctx, socket, head) => {
+      upgrade(ctx, socket, head).catch((error: unknown) => {
+        log.error({ err: error }, 'live upgrade failed');
+        refuseUpgrade(socket, problem({ code: 'internal' }));
+      });
+    },
+    close: async () => {
+      clearInterval(pings);
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      // A client that does not answer the close handshake is cut after a grace period.
+      const cut = setTimeout(() => wss.clients.forEach((ws) => ws.terminate()), 2_000);
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      clearTimeout(cut);
+    },
+  };
+}
+
+/** `GET /api/console/live` without an upgrade: 426, so a plain client learns what the path is. */
+export const liveHttpRoute = route({
+  method: 'GET',
+  path: LIVE_PATH,
+  summary: "The live socket: upgrade to a websocket (?thread=<row id or key>&after=<seq>) for the thread's wire events",
+  responses: { 101: 'Switching protocols', 401: 'No valid credential', 403: 'Foreign Origin', 404: 'Thread unavailable', 426: 'Not an upgrade' },
+  handle: () => problem({ code: 'upgrade_required' }, { upgrade: 'websocket' }),
+});

@@ -1,0 +1,128 @@
+import { join, resolve } from 'node:path';
+import type { Failure } from '../../domain/errors.ts';
+import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
+import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
+import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId } from '../../domain/vocabulary.ts';
+import type { DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { CONSOLE_CHANNEL } from '../console/reads.ts';
+import type { Emit } from './emit.ts';
+import type { Kicker } from './kick.ts';
+
+/** A directive as its body gives it (DirectiveBody). */
+export interface Directive {
+  readonly text: string;
+  readonly message_id: string | null;
+  readonly model: string | null;
+  readonly project: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
+}
+
+/** A project's working directory under `DATA_DIR`: one path segment, never `..`. */
+export function projectDirectory(dataDir: string, project: string | null): string {
+  const segment = project === null ? '_no_project' : project.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+$/, '_');
+  return resolve(join(dataDir, 'projects', segment));
+}
+
+const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
+
+/**
+ * The directive use case (contract section 4): a new console thread by the caller's key, or an
+ * owned console thread by row id; vocabularies checked; model, project and effort honoured on the
+ * first directive only; the posture stored before the run; idempotent by `message_id`; answered
+ * as soon as the kick is on its way.
+ */
+export function directives(deps: {
+  readonly storage: Storage;
+  readonly bus: EventBus;
+  readonly emit: Emit;
+  readonly kicker: Kicker;
+  readonly dataDir: string;
+}) {
+  const { storage, bus, emit, kicker } = deps;
+
+  /** The owned console thread a directive names by row id or key, with its routed conversation; null for a new key. */
+  async function existing(user: User, ref: string): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
+    const found = (await storage.threads.findAccessible(user.id, ref))?.row ?? (await storage.writer.findByKey(user.id, ref));
+    if (found === null) return ok(null);
+    if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
+    if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'conflict', detail: 'Directives continue console threads only' });
+    const [conversation] = await storage.conversations.listByThread(found.id);
+    if (conversation === undefined) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
+    return ok({ thread: found, conversation });
+  }
+
+  /** Writes a new console thread, and tells sockets waiting on its key (on any instance) that it exists. */
+  async function createThread(thread: NewConsoleThread) {
+    const created = await storage.writer.createConsoleThread(thread);
+    await bus.signal({ kind: 'thread_created', owner: thread.owner, key: thread.key, thread_id: created.thread.id });
+    return created;
+  }
+
+  /** The model of a route id (`agent:model`), or null for an agent's model-less route. */
+  const modelOf = (id: string, agent: Agent): string | null => id.slice(agent.id.length + 1) || null;
+
+  return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
+    const [agents, channels, projects] = await Promise.all([storage.catalog.agents(), storage.catalog.channels(), storage.catalog.projects()]);
+    const console = channels.find((channel) => channel.id === CONSOLE_CHANNEL);
+    const routes = console === undefined ? [] : channelRoutes(console, agents);
+    const issues: Issue[] = [];
+    const route = body.model === null ? (routes[0] ?? null) : findRoute(routes, body.model);
+    if (body.model !== null && route === null) issues.push({ path: 'body.model', message: 'is not a route of GET /routes' });
+    if (body.project !== null && !projects.includes(body.project)) issues.push({ path: 'body.project', message: 'is not a project of GET /projects' });
+    if (issues.length > 0) return fail({ code: 'validation_failed', errors: issues });
+
+    const agentOf = (id: string) => agents.find((a) => a.id === id) ?? null;
+    const found = await existing(user, ref);
+    if (!found.ok) return found;
+    const agent = found.value === null ? (route === null ? null : agentOf(route.agent)) : agentOf(found.value.conversation.agent);
+    if (agent === null) return fail({ code: 'conflict', detail: 'No agent is offered for this thread' });
+    if (found.value !== null && body.model !== null) {
+      const current = routeId(found.value.conversation.agent, found.value.conversation.model);
+      if (body.model !== current) return fail({ code: 'conflict', detail: `The thread is routed to ${current}; re-routing needs a manual handoff` });
+    }
+    if (body.permission_mode !== null && !isPostureOf(agent, body.permission_mode)) return fail(invalid('body.permission_mode', `is not a permission mode of ${agent.id}`));
+    if (body.effort !== null && !isEffortOf(agent, body.effort)) return fail(invalid('body.effort', `is not an effort of ${agent.id}`));
+
+    // Model, project and effort count on the first directive only: they are written with the thread.
+    const { thread, conversation } =
+      found.value ??
+      (await createThread({
+        owner: user.id,
+        key: ref,
+        project: body.project,
+        title: body.text.replace(/\s+/g, ' ').trim().slice(0, 80),
+        conversation: {
+          agent: agent.id,
+          model: route === null ? null : modelOf(route.id, agent),
+          permission_mode: body.permission_mode ?? agent.default_permission_mode,
+          effort: body.effort,
+        },
+      }));
+
+    const directory = projectDirectory(deps.dataDir, thread.project);
+    const outcome = await storage.writer.writeDirective({
+      thread_id: thread.id,
+      conversation_id: conversation.id,
+      message_id: body.message_id,
+      text: body.text,
+      directory,
+      permission_mode: body.permission_mode,
+    });
+    if (outcome.kind === 'repeated') return ok(outcome.answer);
+    if (outcome.kind === 'busy') return fail({ code: 'conflict', detail: 'A turn is running on this thread' });
+    await emit(thread.id, 'message', { run_id: outcome.run.id, message: outcome.message });
+    kicker.kick({
+      threadId: thread.id,
+      conversation,
+      run: outcome.run,
+      agent,
+      prompt: body.text,
+      cwd: directory,
+      mode: body.permission_mode ?? conversation.permission_mode,
+    });
+    return ok(outcome.answer);
+  };
+}

@@ -1,0 +1,38 @@
+import type { PermissionDecision } from '../../ports/agent-runner.ts';
+import type { BusSignal, PendingAnswer } from '../../ports/event-bus.ts';
+
+/**
+ * The agent requests waiting on this instance for a user's answer. Answers arrive as bus signals,
+ * so a response posted to any instance resumes the agent wherever it runs.
+ */
+export class PendingWaiters {
+  readonly #waiting = new Map<string, { runId: string; resolve: (decision: PermissionDecision) => void }>();
+
+  /** Waits for the answer to a pending item of a run. */
+  wait(pendingId: string, runId: string): Promise<PermissionDecision> {
+    return new Promise((resolve) => this.#waiting.set(pendingId, { runId, resolve }));
+  }
+
+  /** Resumes the waiters the signal answers; others are not on this instance. */
+  readonly onSignal = (signal: BusSignal): void => {
+    if (signal.kind !== 'pending_answered') return;
+    for (const answer of signal.answers) this.#settle(answer);
+  };
+
+  /** A run that ends cancels what it still waits for. */
+  cancelRun(runId: string): void {
+    for (const [id, waiter] of this.#waiting) {
+      if (waiter.runId === runId) {
+        this.#waiting.delete(id);
+        waiter.resolve({ outcome: 'cancelled' });
+      }
+    }
+  }
+
+  #settle(answer: PendingAnswer): void {
+    const waiter = this.#waiting.get(answer.id);
+    if (waiter === undefined) return;
+    this.#waiting.delete(answer.id);
+    waiter.resolve('option' in answer ? { outcome: 'selected', optionId: answer.option } : { outcome: 'cancelled' });
+  }
+}

@@ -1,0 +1,48 @@
+import type { Failure } from '../../domain/errors.ts';
+import type { Conversation, User } from '../../domain/model.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import type { AgentRunner } from '../../ports/agent-runner.ts';
+import type { EventBus, PendingAnswer } from '../../ports/event-bus.ts';
+import type { Storage } from '../../ports/storage.ts';
+
+/**
+ * Batch answers to pending approvals and questions (atomic: all applied or none), and the posture
+ * switch of a conversation, which also reaches a live agent session.
+ */
+export function responses(deps: { readonly storage: Storage; readonly bus: EventBus; readonly runner: AgentRunner }) {
+  const { storage, bus, runner } = deps;
+  return {
+    async answer(user: User, threadId: string, answers: readonly PendingAnswer[]): Promise<Result<{ answered: number }, Failure>> {
+      const thread = await storage.threads.findAccessible(user.id, threadId);
+      if (thread === null) return fail({ code: 'thread_unavailable' });
+      const applied = await storage.writer.answerPending(threadId, answers);
+      if (!applied.ok) {
+        return fail({
+          code: 'validation_failed',
+          errors: applied.issues.map((issue) => ({ path: `body.responses.${issue.index}`, message: issue.message })),
+        });
+      }
+      // The agent waiting on these may run on another instance: the signal reaches it there.
+      await bus.signal({ kind: 'pending_answered', answers });
+      return ok({ answered: answers.length });
+    },
+
+    async setPermissionMode(user: User, conversationId: string, mode: string): Promise<Result<Conversation, Failure>> {
+      const conversation = await storage.conversations.findForUser(user.id, conversationId);
+      if (conversation === null) return fail({ code: 'conversation_unavailable' });
+      const thread = await storage.threads.findAccessible(user.id, conversation.thread_id);
+      if (thread?.row.owner !== user.id) return fail({ code: 'not_thread_owner' });
+      const agent = (await storage.catalog.agents()).find((candidate) => candidate.id === conversation.agent);
+      if (agent === undefined || !agent.permission_modes.includes(mode)) {
+        return fail({ code: 'validation_failed', errors: [{ path: 'body.permission_mode', message: `is not a permission mode of ${conversation.agent}` }] });
+      }
+      const updated = await storage.writer.setPermissionMode(conversationId, mode);
+      if (updated === null) return fail({ code: 'conversation_unavailable' });
+      const session = await storage.writer.sessionOf(conversationId);
+      if (session !== null) await runner.setMode(agent, session, mode);
+      return ok(updated);
+    },
+  };
+}
+
+export type Responses = ReturnType<typeof responses>;

@@ -1,0 +1,85 @@
+import * as v from 'valibot';
+import { UuidParam } from '../console/schemas.ts';
+import { json, problem } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import type { Directive } from './directives.ts';
+import type { Responses } from './responses.ts';
+import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { Failure } from '../../domain/errors.ts';
+import type { Result } from '../../domain/result.ts';
+import type { User } from '../../domain/model.ts';
+
+const P = '/api/console';
+const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+const nullable = <T extends v.GenericSchema<unknown, string>>(schema: T) => v.optional(v.nullable(schema), null);
+
+/** DirectiveBody (spec): every field but `text` optional; null asks for nothing. */
+export const DirectiveBody = v.object({
+  text: v.pipe(v.string('must be a string'), v.check((text) => text.trim() !== '', 'must not be blank'), v.maxLength(100_000, 'must be at most 100000 characters')),
+  message_id: nullable(word(200)),
+  model: nullable(word(200)),
+  project: nullable(word(200)),
+  permission_mode: nullable(word(100)),
+  effort: nullable(word(100)),
+});
+
+const ResponsesBody = v.object({
+  responses: v.pipe(
+    v.array(
+      v.union(
+        [v.strictObject({ id: UuidParam, option: word(200) }), v.strictObject({ id: UuidParam, answer: v.pipe(v.string(), v.maxLength(100_000)) })],
+        'must be {"id", "option"} or {"id", "answer"}',
+      ),
+    ),
+    v.minLength(1, 'must answer at least one item'),
+    v.maxLength(100, 'must answer at most 100 items'),
+    v.check((list) => new Set(list.map((r) => r.id)).size === list.length, 'must not answer an item twice'),
+  ),
+});
+
+const PermissionModeBody = v.object({ permission_mode: word(100) });
+
+/** The console's writes: directives, batch responses, and the posture switch. */
+export function runRoutes(submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>, answers: Responses): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: `${P}/threads/:thread/directives`,
+      summary: 'Create or continue a console thread; 202 once the kick is on its way; idempotent by message_id',
+      auth: true,
+      params: v.object({ thread: UuidParam }),
+      body: DirectiveBody,
+      responses: { 202: '{"thread_id", "key", "conversation_id", "run_id"}', 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary' },
+      handle: async ({ user, params, body }) => {
+        const answered = await submit(user, params.thread, body);
+        return answered.ok ? json(202, answered.value) : problem(answered.error);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: `${P}/threads/:id/responses`,
+      summary: 'Answer pending approvals and questions, all or none',
+      auth: true,
+      params: v.object({ id: UuidParam }),
+      body: ResponsesBody,
+      responses: { 202: '{"answered"}', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
+      handle: async ({ user, params, body }) => {
+        const answered = await answers.answer(user, params.id, body.responses);
+        return answered.ok ? json(202, answered.value) : problem(answered.error);
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: `${P}/conversations/:id/permission-mode`,
+      summary: "Switch a conversation's approval posture (reaches a live agent session too)",
+      auth: true,
+      params: v.object({ id: UuidParam }),
+      body: PermissionModeBody,
+      responses: { 200: 'The conversation row', 401: 'No valid credential', 404: 'Conversation unavailable', 422: 'Not a mode of the agent' },
+      handle: async ({ user, params, body }) => {
+        const updated = await answers.setPermissionMode(user, params.id, body.permission_mode);
+        return updated.ok ? json(200, updated.value) : problem(updated.error);
+      },
+    }),
+  ];
+}
