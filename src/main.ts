@@ -48,19 +48,6 @@ const app = createApp({
   mounts: config.world === null ? [{ path: DEMO_MCP_PATH, handle: createDemoMcpHandler() }] : [],
 });
 attach(server, app);
-const port = await listen(server, config.port, config.host);
-// Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.
-const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
-const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
-log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 'console service listening');
-// The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown.
-process.stderr.write(
-  `\nConsole service on ${url}\n` +
-    `  sandbox origin: ${config.sandboxOrigin ?? '(none: artifact loads answer 503)'}\n` +
-    (config.world === null ? `  demo login token (alice): ${DEMO_LOGIN_TOKEN}   e.g. curl -H 'Authorization: Bearer ${DEMO_LOGIN_TOKEN}' ${url}/api/console/threads\n` : '') +
-    '\n',
-);
-
 let stopping = false;
 const stop = (signal: string): void => {
   if (stopping) return;
@@ -76,3 +63,17 @@ const stop = (signal: string): void => {
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+
+const port = await listen(server, config.port, config.host);
+// Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.
+const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
+const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 'console service listening');
+// The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown.
+process.stderr.write(
+  `\nConsole service on ${url}\n` +
+    `  sandbox origin: ${config.sandboxOrigin ?? '(none: artifact loads answer 503)'}\n` +
+    (config.world === null ? `  demo login token (alice): ${DEMO_LOGIN_TOKEN}   e.g. curl -H 'Authorization: Bearer ${DEMO_LOGIN_TOKEN}' ${url}/api/console/threads\n` : '') +
+    '\n',
+);
+

@@ -5,7 +5,7 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
 import { iso, isUuid, select } from './sql.ts';
-import { Rollback, transaction, type Statement } from './transaction.ts';
+import { transaction, type Statement } from './transaction.ts';
 
 const THREAD = `id, key, channel, owner, project, title, fork_of, fork_cutoff, ${iso('created_at')} as created_at`;
 const CONVERSATION = `id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at`;
@@ -24,7 +24,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
 
     writeDirective: (write) =>
-      transaction(orm, async (sql) => {
+      transaction(orm, async (sql, rollback) => {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.
         const messageId = uuidv7();
         const runId = uuidv7();
@@ -53,7 +53,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         if (claimed === undefined) {
           const exists = await sql('select 1 from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
           if (exists.length === 0) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
-          throw new Rollback({ kind: 'busy' } as const); // the directive row goes too: a retry may start later
+          return rollback({ kind: 'busy' }); // the directive row goes too: a retry may start later
         }
         const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };
         const run: Run = {

@@ -105,8 +105,8 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
         if (done) return;
         done = true;
         unsubscribe();
-        const left = subscribed.get(threadId)! - 1;
-        if (left === 0) subscribed.delete(threadId);
+        const left = (subscribed.get(threadId) ?? 1) - 1; // none left after close()
+        if (left <= 0) subscribed.delete(threadId);
         else subscribed.set(threadId, left);
       };
     },

@@ -1,11 +1,25 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { Conversation, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { DirectiveWrite } from '../../ports/console-writer.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
+import { pendingAndRunsTests } from './console-writer-pending.contract.ts';
+
+/** A console thread the suite created, with its conversation. */
+export type Created = { readonly thread: Thread; readonly conversation: Conversation };
+
+/** What the suite's parts share: the storage under test and ways to write through it. */
+export interface WriterSuite {
+  readonly storage: () => Storage;
+  readonly newThread: () => Promise<Created>;
+  readonly directive: (t: Created, fields?: Partial<DirectiveWrite>) => DirectiveWrite;
+  readonly runs: (t: Created) => Promise<readonly Run[]>;
+  readonly conversationOf: (t: Created) => Promise<Conversation>;
+}
 
 /** Builds an empty storage backend; the suite imports the fixture world into it. */
 export type ConsoleWriterFactory = () => Promise<Storage>;
@@ -23,12 +37,11 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
     });
     after(() => storage.close());
 
-    const newThread = (key: string = randomUUID(), title = 'New thread') =>
+    const newThread = (key: string = randomUUID(), title = 'New thread'): Promise<Created> =>
       storage.writer.createConsoleThread({
         owner: 'alice', key, project: 'acme-web', title,
         conversation: { agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high' },
       });
-    type Created = Awaited<ReturnType<typeof newThread>>;
     const directive = (t: Created, fields: Partial<DirectiveWrite> = {}): DirectiveWrite => ({
       thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), text: 'Fix the build',
       directory: '/srv/acme', permission_mode: null, ...fields,
@@ -200,70 +213,6 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       assert.equal(approval.title, 'Edit "a.ts"?');
     });
 
-    describe('answering pending items', () => {
-      const setUp = async () => {
-        const t = await newThread();
-        const started = await storage.writer.writeDirective(directive(t));
-        assert.ok(started.kind === 'started');
-        const add = (kind: 'approval' | 'question', run_id: string | null) => storage.writer.addPending({
-          kind, conversation_id: t.conversation.id, run_id, title: kind, options: kind === 'approval' ? [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] : [],
-        });
-        return { t, run: started.run, approval: await add('approval', started.run.id), question: await add('question', null) };
-      };
-
-      it('removes every answered item at once', async () => {
-        const { t, approval, question } = await setUp();
-        assert.deepEqual(await storage.writer.answerPending(t.thread.id, [{ id: approval.id, option: 'allow' }, { id: question.id, answer: 'main' }]), { ok: true });
-        assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), []);
-      });
-
-      it('changes nothing when any answer is wrong, and names each wrong one by index', async () => {
-        const { t, approval, question } = await setUp();
-        const result = await storage.writer.answerPending(t.thread.id, [
-          { id: approval.id, option: 'allow' },
-          { id: question.id, option: 'allow' },
-          { id: F.pending, option: 'allow' },
-          { id: 'not-a-uuid', answer: 'x' },
-          { id: approval.id, answer: 'yes please' },
-        ]);
-        assert.equal(result.ok, false);
-        assert.deepEqual(result.ok ? [] : result.issues.map((issue) => issue.index), [1, 2, 3, 4]);
-        assert.ok(!result.ok && result.issues.every((issue) => issue.message.length > 0));
-        assert.equal((await storage.conversations.pendingByThread(t.thread.id)).length, 2);
-      });
-
-      it('refuses free text for an approval and an option it does not offer', async () => {
-        const { t, approval } = await setUp();
-        const text = await storage.writer.answerPending(t.thread.id, [{ id: approval.id, answer: 'allow' }]);
-        assert.deepEqual(text.ok ? [] : text.issues.map((issue) => issue.index), [0]);
-        const option = await storage.writer.answerPending(t.thread.id, [{ id: approval.id, option: 'maybe' }]);
-        assert.deepEqual(option.ok ? [] : option.issues.map((issue) => issue.index), [0]);
-        assert.equal((await storage.conversations.pendingByThread(t.thread.id)).length, 2);
-      });
-
-      it('of two concurrent answers to one item, one applies', async () => {
-        const { t, approval } = await setUp();
-        const results = await Promise.all([
-          storage.writer.answerPending(t.thread.id, [{ id: approval.id, option: 'allow' }]),
-          storage.writer.answerPending(t.thread.id, [{ id: approval.id, option: 'deny' }]),
-        ]);
-        assert.deepEqual(results.map((r) => r.ok).sort(), [false, true]);
-      });
-    });
-
-    it('finishing a run ends it, clears the turn and drops its leftover pending items only', async () => {
-      const t = await newThread();
-      const started = await storage.writer.writeDirective(directive(t));
-      assert.ok(started.kind === 'started');
-      await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'a', options: [{ id: 'ok', name: 'OK' }] });
-      const kept = await storage.writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [] });
-      const ended = await storage.writer.finishRun(started.run.id, 'failed', 'agent crashed');
-      assert.deepEqual(ended, { ...started.run, status: 'failed', error: 'agent crashed', ended_at: ended.ended_at });
-      assert.ok(ended.ended_at !== null && Date.parse(ended.ended_at) >= Date.parse(started.run.started_at));
-      assert.deepEqual(await runs(t), [ended]);
-      assert.equal((await conversationOf(t)).turn_running, false);
-      assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [kept]);
-      await assert.rejects(storage.writer.finishRun(testId(99_999), 'succeeded', null), 'an unknown run');
-    });
+    pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });
   });
 }
