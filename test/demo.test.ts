@@ -4,7 +4,12 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ask } from './support/http.ts';
+import { connectLive, typesOf } from './support/live-client.ts';
 
 const DEMO_ARTIFACT = '01a1fd37-cdcc-7c02-8a30-31d9bdf0bd97';
 
@@ -23,7 +28,7 @@ describe('npm start with the demo world', () => {
   before(async () => {
     port = await freePort();
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info' },
+      env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info', DATA_DIR: mkdtempSync(join(tmpdir(), 'demo-')) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     for await (const line of createInterface({ input: child.stdout! })) {
@@ -48,6 +53,22 @@ describe('npm start with the demo world', () => {
     assert.ok(view.sandbox_url.startsWith(`http://sandbox.localhost:${port}/artifacts/sandbox?policy=`));
     assert.equal(view.viewer_path, `/artifacts/${DEMO_ARTIFACT}`);
     assert.ok(!res.text.includes('demo-provider-secret'));
+  });
+
+  it('shows live runs out of the box: the bundled demo agent answers a directive on the socket', async () => {
+    const key = randomUUID();
+    const socket = await connectLive(port, { thread: key, after: '0' }, { authorization: 'Bearer dev-alice' });
+    assert.ok(!('refused' in socket));
+    const res = await ask(port, {
+      method: 'POST', path: `/api/console/threads/${key}/directives`,
+      headers: { authorization: 'Bearer dev-alice', 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Say hello', model: 'claude:opus', project: 'acme-web' }),
+    });
+    assert.equal(res.status, 202, res.text);
+    const events = await socket.until((all) => all.some((e) => e.type === 'reflex_asleep'), 30_000);
+    socket.close();
+    assert.deepEqual(typesOf(events).slice(0, 2), ['message', 'run_started']);
+    assert.equal(typesOf(events).at(-2), 'run_finished');
   });
 
   it('never serves the demo provider on the sandbox origin', async () => {

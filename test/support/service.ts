@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
@@ -33,7 +36,8 @@ export async function startService(
 ): Promise<TestService> {
   const server = createListener();
   const port = await listen(server, 0, '127.0.0.1');
-  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), ...env });
+  // Runs create their project directories under DATA_DIR: a temporary one, never the repository's.
+  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-test-')), ...env });
   if (!loaded.ok) throw new Error(`bad test config: ${JSON.stringify(loaded.error)}`);
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
