@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WebSocket } from 'ws';
+import { createMemoryStorage } from '../adapters/memory/storage.ts';
+import type { WireEvent } from '../domain/events.ts';
+import { CLOSE_TOO_SLOW, Delivery } from '../src/live/delivery.ts';
+import { F, fixtureWorld } from './support/fixture-world.ts';
+
+/** A socket that keeps what it is sent; `bufferedAmount` is what a test says the kernel still holds. */
+function socket(bufferedAmount = 0) {
+  const sent: number[] = [];
+  let closedWith: number | null = null;
+  const ws = {
+    bufferedAmount,
+    send: (text: string) => sent.push((JSON.parse(text) as WireEvent).seq),
+    close: (code: number) => (closedWith = code),
+  };
+  return { ws: ws as unknown as WebSocket, sent, closed: () => closedWith };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('live delivery to one socket', async () => {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  const stored: WireEvent[] = [];
+  for (let i = 0; i < 10; i++) stored.push(await storage.events.append(F.root, 'message', { i }));
+
+  it('replays after the cursor, then live events, each once and in order', async () => {
+    const { ws, sent } = socket();
+    const delivery = new Delivery(ws, storage.events, F.root, 3, 1024);
+    delivery.push(stored[4]!); // published while the replay is still reading: waits behind it
+    delivery.replay();
+    delivery.push(stored[9]!);
+    await settle();
+    assert.deepEqual(sent, [4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('fills a gap from the log when a live event skips ahead', async () => {
+    const { ws, sent } = socket();
+    const delivery = new Delivery(ws, storage.events, F.root, null, 1024);
+    delivery.push(stored[1]!);
+    delivery.push(stored[5]!);
+    delivery.push(stored[3]!); // late, already delivered by the gap fill
+    await settle();
+    assert.deepEqual(sent, [2, 3, 4, 5, 6]);
+  });
+
+  it('closes a client that cannot keep up with 1013 and sends it nothing more', async () => {
+    const { ws, sent, closed } = socket(2048);
+    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024);
+    delivery.replay();
+    await settle();
+    assert.equal(closed(), CLOSE_TOO_SLOW);
+    assert.deepEqual(sent, []);
+    delivery.push(stored[0]!);
+    await settle();
+    assert.deepEqual(sent, []);
+  });
+});
