@@ -1,4 +1,4 @@
-import type { Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
+import type { Address, Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
 import type { PendingAnswer } from './event-bus.ts';
 
 /** A new console thread and its first conversation, written together. */
@@ -13,6 +13,25 @@ export interface NewConsoleThread {
     readonly permission_mode: string | null;
     readonly effort: string | null;
   };
+}
+
+/** A conversation's fields when it is written. */
+export interface NewConversation {
+  readonly agent: string;
+  readonly model: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
+  /** Where it lives on its thread's channel; null: the thread itself (`{channel, id: thread id}`). */
+  readonly address: Address | null;
+}
+
+/** A thread opened by a move (teleport): no key, on any channel, with its first conversation. */
+export interface NewThread {
+  readonly owner: string;
+  readonly channel: string;
+  readonly project: string | null;
+  readonly title: string;
+  readonly conversation: NewConversation;
 }
 
 /** What a directive writes before its run is kicked, in one transaction. */
@@ -58,6 +77,10 @@ export interface ConsoleWriter {
    * records the answer, and answers `started`.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+  /** Opens a thread with its conversation (a teleport's landing place). */
+  openThread(thread: NewThread): Promise<{ thread: Thread; conversation: Conversation }>;
+  /** Adds a conversation to a thread (a summon's new agent, in place). */
+  addConversation(threadId: Id, conversation: NewConversation): Promise<Conversation>;
   /** Sets a conversation's approval posture; answers the updated row, or null when there is none. */
   setPermissionMode(conversationId: Id, mode: string): Promise<Conversation | null>;
   /** Remembers the agent session a conversation runs in (not part of the row answered). */

@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
-import type { Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
+import type { Address, Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { MemoryState } from './state.ts';
@@ -21,10 +21,15 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
     if (thread === undefined) throw new Error(`No thread ${threadId}`);
     return thread;
   };
-  const newConversation = (threadId: string, fields: { agent: string; model: string | null; permission_mode: string | null; effort: string | null }): Conversation => {
+  const newConversation = (
+    threadId: string,
+    fields: { agent: string; model: string | null; permission_mode: string | null; effort: string | null; address?: Address | null },
+  ): Conversation => {
     const id = uuidv7();
+    const { address, ...rest } = fields;
+    const thread = requireThread(threadId);
     const conversation: Conversation = {
-      id, thread_id: threadId, ...fields, address: { channel: 'console', id: threadId }, turn_running: false, created_at: uuid7Time(id),
+      id, thread_id: threadId, ...rest, address: address ?? { channel: thread.channel, id: threadId }, turn_running: false, created_at: uuid7Time(id),
     };
     state.conversations.set(id, conversation);
     return conversation;
@@ -54,6 +59,19 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
       state.members.set(id, new Set());
       return { thread, conversation: newConversation(id, input.conversation) };
     },
+
+    async openThread(input) {
+      const id = uuidv7();
+      const thread: Thread = {
+        id, key: null, channel: input.channel, owner: input.owner, project: input.project, title: input.title,
+        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
+      };
+      state.threads.set(id, thread);
+      state.members.set(id, new Set());
+      return { thread, conversation: newConversation(id, input.conversation) };
+    },
+
+    addConversation: async (threadId, conversation) => newConversation(threadId, conversation),
 
     async writeDirective(write) {
       const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);

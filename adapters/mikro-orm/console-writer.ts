@@ -3,7 +3,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Conversation, Message, ModelMessage, Pending, Run, Thread } from '../../domain/model.ts';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
+import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, NewConversation } from '../../ports/console-writer.ts';
 import { iso, isUuid, select } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 
@@ -22,6 +22,23 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
       (await select<Thread>(orm, `select ${THREAD} from threads where owner = ? and key = ?`, [owner, key]))[0] ?? null,
 
     createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
+
+    openThread: (input) =>
+      transaction(orm, async (sql) => {
+        const id = uuidv7();
+        const [thread] = await sql<Thread>(`
+          insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
+          values (?, null, ?, ?, ?, ?, null, null, ?) returning ${THREAD}`,
+        [id, input.channel, input.owner, input.project, input.title, uuid7Time(id)]);
+        return { thread: thread!, conversation: await insertConversation(sql, thread!, input.conversation) };
+      }),
+
+    addConversation: (threadId, conversation) =>
+      transaction(orm, async (sql) => {
+        const [thread] = await sql<Thread>(`select ${THREAD} from threads where id = ?`, [threadId]);
+        if (thread === undefined) throw new Error(`No thread ${threadId}`);
+        return insertConversation(sql, thread, conversation);
+      }),
 
     writeDirective: (write) =>
       transaction(orm, async (sql, rollback) => {
@@ -156,4 +173,14 @@ async function createConsoleThread(sql: Statement, input: NewConsoleThread): Pro
   [conversationId, thread.id, c.agent, c.model, c.permission_mode, c.effort,
     JSON.stringify({ channel: 'console', id: thread.id }), uuid7Time(conversationId)]);
   return { thread, conversation: conversation! };
+}
+
+/** Writes a conversation; its address defaults to the thread itself on the thread's channel. */
+async function insertConversation(sql: Statement, thread: Thread, c: NewConversation): Promise<Conversation> {
+  const id = uuidv7();
+  const [conversation] = await sql<Conversation>(`
+    insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at)
+    values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
+  [id, thread.id, c.agent, c.model, c.permission_mode, c.effort, JSON.stringify(c.address ?? { channel: thread.channel, id: thread.id }), uuid7Time(id)]);
+  return conversation!;
 }
