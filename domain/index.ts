@@ -15,3 +15,4 @@ export * from './ledger-visibility.ts';
 export * from './vocabulary.ts';
 export * from './world.ts';
 export * from './events.ts';
+export * from './operations.ts';

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { parseOrigin } from '../domain/origin.ts';
+import { memoryChannelPort } from '../adapters/memory/channel-port.ts';
 import type { AgentRunner } from '../ports/agent-runner.ts';
+import type { ChannelPort } from '../ports/channel-port.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -17,7 +19,9 @@ import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
-import { directives } from './runs/directives.ts';
+import { directives, turnStarter } from './runs/directives.ts';
+import { threadMoves } from './operations/moves.ts';
+import { operationRoutes } from './operations/routes.ts';
 import { emitter } from './runs/emit.ts';
 import { kicker } from './runs/kick.ts';
 import { PendingWaiters } from './runs/pending-waiters.ts';
@@ -39,6 +43,8 @@ export interface AppOptions {
   readonly runner: AgentRunner;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
+  /** The channels conversations move to; by default the world file's, in memory. */
+  readonly channels?: ChannelPort;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
 }
@@ -67,6 +73,13 @@ export function createApp(options: AppOptions): App {
   const stopWaiting = bus.onSignal(waiters.onSignal);
   const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log });
   const submit = directives({ storage, bus, emit, kicker: kicks, dataDir: config.dataDir });
+  const moves = threadMoves({
+    storage,
+    channels: options.channels ?? memoryChannelPort(storage.catalog),
+    emit,
+    direct: submit,
+    startTurn: turnStarter({ storage, emit, kicker: kicks, dataDir: config.dataDir }),
+  });
   const live = liveSocket({ storage, bus, authenticate, log });
 
   const sandbox = buildSurface(sandboxSurface());
@@ -75,7 +88,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner })), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner })), ...operationRoutes(moves), liveHttpRoute],
         authenticate,
       ),
     ),

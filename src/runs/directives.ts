@@ -41,7 +41,8 @@ export function directives(deps: {
   readonly kicker: Kicker;
   readonly dataDir: string;
 }) {
-  const { storage, bus, emit, kicker } = deps;
+  const { storage, bus } = deps;
+  const startTurn = turnStarter(deps);
 
   /** The owned console thread a directive names by row id or key, with its routed conversation; null for a new key. */
   async function existing(user: User, ref: string): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
@@ -49,7 +50,8 @@ export function directives(deps: {
     if (found === null) return ok(null);
     if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'conflict', detail: 'Directives continue console threads only' });
-    const [conversation] = await storage.conversations.listByThread(found.id);
+    // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
+    const conversation = (await storage.conversations.listByThread(found.id)).at(-1);
     if (conversation === undefined) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
     return ok({ thread: found, conversation });
   }
@@ -102,14 +104,37 @@ export function directives(deps: {
         },
       }));
 
+    return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
+  };
+}
+
+/** A turn to start on a conversation: the user's text, and the posture to store first (null: keep). */
+export interface TurnStart {
+  readonly thread: Thread;
+  readonly conversation: Conversation;
+  readonly agent: Agent;
+  readonly text: string;
+  readonly message_id: string | null;
+  readonly permission_mode: string | null;
+}
+
+/**
+ * Writes a turn (posture, the user's ledger message, a running run, the directive's answer), emits
+ * the message, and kicks the run: shared by directives and by a summon's brief. Idempotent by
+ * `message_id`; a conversation with a turn running is a conflict.
+ */
+export function turnStarter(deps: { readonly storage: Storage; readonly emit: Emit; readonly kicker: Kicker; readonly dataDir: string }) {
+  const { storage, emit, kicker } = deps;
+  return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
+    const { thread, conversation } = turn;
     const directory = projectDirectory(deps.dataDir, thread.project);
     const outcome = await storage.writer.writeDirective({
       thread_id: thread.id,
       conversation_id: conversation.id,
-      message_id: body.message_id,
-      text: body.text,
+      message_id: turn.message_id,
+      text: turn.text,
       directory,
-      permission_mode: body.permission_mode,
+      permission_mode: turn.permission_mode,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'conflict', detail: 'A turn is running on this thread' });
@@ -118,10 +143,10 @@ export function directives(deps: {
       threadId: thread.id,
       conversation,
       run: outcome.run,
-      agent,
-      prompt: body.text,
+      agent: turn.agent,
+      prompt: turn.text,
       cwd: directory,
-      mode: body.permission_mode ?? conversation.permission_mode,
+      mode: turn.permission_mode ?? conversation.permission_mode,
     });
     return ok(outcome.answer);
   };

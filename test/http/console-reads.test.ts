@@ -46,6 +46,7 @@ describe('console reads', () => {
   it('GET /channels: the channels linked to the caller only', async () => {
     assert.deepEqual((await get(`${P}/channels`)).json(), [
       { id: 'console', kind: 'console', name: 'Console', shared: false, browsable: false },
+      { id: 'quiet', kind: 'chat', name: 'Quiet room', shared: true, browsable: true },
       { id: 'team-chat', kind: 'chat', name: 'Team chat', shared: true, browsable: true },
     ]);
     assert.deepEqual((await get(`${P}/channels`, BOB)).json().map((c: { id: string }) => c.id), ['console']);

@@ -1,0 +1,152 @@
+import type { Address, Agent, Channel, ChannelPlace } from './model.ts';
+import { channelRoutes, type RouteInfo } from './vocabulary.ts';
+
+/** A destination on a channel (spec: ChannelAddress). */
+export interface ChannelAddress {
+  readonly channel: string;
+  readonly id: string;
+  readonly shared: boolean;
+  readonly metadata: { readonly name: string; readonly inside?: string; readonly barred?: string };
+}
+
+/** What one operation can do now (spec: OperationAvailability). */
+export interface OperationAvailability {
+  readonly destinations: readonly ChannelAddress[];
+  readonly here: ChannelAddress | null;
+  readonly routes: Readonly<Record<string, readonly RouteInfo[]>>;
+  readonly reason: string | null;
+}
+
+/** Teleport and summon for a thread (spec: ThreadOperations). */
+export interface ThreadOperations {
+  readonly source: ChannelAddress | null;
+  readonly teleport: OperationAvailability;
+  readonly summon: OperationAvailability;
+  readonly barred: Readonly<Record<string, string>>;
+}
+
+/** What keeps a conversation from moving: a turn, approvals or questions waiting. */
+export interface Busy {
+  readonly turnRunning: boolean;
+  readonly approvals: number;
+  readonly questions: number;
+}
+
+/** Everything the rules look at. */
+export interface OperationsInput {
+  readonly userId: string;
+  readonly thread: { readonly id: string; readonly channel: string; readonly title: string };
+  /** The conversation that would move (the thread's latest), or null. */
+  readonly conversation: { readonly agent: string; readonly address: Address | null } | null;
+  readonly channels: readonly Channel[];
+  readonly agents: readonly Agent[];
+  readonly busy: Busy;
+}
+
+/** The console channel, and the one teleport destination it offers: a new console thread. */
+export const CONSOLE = 'console';
+export const NEW_CONSOLE_THREAD: ChannelAddress = Object.freeze({
+  channel: CONSOLE, id: 'new', shared: false, metadata: Object.freeze({ name: 'New console thread' }),
+});
+
+/** Why a conversation cannot move now, or null. */
+export function busyReason(busy: Busy): string | null {
+  if (busy.turnRunning) return 'A turn is running on this thread';
+  if (busy.approvals > 0) return 'Approvals are pending on this thread';
+  if (busy.questions > 0) return 'Questions are pending on this thread';
+  return null;
+}
+
+/** Channels where no conversation can land, with the reason: not linked to the user, or no agent connected. */
+export function barredChannels(userId: string, channels: readonly Channel[]): Record<string, string> {
+  const barred: Record<string, string> = {};
+  for (const channel of channels) {
+    if (!channel.linked_users.includes(userId)) barred[channel.id] = 'You are not linked to this channel';
+    else if (channel.agents.length === 0) barred[channel.id] = 'No agent is connected to this channel';
+  }
+  return barred;
+}
+
+/** A place of a channel's tree by id, at any depth. */
+export function findPlace(places: readonly ChannelPlace[], id: string): ChannelPlace | null {
+  for (const place of places) {
+    if (place.id === id) return place;
+    const inner = findPlace(place.children, id);
+    if (inner !== null) return inner;
+  }
+  return null;
+}
+
+/** One level of a channel's destinations: the top when `inside` is null, else the children of the place opened by it. */
+export function placesInside(channel: Channel, inside: string | null): readonly ChannelPlace[] | null {
+  if (inside === null) return channel.addresses;
+  const open = (places: readonly ChannelPlace[]): ChannelPlace | null => {
+    for (const place of places) {
+      if (place.inside === inside) return place;
+      const inner = open(place.children);
+      if (inner !== null) return inner;
+    }
+    return null;
+  };
+  return open(channel.addresses)?.children ?? null;
+}
+
+/** A place as a ChannelAddress row. */
+export function placeAddress(channel: Channel, place: ChannelPlace): ChannelAddress {
+  const metadata: { name: string; inside?: string; barred?: string } = { name: place.name };
+  if (place.inside !== null) metadata.inside = place.inside;
+  if (place.barred !== null) metadata.barred = place.barred;
+  return { channel: channel.id, id: place.id, shared: place.shared, metadata };
+}
+
+/** The surface the conversation is on: its address on its thread's channel, or the thread itself. */
+export function sourceAddress(input: OperationsInput): ChannelAddress | null {
+  const address = input.conversation?.address ?? { channel: input.thread.channel, id: input.thread.id };
+  const channel = input.channels.find((c) => c.id === address.channel);
+  if (channel === undefined) return null;
+  const place = findPlace(channel.addresses, address.id);
+  return place !== null ? placeAddress(channel, place) : { channel: channel.id, id: address.id, shared: channel.shared, metadata: { name: input.thread.title } };
+}
+
+/** The routes of one agent on a channel (teleport keeps the conversation's agent). */
+export const agentRoutesOn = (channel: Channel, agents: readonly Agent[], agent: string): RouteInfo[] =>
+  channelRoutes(channel, agents).filter((route) => route.agent === agent);
+
+/**
+ * The availability rules: teleport offers, on every channel not barred, the conversation's own
+ * agent's routes (a channel where it has none cannot be the destination), and suggests a new console
+ * thread (for a thread elsewhere) and the top-level places of other channels; summon offers every
+ * other agent on the conversation's own channel, here where it is. Both carry the reason a busy
+ * thread cannot move.
+ */
+export function threadOperations(input: OperationsInput): ThreadOperations {
+  const barred = barredChannels(input.userId, input.channels);
+  const source = sourceAddress(input);
+  const reason = busyReason(input.busy);
+  const open = input.channels.filter((channel) => barred[channel.id] === undefined);
+  const agent = input.conversation?.agent ?? null;
+
+  const teleportRoutes: Record<string, RouteInfo[]> = {};
+  const destinations: ChannelAddress[] = [];
+  for (const channel of open) {
+    const routes = agent === null ? [] : agentRoutesOn(channel, input.agents, agent);
+    teleportRoutes[channel.id] = routes;
+    if (routes.length === 0) continue;
+    if (channel.id === CONSOLE) {
+      if (input.thread.channel !== CONSOLE) destinations.push(NEW_CONSOLE_THREAD);
+    } else if (channel.id !== input.thread.channel) {
+      for (const place of channel.addresses) if (place.barred === null) destinations.push(placeAddress(channel, place));
+    }
+  }
+
+  const own = source === null ? undefined : open.find((channel) => channel.id === source.channel);
+  const summonRoutes: Record<string, RouteInfo[]> =
+    own === undefined || agent === null ? {} : { [own.id]: channelRoutes(own, input.agents).filter((route) => route.agent !== agent) };
+
+  return {
+    source,
+    teleport: { destinations, here: null, routes: teleportRoutes, reason },
+    summon: { destinations: [], here: source, routes: summonRoutes, reason },
+    barred,
+  };
+}

@@ -1,0 +1,48 @@
+import type { Failure } from '../../domain/errors.ts';
+import type { Agent, Channel, Conversation, Thread, User } from '../../domain/model.ts';
+import type { OperationsInput } from '../../domain/operations.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { Storage } from '../../ports/storage.ts';
+
+/** What the operation rules look at for one thread, read for one caller. */
+export interface MoveContext {
+  readonly thread: Thread;
+  /** The conversation that would move: the thread's latest. */
+  readonly conversation: Conversation | null;
+  readonly channels: readonly Channel[];
+  readonly agents: readonly Agent[];
+  readonly input: OperationsInput;
+}
+
+/** Reads a thread the caller can access (404 otherwise) with its conversations, pending items and the channels. */
+export async function moveContext(storage: Storage, channelPort: ChannelPort, user: User, threadId: string): Promise<Result<MoveContext, Failure>> {
+  const found = await storage.threads.findAccessible(user.id, threadId);
+  if (found === null) return fail({ code: 'thread_unavailable' });
+  const thread = found.row;
+  const [conversations, pending, channels, agents] = await Promise.all([
+    storage.conversations.listByThread(thread.id),
+    storage.conversations.pendingByThread(thread.id),
+    channelPort.channels(),
+    storage.catalog.agents(),
+  ]);
+  const conversation = conversations.at(-1) ?? null;
+  return ok({
+    thread,
+    conversation,
+    channels,
+    agents,
+    input: {
+      userId: user.id,
+      thread: { id: thread.id, channel: thread.channel, title: thread.title },
+      conversation: conversation === null ? null : { agent: conversation.agent, address: conversation.address },
+      channels,
+      agents,
+      busy: {
+        turnRunning: conversations.some((c) => c.turn_running),
+        approvals: pending.filter((p) => p.kind === 'approval').length,
+        questions: pending.filter((p) => p.kind === 'question').length,
+      },
+    },
+  });
+}

@@ -1,0 +1,136 @@
+import type { Failure } from '../../domain/errors.ts';
+import type { Address, User } from '../../domain/model.ts';
+import {
+  agentRoutesOn, CONSOLE, findPlace, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+} from '../../domain/operations.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import { channelRoutes } from '../../domain/vocabulary.ts';
+import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { Storage } from '../../ports/storage.ts';
+import type { Directive, TurnStart } from '../runs/directives.ts';
+import type { Emit } from '../runs/emit.ts';
+import { moveContext } from './context.ts';
+
+type Answer<T> = Promise<Result<T, Failure>>;
+const conflict = (detail: string): Failure => ({ code: 'conflict', detail });
+const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
+
+/** A teleport as its body gives it. */
+export interface TeleportBody {
+  readonly destination: { readonly channel: string; readonly id: string };
+  readonly new_thread: boolean;
+  readonly prompt: string | null;
+}
+
+/** Teleport and summon, and the reads that offer them (spec: ThreadOperations, ChannelAddress). */
+export function threadMoves(deps: {
+  readonly storage: Storage;
+  readonly channels: ChannelPort;
+  readonly emit: Emit;
+  /** The directive use case: a teleport's prompt is the new console thread's first directive. */
+  readonly direct: (user: User, ref: string, body: Directive) => Answer<{ thread_id: string; conversation_id: string }>;
+  /** Starts a turn on a conversation: a summon's brief is the new agent's first turn. */
+  readonly startTurn: (turn: TurnStart) => Answer<{ run_id: string }>;
+}) {
+  const { storage, channels, emit } = deps;
+
+  return {
+    async operations(user: User, threadId: string): Answer<ThreadOperations> {
+      const context = await moveContext(storage, channels, user, threadId);
+      return context.ok ? ok(threadOperations(context.value.input)) : context;
+    },
+
+    async addresses(user: User, threadId: string, channelId: string, inside: string | null): Answer<ChannelAddress[]> {
+      const context = await moveContext(storage, channels, user, threadId);
+      if (!context.ok) return context;
+      const channel = context.value.channels.find((c) => c.id === channelId);
+      if (channel === undefined) return fail(conflict('This channel is not connected'));
+      if (!channel.linked_users.includes(user.id)) return fail(conflict('You are not linked to this channel'));
+      if (!channel.browsable) return fail(conflict('This channel cannot be browsed'));
+      if (channel.agents.length === 0) return fail(conflict('No agent is connected to this channel'));
+      const places = await channels.places(channelId, inside);
+      if (places === null) return fail(invalid('query.inside', 'opens no place on this channel'));
+      return ok(places.map((place) => placeAddress(channel, place)));
+    },
+
+    async teleport(user: User, threadId: string, body: TeleportBody): Answer<{ thread_id: string; conversation_id: string }> {
+      const toConsole = body.destination.channel === CONSOLE;
+      if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
+      if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
+      const context = await moveContext(storage, channels, user, threadId);
+      if (!context.ok) return context;
+      const { thread, conversation, input } = context.value;
+      if (conversation === null) return fail(conflict('The thread has no conversation to move'));
+      const offer = threadOperations(input);
+      if (offer.teleport.reason !== null) return fail(conflict(offer.teleport.reason));
+      // The destination is validated again: a listed address was a suggestion, and things change.
+      const { channel: channelId, id } = body.destination;
+      const barred = offer.barred[channelId];
+      if (barred !== undefined) return fail(conflict(barred));
+      const channel = context.value.channels.find((c) => c.id === channelId);
+      if (channel === undefined) return fail(conflict('This channel is not connected'));
+      if (agentRoutesOn(channel, context.value.agents, conversation.agent).length === 0) {
+        return fail(conflict(`${conversation.agent} is not connected to this channel`));
+      }
+      let address: Address | null = null;
+      if (toConsole) {
+        if (id !== 'new') return fail(conflict('The console offers one destination: a new console thread'));
+      } else {
+        const place = findPlace(channel.addresses, id);
+        if (place === null) return fail(conflict('This destination is no longer offered'));
+        if (place.barred !== null) return fail(conflict(place.barred));
+        address = await channels.deliver({ channel: channelId, place: id, new_thread: body.new_thread, title: thread.title });
+      }
+      const landed = await storage.writer.openThread({
+        owner: user.id,
+        channel: channelId,
+        project: thread.project,
+        title: thread.title,
+        conversation: { agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address },
+      });
+      const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
+      const to = { thread_id: landed.thread.id, conversation_id: landed.conversation.id, channel: channelId, address: landed.conversation.address };
+      await emit(thread.id, 'gateway', { operation: 'teleport', from, to });
+      await emit(landed.thread.id, 'gateway', { operation: 'teleport', from, to });
+      if (body.prompt !== null) {
+        const kicked = await deps.direct(user, landed.thread.id, { text: body.prompt, message_id: null, model: null, project: null, permission_mode: null, effort: null });
+        if (!kicked.ok) return kicked;
+      }
+      return ok({ thread_id: landed.thread.id, conversation_id: landed.conversation.id });
+    },
+
+    async summon(user: User, threadId: string, body: { route: string; brief: string; hint: string | null }): Answer<{ conversation_id: string }> {
+      const context = await moveContext(storage, channels, user, threadId);
+      if (!context.ok) return context;
+      const { thread, conversation, input, agents } = context.value;
+      if (conversation === null) return fail(conflict('The thread has no conversation to hand over'));
+      const known = context.value.channels.flatMap((c) => channelRoutes(c, agents)).some((r) => r.id === body.route);
+      if (!known) return fail(invalid('body.route', 'is not a route of any connected channel'));
+      const offer = threadOperations(input);
+      if (offer.summon.reason !== null) return fail(conflict(offer.summon.reason));
+      const route = Object.values(offer.summon.routes).flat().find((r) => r.id === body.route);
+      if (route === undefined) return fail(conflict(`${body.route} is not offered here: summon hands over to another agent on this channel`));
+      const agent = agents.find((a) => a.id === route.agent)!;
+      const next = await storage.writer.addConversation(thread.id, {
+        agent: agent.id, model: route.model, permission_mode: agent.default_permission_mode, effort: null, address: conversation.address,
+      });
+      await storage.writer.appendMessage(thread.id, {
+        role: 'system',
+        text: `Handed over to ${route.id}${body.hint === null ? '' : `: ${body.hint}`}`,
+        artifact_id: null,
+      });
+      await emit(thread.id, 'gateway', {
+        operation: 'summon',
+        from: { conversation_id: conversation.id, agent: conversation.agent },
+        to: { conversation_id: next.id, route: route.id },
+        hint: body.hint,
+      });
+      // The brief is what the new agent starts from: its first turn, in place.
+      const kicked = await deps.startTurn({ thread, conversation: next, agent, text: body.brief, message_id: null, permission_mode: null });
+      if (!kicked.ok) return kicked;
+      return ok({ conversation_id: next.id });
+    },
+  };
+}
+
+export type ThreadMoves = ReturnType<typeof threadMoves>;

@@ -1,0 +1,61 @@
+import * as v from 'valibot';
+import { UuidParam } from '../console/schemas.ts';
+import { json, problem } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+import type { ThreadMoves } from './moves.ts';
+
+const P = '/api/console/threads/:id';
+const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+const text = (max: number) => v.pipe(v.string('must be a string'), v.check((t) => t.trim() !== '', 'must not be blank'), v.maxLength(max, `must be at most ${max} characters`));
+
+const TeleportBody = v.object({
+  destination: v.object({ channel: word(200), id: word(500) }, 'must be {"channel", "id"}'),
+  new_thread: v.optional(v.boolean('must be true or false'), true),
+  prompt: v.optional(v.nullable(text(100_000)), null),
+});
+const SummonBody = v.object({
+  route: word(200),
+  brief: text(100_000),
+  hint: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))), null),
+});
+const MOVE_ANSWERS = { 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Refused, with the reason as detail', 422: 'A body that is not valid' };
+
+/** Teleport and summon, and the reads that offer them. */
+export function operationRoutes(moves: ThreadMoves): Route[] {
+  return [
+    route({
+      method: 'GET', path: `${P}/operations`, summary: 'What teleport and summon can do for the thread now (ThreadOperations)', auth: true,
+      params: v.object({ id: UuidParam }), responses: { 200: 'ThreadOperations', 401: 'No valid credential', 404: 'Thread unavailable' },
+      handle: async ({ user, params }) => {
+        const answered = await moves.operations(user, params.id);
+        return answered.ok ? json(200, answered.value) : problem(answered.error);
+      },
+    }),
+    route({
+      method: 'GET', path: `${P}/channels/:channel/addresses`, summary: "One level of a channel's destinations ([ChannelAddress])", auth: true,
+      params: v.object({ id: UuidParam, channel: word(200) }),
+      query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500))) }),
+      responses: { 200: '[ChannelAddress]', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
+      handle: async ({ user, params, query }) => {
+        const answered = await moves.addresses(user, params.id, params.channel, query.inside ?? null);
+        return answered.ok ? json(200, answered.value) : problem(answered.error);
+      },
+    }),
+    route({
+      method: 'POST', path: `${P}/teleport`, summary: 'Move the conversation to a destination on a connected channel', auth: true,
+      params: v.object({ id: UuidParam }), body: TeleportBody, responses: { 202: '{"thread_id", "conversation_id"}', ...MOVE_ANSWERS },
+      handle: async ({ user, params, body }) => {
+        const answered = await moves.teleport(user, params.id, body);
+        return answered.ok ? json(202, answered.value) : problem(answered.error);
+      },
+    }),
+    route({
+      method: 'POST', path: `${P}/summon`, summary: 'Hand the conversation to another agent and model where it is', auth: true,
+      params: v.object({ id: UuidParam }), body: SummonBody, responses: { 202: '{"conversation_id"}', ...MOVE_ANSWERS },
+      handle: async ({ user, params, body }) => {
+        const answered = await moves.summon(user, params.id, body);
+        return answered.ok ? json(202, answered.value) : problem(answered.error);
+      },
+    }),
+  ];
+}
