@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Id } from '../../domain/model.ts';
-import type { BusSignal, EventBus } from '../../ports/event-bus.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import { createMemoryEventBus } from '../memory/event-bus.ts';
 import { MAX_PAYLOAD_BYTES, openNotifyConnection } from './notify-connection.ts';

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { Config } from '../config.ts';
 import { UuidParam } from '../console/schemas.ts';
 import { browserRequestCheck } from '../http/guards.ts';
-import { json, problem } from '../http/reply.ts';
+import { json, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 import type { Authenticate } from '../identity/authenticate.ts';
@@ -49,8 +49,7 @@ export function artifactSurface(config: Config, loads: ArtifactLoads, authentica
       params: v.object({ artifact_id: UuidParam }),
       responses: VIEW_ANSWERS,
       handle: async ({ user, params, ctx }) => {
-        const loaded = await loads.view(user, params.artifact_id, ctx.origin, ctx.log);
-        return loaded.ok ? json(200, loaded.value) : problem(loaded.error);
+        return result(200, await loads.view(user, params.artifact_id, ctx.origin, ctx.log));
       },
     }),
   ];
@@ -76,8 +75,7 @@ export function threadArtifactRoute(loads: ArtifactLoads): Route {
     params: v.object({ thread_id: UuidParam, message_id: UuidParam }),
     responses: VIEW_ANSWERS,
     handle: async ({ user, params, ctx }) => {
-      const loaded = await loads.viewByReference(user, params.thread_id, params.message_id, ctx.origin, ctx.log);
-      return loaded.ok ? json(200, loaded.value) : problem(loaded.error);
+      return result(200, await loads.viewByReference(user, params.thread_id, params.message_id, ctx.origin, ctx.log));
     },
   });
 }

@@ -1,6 +1,6 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
-import { json, problem, type Reply } from '../http/reply.ts';
+import { json, result, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ConsoleReads } from './reads.ts';
 import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';
@@ -8,7 +8,7 @@ import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schema
 const P = '/api/console';
 
 /** Maps a read's result: the value as JSON, or the failure as problem+json. */
-const answer = <T>(result: Result<T, Failure>): Reply => (result.ok ? json(200, result.value) : problem(result.error));
+const answer = <T>(outcome: Result<T, Failure>): Reply => result(200, outcome);
 const page = (query: { limit: number; before?: string }) => ({ limit: query.limit, before: query.before ?? null });
 
 const UNDER_THREAD = { 200: 'OK', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'A path id or the query is not valid' };

@@ -1,5 +1,6 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { ERROR_DETAILS, type Failure } from '../../domain/errors.ts';
+import type { Result } from '../../domain/result.ts';
 import { ERROR_STATUS } from './error-status.ts';
 
 /** What a handler answers; the edge writes it. Bodies are text, bytes, or a value sent as JSON. */
@@ -31,6 +32,10 @@ export function problem(failure: Failure, headers: Record<string, string> = {}):
   if (failure.errors !== undefined) body.errors = failure.errors;
   return { status, headers: { 'content-type': 'application/problem+json', ...headers }, body: { json: body } };
 }
+
+/** A use case's result as an answer: the value as JSON with `status`, or the failure as problem+json. */
+export const result = <T>(status: number, outcome: Result<T, Failure>): Reply =>
+  outcome.ok ? json(status, outcome.value) : problem(outcome.error);
 
 /** Headers every answer carries. */
 const BASE_HEADERS = { 'x-content-type-options': 'nosniff' };

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { UuidParam } from '../console/schemas.ts';
-import { json, problem } from '../http/reply.ts';
+import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ThreadMoves } from './moves.ts';
 
@@ -27,8 +27,7 @@ export function operationRoutes(moves: ThreadMoves): Route[] {
       method: 'GET', path: `${P}/operations`, summary: 'What teleport and summon can do for the thread now (ThreadOperations)', auth: true,
       params: v.object({ id: UuidParam }), responses: { 200: 'ThreadOperations', 401: 'No valid credential', 404: 'Thread unavailable' },
       handle: async ({ user, params }) => {
-        const answered = await moves.operations(user, params.id);
-        return answered.ok ? json(200, answered.value) : problem(answered.error);
+        return result(200, await moves.operations(user, params.id));
       },
     }),
     route({
@@ -37,24 +36,21 @@ export function operationRoutes(moves: ThreadMoves): Route[] {
       query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500))) }),
       responses: { 200: '[ChannelAddress]', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
       handle: async ({ user, params, query }) => {
-        const answered = await moves.addresses(user, params.id, params.channel, query.inside ?? null);
-        return answered.ok ? json(200, answered.value) : problem(answered.error);
+        return result(200, await moves.addresses(user, params.id, params.channel, query.inside ?? null));
       },
     }),
     route({
       method: 'POST', path: `${P}/teleport`, summary: 'Move the conversation to a destination on a connected channel', auth: true,
       params: v.object({ id: UuidParam }), body: TeleportBody, responses: { 202: '{"thread_id", "conversation_id"}', ...MOVE_ANSWERS },
       handle: async ({ user, params, body }) => {
-        const answered = await moves.teleport(user, params.id, body);
-        return answered.ok ? json(202, answered.value) : problem(answered.error);
+        return result(202, await moves.teleport(user, params.id, body));
       },
     }),
     route({
       method: 'POST', path: `${P}/summon`, summary: 'Hand the conversation to another agent and model where it is', auth: true,
       params: v.object({ id: UuidParam }), body: SummonBody, responses: { 202: '{"conversation_id"}', ...MOVE_ANSWERS },
       handle: async ({ user, params, body }) => {
-        const answered = await moves.summon(user, params.id, body);
-        return answered.ok ? json(202, answered.value) : problem(answered.error);
+        return result(202, await moves.summon(user, params.id, body));
       },
     }),
   ];

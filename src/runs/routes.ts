@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { UuidParam } from '../console/schemas.ts';
-import { json, problem } from '../http/reply.ts';
+import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from './directives.ts';
 import type { Responses } from './responses.ts';
@@ -51,8 +51,7 @@ export function runRoutes(submit: (user: User, ref: string, body: Directive) => 
       body: DirectiveBody,
       responses: { 202: '{"thread_id", "key", "conversation_id", "run_id"}', 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary' },
       handle: async ({ user, params, body }) => {
-        const answered = await submit(user, params.thread, body);
-        return answered.ok ? json(202, answered.value) : problem(answered.error);
+        return result(202, await submit(user, params.thread, body));
       },
     }),
     route({
@@ -64,8 +63,7 @@ export function runRoutes(submit: (user: User, ref: string, body: Directive) => 
       body: ResponsesBody,
       responses: { 202: '{"answered"}', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
       handle: async ({ user, params, body }) => {
-        const answered = await answers.answer(user, params.id, body.responses);
-        return answered.ok ? json(202, answered.value) : problem(answered.error);
+        return result(202, await answers.answer(user, params.id, body.responses));
       },
     }),
     route({
@@ -77,8 +75,7 @@ export function runRoutes(submit: (user: User, ref: string, body: Directive) => 
       body: PermissionModeBody,
       responses: { 200: 'The conversation row', 401: 'No valid credential', 404: 'Conversation unavailable', 422: 'Not a mode of the agent' },
       handle: async ({ user, params, body }) => {
-        const updated = await answers.setPermissionMode(user, params.id, body.permission_mode);
-        return updated.ok ? json(200, updated.value) : problem(updated.error);
+        return result(200, await answers.setPermissionMode(user, params.id, body.permission_mode));
       },
     }),
   ];
