@@ -8,6 +8,8 @@ export const ERROR_DETAILS = {
   not_found: 'Nothing is served at this path',
   /** The path exists, but not for this method; the answer lists the allowed ones. */
   method_not_allowed: 'This method is not allowed on this path',
+  /** A `Host` header that is not a host (origins are built from it). */
+  invalid_host: 'The Host header is not a valid host',
   /** The body could not be parsed as JSON. */
   malformed_json: 'The request body is not valid JSON',
   /** The body is not JSON at all. */

@@ -88,7 +88,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner })), ...operationRoutes(moves), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, log })), ...operationRoutes(moves), liveHttpRoute],
         authenticate,
       ),
     ),

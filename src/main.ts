@@ -1,12 +1,12 @@
-import pino from 'pino';
 import { createAcpAgentRunner } from '../adapters/acp/agent-runner.ts';
 import { createFetchUiResource } from '../adapters/mcp/fetch-ui-resource.ts';
 import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
 import { createApp } from './app.ts';
+import { createLogger } from './logging.ts';
 import { loadConfig } from './config.ts';
 import { attach, createListener, listen, shutdown } from './server.ts';
-import { createDemoMcpHandler } from './demo/mcp-server.ts';
+import { demoProviderMount } from './demo/provider-mount.ts';
 import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, WorldFileError } from './storage.ts';
 
 const loaded = loadConfig(process.env);
@@ -15,7 +15,7 @@ if (!loaded.ok) {
   process.exit(2);
 }
 const config = loaded.value;
-const log = pino({ level: config.logLevel });
+const log = createLogger(config.logLevel);
 
 let storage;
 try {
@@ -45,7 +45,7 @@ const app = createApp({
   runner: createAcpAgentRunner({ log }),
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
-  mounts: config.world === null ? [{ path: DEMO_MCP_PATH, handle: createDemoMcpHandler() }] : [],
+  mounts: config.world === null ? [demoProviderMount(DEMO_MCP_PATH)] : [],
 });
 attach(server, app);
 let stopping = false;

@@ -71,6 +71,17 @@ describe('npm start with the demo world', () => {
     assert.equal(typesOf(events).at(-2), 'run_finished');
   });
 
+  it('the demo provider answers only the installation credential: no open tool endpoint', async () => {
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_forecast', arguments: { city: 'Paris' } } });
+    const res = await ask(port, {
+      method: 'POST', path: '/demo/mcp',
+      headers: { host: `localhost:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: call,
+    });
+    assert.equal(res.status, 401);
+    assert.ok(!res.text.includes('Sunny'));
+  });
+
   it('never serves the demo provider on the sandbox origin', async () => {
     const res = await ask(port, { method: 'POST', path: '/demo/mcp', headers: { host: `sandbox.localhost:${port}`, 'content-type': 'application/json' }, body: '{}' });
     assert.equal(res.status, 404);

@@ -22,7 +22,8 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMED
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  // Class 08 is connection exceptions, but 08P01 (protocol violation) is what a bad value causes: not an outage.
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || (code.startsWith('08') && code !== '08P01'))) return true;
   return error.name === 'KnexTimeoutError' || /Connection terminated|connection is closed|not queryable/i.test(error.message);
 }
 

@@ -1,6 +1,9 @@
 import * as v from 'valibot';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 
+/** Refuses the NUL character, which PostgreSQL text cannot store (it would fail the write, not the request). */
+export const noNul = v.check((text: string) => !text.includes('\u0000'), 'must not contain the NUL character');
+
 /** A path or cursor id: any UUID, compared in lower case (ids are stored so). */
 export const UuidParam = v.pipe(
   v.string(),

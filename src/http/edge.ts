@@ -1,4 +1,5 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
@@ -52,6 +53,8 @@ function contextOf(req: IncomingMessage, options: EdgeOptions): RequestContext {
 
 /** The sandbox-origin dispatch, then the console surfaces; a bug becomes a logged 500, never a crash. */
 async function answer(ctx: RequestContext, options: EdgeOptions): Promise<Reply> {
+  // Origins are built from Host: one that is not a host could pass for no origin at all in the checks.
+  if (ctx.host !== undefined && ctx.origin === null) return problem({ code: 'invalid_host' });
   const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
   if (surface === 'sandbox') return options.sandbox.dispatch(ctx);
   if (surface === 'refused' || isSandboxPath(ctx.path)) return problem({ code: 'not_found' });
@@ -90,6 +93,8 @@ export function requestListener(options: EdgeOptions) {
       .then((reply) => {
         if (res.headersSent || res.destroyed) return;
         const headers: Record<string, string> = { ...reply.headers, 'x-request-id': ctx.id };
+        // An error is never worth caching (and artifact and sandbox answers must not be), whoever wrote it.
+        if (reply.status >= 400 && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';
         if (options.draining()) headers.connection = 'close';
         writeReply(res, { ...reply, headers });
       });
@@ -108,8 +113,19 @@ export function refuseUpgrade(socket: Duplex, reply: Reply): void {
 
 /** The `upgrade` listener: a websocket on the sandbox origin or a sandbox path is refused. */
 export function upgradeListener(options: EdgeOptions) {
+  const plain = requestListener(options);
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
+    if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
+      // Any other upgrade (h2c, ...) may be ignored: answered as the plain HTTP request it also is.
+      if (head.length > 0) socket.unshift(head);
+      const res = new ServerResponse(req);
+      res.assignSocket(socket as Socket);
+      res.shouldKeepAlive = false;
+      res.once('finish', () => socket.end());
+      plain(req, res);
+      return;
+    }
     const ctx = contextOf(req, options);
     const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: true }, options.sandboxOrigin);
     if (surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {

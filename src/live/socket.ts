@@ -87,13 +87,19 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     });
     cleanups.push(stop);
     // The row may have been written between the lookup and the listener: look once more.
-    void storage.writer.findByKey(userId, target.key).then((row) => {
-      if (row !== null && cleanups.includes(stop)) {
-        stop();
-        cleanups.splice(cleanups.indexOf(stop), 1);
-        start(row.id, after ?? 0);
-      }
-    });
+    void storage.writer
+      .findByKey(userId, target.key)
+      .then((row) => {
+        if (row !== null && cleanups.includes(stop)) {
+          stop();
+          cleanups.splice(cleanups.indexOf(stop), 1);
+          start(row.id, after ?? 0);
+        }
+      })
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'live socket key lookup failed');
+        ws.close(1011, 'lookup failed');
+      });
   }
 
   async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
@@ -104,11 +110,13 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     const ref = ctx.query.getAll('thread');
     const after = ctx.query.getAll('after');
     const errors = [
-      ...(ref.length !== 1 || ref[0] === '' || ref[0]!.length > 200 ? [{ path: 'query.thread', message: 'must be given once: a thread id or a console key' }] : []),
+      ...(ref.length !== 1 || ref[0] === '' || ref[0]!.length > 200 || /[\u0000-\u001f\u007f]/.test(ref[0]!) ? [{ path: 'query.thread', message: 'must be given once: a thread id or a console key' }] : []),
       ...(after.length > 1 || (after.length === 1 && !AFTER.test(after[0]!)) ? [{ path: 'query.after', message: 'must be a whole number given once' }] : []),
     ];
     if (errors.length > 0) return refuseUpgrade(socket, problem({ code: 'validation_failed', errors }));
-    const target = await resolve(user.id, ref[0]!);
+    // Ids and keys are UUIDs compared in lower case, as every path id is.
+    const value = UUID_PATTERN.test(ref[0]!) ? ref[0]!.toLowerCase() : ref[0]!;
+    const target = await resolve(user.id, value);
     if (target === 'not_found') return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
     wss.handleUpgrade(ctx.req, socket, head, (ws) => {
       ctx.log.info({ user: user.id }, 'live socket open');

@@ -75,6 +75,7 @@ export function threadMoves(deps: {
       let address: Address | null = null;
       if (toConsole) {
         if (id !== 'new') return fail(conflict('The console offers one destination: a new console thread'));
+        if (thread.channel === CONSOLE) return fail(conflict('A console thread is already on the console'));
       } else {
         const place = findPlace(channel.addresses, id);
         if (place === null) return fail(conflict('This destination is no longer offered'));

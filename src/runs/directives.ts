@@ -47,7 +47,8 @@ export function directives(deps: {
   /** The owned console thread a directive names by row id or key, with its routed conversation; null for a new key. */
   async function existing(user: User, ref: string): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
     const found = (await storage.threads.findAccessible(user.id, ref))?.row ?? (await storage.writer.findByKey(user.id, ref));
-    if (found === null) return ok(null);
+    // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
+    if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
     if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'conflict', detail: 'Directives continue console threads only' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
@@ -104,6 +105,10 @@ export function directives(deps: {
         },
       }));
 
+    // Two first directives for one key can race: the loser continues the winner's thread, so its pick is checked again.
+    if (found.value === null && body.model !== null && body.model !== routeId(conversation.agent, conversation.model)) {
+      return fail({ code: 'conflict', detail: `The thread is routed to ${routeId(conversation.agent, conversation.model)}; re-routing needs a manual handoff` });
+    }
     return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
   };
 }

@@ -52,9 +52,9 @@ export type Kicker = ReturnType<typeof kicker>;
 async function runKick({ writer, runner, emit, waiters, log }: KickDeps, request: KickRequest): Promise<void> {
   const { threadId, conversation, run } = request;
   const runId = run.id;
-  await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
   let reply = '';
   try {
+    await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
     await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
     const result = await runner.runTurn({
       agent: request.agent,
@@ -94,7 +94,8 @@ async function runKick({ writer, runner, emit, waiters, log }: KickDeps, request
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     log.warn({ run: runId, reason }, 'run failed');
-    const failed = await writer.finishRun(runId, 'failed', reason);
+    // Ending the run clears the turn: if storage fails here, the thread would stay busy, so it is tried twice.
+    const failed = await writer.finishRun(runId, 'failed', reason).catch(() => writer.finishRun(runId, 'failed', reason));
     await emit(threadId, 'run_error', { run_id: runId, error: reason, run: failed });
   } finally {
     waiters.cancelRun(runId);

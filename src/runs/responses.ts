@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Failure } from '../../domain/errors.ts';
 import type { Conversation, User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
@@ -9,8 +10,8 @@ import type { Storage } from '../../ports/storage.ts';
  * Batch answers to pending approvals and questions (atomic: all applied or none), and the posture
  * switch of a conversation, which also reaches a live agent session.
  */
-export function responses(deps: { readonly storage: Storage; readonly bus: EventBus; readonly runner: AgentRunner }) {
-  const { storage, bus, runner } = deps;
+export function responses(deps: { readonly storage: Storage; readonly bus: EventBus; readonly runner: AgentRunner; readonly log: Logger }) {
+  const { storage, bus, runner, log } = deps;
   return {
     async answer(user: User, threadId: string, answers: readonly PendingAnswer[]): Promise<Result<{ answered: number }, Failure>> {
       const thread = await storage.threads.findAccessible(user.id, threadId);
@@ -39,7 +40,9 @@ export function responses(deps: { readonly storage: Storage; readonly bus: Event
       const updated = await storage.writer.setPermissionMode(conversationId, mode);
       if (updated === null) return fail({ code: 'conversation_unavailable' });
       const session = await storage.writer.sessionOf(conversationId);
-      if (session !== null) await runner.setMode(agent, session, mode);
+      // The posture is stored; a live session hears it now if it can (every later prompt sets it anyway),
+      // so an agent that fails or does not answer cannot fail or hold this request.
+      if (session !== null) void runner.setMode(agent, session, mode).catch((error: unknown) => log.warn({ err: error }, 'set_mode on a live session failed'));
       return ok(updated);
     },
   };

@@ -153,11 +153,36 @@ describe('directives, runs and the live socket', () => {
     assert.ok(!threads.items.some((t: { title: string }) => t.title === 'x'), 'a refused directive writes no thread');
   });
 
-  it("refuses a directive on another user's or a non-console thread", async () => {
+  it("refuses a directive on another user's, a shared or a non-console thread", async () => {
     assert.equal((await post(`${P}/threads/${F.shared}/directives`, { text: 'hi' })).status, 403, 'a member is not the owner');
     const bobs = await post(`${P}/threads/${F.bobThread}/directives`, { text: 'hi' });
-    assert.equal(bobs.status, 202, "another user's row id is only a key of the caller's own");
-    assert.notEqual(bobs.json().thread_id, F.bobThread);
+    assert.equal(bobs.status, 404, "another user's row id names that thread: 404, never a key of the caller's");
+    assert.equal(bobs.json().detail, 'Thread unavailable');
+    const key = randomUUID();
+    const { thread_id } = (await post(`${P}/threads/${key}/directives`, { text: 'Then move me' })).json();
+    const socket = await live({ thread: thread_id, after: '0' });
+    await socket.until(ended);
+    socket.close();
+    const moved = await post(`${P}/threads/${thread_id}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+    assert.equal(moved.status, 202, moved.text);
+    const onChat = await post(`${P}/threads/${moved.json().thread_id}/directives`, { text: 'hi' });
+    assert.equal(onChat.status, 409);
+    assert.match(onChat.json().detail, /console threads only/);
+  });
+
+  it('refuses text the database could not store (NUL) with 422, not an outage', async () => {
+    const res = await post(`${P}/threads/${randomUUID()}/directives`, { text: 'a\u0000b' });
+    assert.equal(res.status, 422);
+    assert.equal(res.json().errors[0].path, 'body.text');
+  });
+
+  it('a socket on an upper-case key delivers the thread its directives write', async () => {
+    const key = randomUUID();
+    const socket = await live({ thread: key.toUpperCase(), after: '0' });
+    assert.equal((await post(`${P}/threads/${key}/directives`, { text: 'Case does not matter' })).status, 202);
+    const events = await socket.until(ended);
+    socket.close();
+    assert.equal(typesOf(events)[1], 'run_started');
   });
 
   it('PATCH permission-mode switches the posture, and the next turn runs under it', async () => {

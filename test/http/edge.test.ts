@@ -166,6 +166,27 @@ describe('the HTTP edge', () => {
     for (const secret of ['header-secret', 'cookie-secret', 'query-secret']) assert.ok(!all.includes(secret), secret);
   });
 
+  it('a Host header that is not a host is 400, never an origin', async () => {
+    const res = await ask(port, { path: '/t/items', headers: { host: '[zz' } });
+    isProblem(res, 400);
+    assert.equal(res.headers['cache-control'], 'no-store', 'no error is cacheable');
+  });
+
+  it('an Upgrade other than websocket is ignored: the request is answered as plain HTTP', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write('GET /t/items HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (c) => (text += c));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      setTimeout(() => reject(new Error('no answer')), 5000).unref();
+    });
+    assert.match(answer, /^HTTP\/1.1 200/);
+    assert.match(answer, /\[\]$/);
+  });
+
   it('an invented request id that is not a plain token is replaced', async () => {
     const res = await ask(port, { path: '/t/items', headers: { 'x-request-id': 'a b<script>' } });
     assert.notEqual(res.headers['x-request-id'], 'a b<script>');

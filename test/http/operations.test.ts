@@ -88,6 +88,7 @@ describe('thread operations: teleport and summon', () => {
       [{ destination: { channel: 'quiet', id: 'lobby' } }, 409, /No agent/],
       [{ destination: { channel: 'team-chat', id: 'gone' } }, 409, /no longer offered/],
       [{ destination: { channel: 'console', id: 'elsewhere' } }, 409, /one destination/],
+      [{ destination: { channel: 'console', id: 'new' } }, 409, /already on the console/],
       [{ destination: { channel: 'team-chat', id: 'general' }, prompt: 'hi' }, 422, /valid/],
       [{ destination: { channel: 'team-chat', id: 'general' }, new_thread: 'yes' }, 422, /valid/],
       [{ destination: 'general' }, 422, /valid/],

@@ -2,12 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fail } from '../../domain/result.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
+import { createLogger } from '../../src/logging.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { attach, createListener, listen, shutdown } from '../../src/server.ts';
 import { fixtureWorld } from './fixture-world.ts';
@@ -46,7 +46,7 @@ export async function startService(
       done();
     },
   });
-  const log = pino({ level: 'debug' }, sink);
+  const log = createLogger('debug', sink);
   const app = createApp({
     config: loaded.value,
     log,
