@@ -4,7 +4,9 @@ import { connect } from 'node:net';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { createInterface } from 'node:readline';
+import { randomUUID } from 'node:crypto';
 import type { App } from '../src/app.ts';
+import { connectLive } from './support/live-client.ts';
 import { attach, createListener, listen, shutdown } from '../src/server.ts';
 
 /** Starts `src/main.ts` as `npm start` does, on an ephemeral port, and reads the port it logs. */
@@ -77,6 +79,17 @@ describe('graceful shutdown', () => {
     const [code] = await exited;
     assert.equal(code, 0);
     assert.ok(Date.now() - began < 4000, 'an idle keep-alive connection does not hold the exit');
+  });
+
+  it('npm start closes live sockets with 1001 on SIGTERM and exits 0', { timeout: 30_000 }, async () => {
+    const { child, port } = await startMain();
+    const exited = once(child, 'exit');
+    const socket = await connectLive(port, { thread: randomUUID() }, { authorization: 'Bearer dev-alice' });
+    assert.ok(!('refused' in socket));
+    child.kill('SIGTERM');
+    assert.equal(await socket.closed, 1001);
+    const [code] = await exited;
+    assert.equal(code, 0);
   });
 
   it('npm start exits 0 on SIGINT', { timeout: 30_000 }, async () => {
