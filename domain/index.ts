@@ -16,3 +16,4 @@ export * from './vocabulary.ts';
 export * from './world.ts';
 export * from './events.ts';
 export * from './operations.ts';
+export * from './text.ts';

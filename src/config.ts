@@ -24,6 +24,10 @@ export interface Config {
   /** Whether the external scheme is taken from `X-Forwarded-Proto`. */
   readonly trustProxy: boolean;
   readonly logLevel: string;
+  /** How long a turn's holder may go without renewing its lease before any instance sweeps the turn. */
+  readonly turnLeaseMs: number;
+  /** How long an agent may send nothing during a turn before the turn is cancelled. */
+  readonly agentIdleTimeoutMs: number;
 }
 
 const integer = (min: number, max: number) =>
@@ -76,6 +80,8 @@ const EnvSchema = v.object({
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be a pino level or silent'),
     'info',
   ),
+  TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
+  AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
@@ -104,6 +110,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       mcpTimeoutMs: e.MCP_TIMEOUT_MS,
       trustProxy: e.TRUST_PROXY,
       logLevel: e.LOG_LEVEL,
+      turnLeaseMs: e.TURN_LEASE_MS,
+      agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
     }),
   );
 }

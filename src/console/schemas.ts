@@ -1,8 +1,12 @@
 import * as v from 'valibot';
+import { isStorableText } from '../../domain/text.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 
-/** Refuses the NUL character, which PostgreSQL text cannot store (it would fail the write, not the request). */
-export const noNul = v.check((text: string) => !text.includes('\u0000'), 'must not contain the NUL character');
+/**
+ * Refuses text PostgreSQL cannot store (the NUL character, a lone UTF-16 surrogate): it would fail
+ * the write halfway, not the request.
+ */
+export const storable = v.check((text: string) => isStorableText(text), 'must not contain the NUL character or a lone UTF-16 surrogate');
 
 /** A path or cursor id: any UUID, compared in lower case (ids are stored so). */
 export const UuidParam = v.pipe(

@@ -4,7 +4,10 @@
  * states the session's posture in every reply, so tests and demos can see the posture arrive.
  *
  * Prompt markers: `[approval]` asks one permission; `[fail]` answers the prompt with a JSON-RPC
- * error; `[crash]` exits with status 1 after the first chunk; `[slow]` waits between chunks.
+ * error; `[crash]` exits with status 1 after the first chunk; `[slow]` waits between chunks;
+ * `[wait]` sends nothing more until the turn is cancelled (`session/cancel`); `[hang]` sends
+ * nothing more and ignores cancel too; `[garbled]` sends a NUL and a surrogate pair split across
+ * two chunks, in text and in a tool call's title; `[env]` names the environment variables it got.
  */
 import { randomUUID } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
@@ -26,6 +29,8 @@ const MODELS = ['opus', 'sonnet'];
 const EFFORTS = ['low', 'high'];
 
 const sessions = new Map<string, DemoSession>();
+/** The `[wait]` turns, each ended by its session's `session/cancel`. */
+const cancels = new Map<string, () => void>();
 
 function configOptions(session: DemoSession): acp.SessionConfigOption[] {
   return [
@@ -55,6 +60,18 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
 
   await say(`Working on: ${text}\n`);
   if (text.includes('[crash]')) process.exit(1);
+  if (text.includes('[env]')) await say(`[demo-env] ${Object.keys(process.env).sort().join(',')}\n`);
+  if (text.includes('[hang]')) await new Promise(() => {});
+  if (text.includes('[wait]')) {
+    await new Promise<void>((resolve) => cancels.set(params.sessionId, resolve));
+    return { stopReason: 'cancelled' };
+  }
+  if (text.includes('[garbled]')) {
+    // U+1F600 as two UTF-16 code units, each in its own chunk, and NULs the database cannot store.
+    await say('split \ud83d');
+    await say('\ude00 pair, a NUL \u0000 here\n');
+    await update({ sessionUpdate: 'tool_call', toolCallId: `nul-${session.turns}`, title: 'bad \u0000 title \udc00', kind: 'other', status: 'completed' });
+  }
   if (text.includes('[fail]')) throw acp.RequestError.internalError(undefined, 'the demo agent was asked to fail');
   await update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Considering the request.' } });
   await update({ sessionUpdate: 'plan', entries: [{ content: 'Answer the prompt', priority: 'medium', status: 'in_progress' }] });
@@ -103,7 +120,11 @@ const app = acp
     else throw acp.RequestError.invalidParams(undefined, `unknown option ${params.configId}=${value}`);
     return { configOptions: configOptions(session) };
   })
-  .onRequest(acp.methods.agent.session.prompt, prompt);
+  .onRequest(acp.methods.agent.session.prompt, prompt)
+  .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+    cancels.get(params.sessionId)?.();
+    cancels.delete(params.sessionId);
+  });
 
 // Node's web streams and the DOM lib's are the same objects with slightly different typings.
 const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;

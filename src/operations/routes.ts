@@ -1,12 +1,12 @@
 import * as v from 'valibot';
-import { noNul, UuidParam } from '../console/schemas.ts';
+import { storable, UuidParam } from '../console/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ThreadMoves } from './moves.ts';
 
 const P = '/api/console/threads/:id';
-const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), noNul);
-const text = (max: number) => v.pipe(v.string('must be a string'), v.check((t) => t.trim() !== '', 'must not be blank'), v.maxLength(max, `must be at most ${max} characters`), noNul);
+const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), storable);
+const text = (max: number) => v.pipe(v.string('must be a string'), v.check((t) => t.trim() !== '', 'must not be blank'), v.maxLength(max, `must be at most ${max} characters`), storable);
 
 const TeleportBody = v.object({
   destination: v.object({ channel: word(200), id: word(500) }, 'must be {"channel", "id"}'),
@@ -16,7 +16,7 @@ const TeleportBody = v.object({
 const SummonBody = v.object({
   route: word(200),
   brief: text(100_000),
-  hint: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'), noNul)), null),
+  hint: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'), storable)), null),
 });
 const MOVE_ANSWERS = { 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Refused, with the reason as detail', 422: 'A body that is not valid' };
 
@@ -33,7 +33,7 @@ export function operationRoutes(moves: ThreadMoves): Route[] {
     route({
       method: 'GET', path: `${P}/channels/:channel/addresses`, summary: "One level of a channel's destinations ([ChannelAddress])", auth: true,
       params: v.object({ id: UuidParam, channel: word(200) }),
-      query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500), noNul)) }),
+      query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500), storable)) }),
       responses: { 200: '[ChannelAddress]', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
       handle: async ({ user, params, query }) => {
         return result(200, await moves.addresses(user, params.id, params.channel, query.inside ?? null));

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { noNul, UuidParam } from '../console/schemas.ts';
+import { storable, UuidParam } from '../console/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from './directives.ts';
@@ -10,12 +10,12 @@ import type { Result } from '../../domain/result.ts';
 import type { User } from '../../domain/model.ts';
 
 const P = '/api/console';
-const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), noNul);
+const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), storable);
 const nullable = <T extends v.GenericSchema<unknown, string>>(schema: T) => v.optional(v.nullable(schema), null);
 
 /** DirectiveBody (spec): every field but `text` optional; null asks for nothing. */
 export const DirectiveBody = v.object({
-  text: v.pipe(v.string('must be a string'), v.check((text) => text.trim() !== '', 'must not be blank'), v.maxLength(100_000, 'must be at most 100000 characters'), noNul),
+  text: v.pipe(v.string('must be a string'), v.check((text) => text.trim() !== '', 'must not be blank'), v.maxLength(100_000, 'must be at most 100000 characters'), storable),
   message_id: nullable(word(200)),
   model: nullable(word(200)),
   project: nullable(word(200)),
@@ -27,7 +27,7 @@ const ResponsesBody = v.object({
   responses: v.pipe(
     v.array(
       v.union(
-        [v.strictObject({ id: UuidParam, option: word(200) }), v.strictObject({ id: UuidParam, answer: v.pipe(v.string(), v.maxLength(100_000), noNul) })],
+        [v.strictObject({ id: UuidParam, option: word(200) }), v.strictObject({ id: UuidParam, answer: v.pipe(v.string(), v.maxLength(100_000), storable) })],
         'must be {"id", "option"} or {"id", "answer"}',
       ),
     ),
