@@ -31,7 +31,8 @@ type EventNote = { o: string; e: WireEvent } | { o: string; t: Id; s: number };
  * own subscribers get its events directly, at publish, and its own notifications are skipped when
  * they come back: exactly once, and even while the connection is down. Events from other instances
  * are delivered per thread in the order they were announced, including those read back from the
- * EventLog. Cross-instance delivery is at most once: what is sent while disconnected is lost.
+ * EventLog. Cross-instance delivery is at most once: what is sent while disconnected is lost, so
+ * once LISTEN is back this instance's `onSignal` listeners get `{ kind: 'reconnected' }`.
  */
 export async function createPostgresEventBus(options: PostgresEventBusOptions): Promise<EventBus> {
   const origin = randomUUID();
@@ -61,6 +62,7 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     inFlight.set(threadId, delivered);
   };
 
+  let closed = false;
   const connection = await openNotifyConnection({
     url: options.url,
     channels: [EVENTS_CHANNEL, SIGNALS_CHANNEL],
@@ -68,6 +70,8 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     onReconnect: () => {
       assembler.clear(); // a signal cut by the drop never completes
       options.onReconnect?.();
+      // Whatever was sent while LISTEN was down is lost: this instance's waiters check storage again.
+      if (!closed) void local.signal({ kind: 'reconnected' });
     },
     ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
     onNotification: (channel, payload) => {
@@ -85,7 +89,6 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     },
   });
 
-  let closed = false;
   const send = (channel: string, payloads: string[]): Promise<void> =>
     connection.notify(channel, payloads).catch(report);
 
@@ -113,6 +116,7 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     async signal(signal) {
       if (closed) return;
       void local.signal(signal);
+      if (signal.kind === 'reconnected') return; // local only: each instance learns of its own reconnects
       await send(SIGNALS_CHANNEL, chunkSignal(origin, signal).map((chunk) => JSON.stringify(chunk)));
     },
     onSignal: (listener) => local.onSignal(listener),

@@ -163,6 +163,37 @@ export function eventBusContract(name: string, factory: EventBusFactory): void {
       assert.deepEqual(got, [small, large]);
     });
 
+    it('a signal named reconnected stays on this instance', async (t) => {
+      const peer = peerOf(t);
+      if (peer === null) return;
+      const here: BusSignal[] = [];
+      const there: BusSignal[] = [];
+      const stops = [fixture.bus.onSignal((signal) => here.push(signal)), peer.onSignal((signal) => there.push(signal))];
+      t.after(() => stops.forEach((stop) => stop()));
+      await fixture.bus.signal({ kind: 'reconnected' });
+      const marker: BusSignal = { kind: 'cancel_requested', run_id: randomUUID() };
+      await fixture.bus.signal(marker);
+      await until(() => there.length >= 1, 'the marker on the peer');
+      assert.deepEqual(here, [{ kind: 'reconnected' }, marker]);
+      assert.deepEqual(there, [marker], 'the peer had no reconnect of its own');
+    });
+
+    it('tells its onSignal listeners, once per instance, when its connection is back after a drop', async (t) => {
+      if (fixture.dropConnections === null) return t.skip('a bus without a connection never reconnects');
+      const here: BusSignal[] = [];
+      const there: BusSignal[] = [];
+      const stopHere = fixture.bus.onSignal((signal) => here.push(signal));
+      const stopThere = fixture.peer?.onSignal((signal) => there.push(signal));
+      await fixture.dropConnections();
+      const reconnects = (got: BusSignal[]) => got.filter((signal) => signal.kind === 'reconnected').length;
+      await until(() => reconnects(here) === 1 && (fixture.peer === null || reconnects(there) === 1), 'the reconnected signals', 15_000);
+      await sleep(300);
+      assert.equal(reconnects(here), 1);
+      if (fixture.peer !== null) assert.equal(reconnects(there), 1, 'each instance tells its own, not the other');
+      stopHere();
+      stopThere?.();
+    });
+
     it('with two instances: delivery resumes after the connections drop', async (t) => {
       const peer = peerOf(t);
       if (peer === null) return;
