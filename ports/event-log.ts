@@ -10,4 +10,6 @@ export interface EventLog {
   append(threadId: Id, type: EventType, data: Readonly<Record<string, unknown>>): Promise<WireEvent>;
   /** The thread's events with `seq` greater than `afterSeq`, in order, at most `limit` of them. */
   since(threadId: Id, afterSeq: number, limit: number): Promise<WireEvent[]>;
+  /** The thread's highest stored `seq`, 0 when it has none: where a reader without a cursor starts. */
+  lastSeq(threadId: Id): Promise<number>;
 }

@@ -24,5 +24,9 @@ export function memoryEventLog(state: MemoryState): EventLog {
       const from = Math.max(0, Math.floor(afterSeq));
       return events.slice(from, from + Math.max(0, limit));
     },
+
+    async lastSeq(threadId) {
+      return state.events.get(threadId)?.length ?? 0;
+    },
   };
 }

@@ -16,6 +16,9 @@ returning ${EVENT_COLUMNS}`;
 
 const SINCE = `select ${EVENT_COLUMNS} from events where thread_id = ? and seq > ? order by seq limit ?`;
 
+/** The last entry of the thread's key: one index probe, as for APPEND. */
+const LAST_SEQ = 'select coalesce(max(seq), 0) as seq from events where thread_id = ?';
+
 /** How often an append is tried before its conflict is taken for a bug (each retry means another append won). */
 const MAX_ATTEMPTS = 50;
 
@@ -41,6 +44,12 @@ export function mikroOrmEventLog(orm: MikroORM): EventLog {
     async since(threadId, afterSeq, limit) {
       if (!isUuid(threadId) || limit <= 0) return [];
       return select<WireEvent>(orm, SINCE, [threadId, Math.floor(afterSeq), Math.floor(limit)]);
+    },
+
+    async lastSeq(threadId) {
+      if (!isUuid(threadId)) return 0;
+      const [row] = await select<{ seq: number }>(orm, LAST_SEQ, [threadId]);
+      return row?.seq ?? 0;
     },
   };
 }

@@ -76,5 +76,15 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
       assert.deepEqual(await storage.events.since(await freshThread(), 0, 10), []);
       assert.deepEqual(await storage.events.since('not-a-uuid', 0, 10), []);
     });
+
+    it('answers the last stored seq of a thread, 0 for none', async () => {
+      const [thread, other] = [await freshThread(), await freshThread()];
+      assert.equal(await storage.events.lastSeq(thread), 0);
+      for (let i = 0; i < 3; i++) await storage.events.append(thread, 'message', { i });
+      await storage.events.append(other, 'message', {});
+      assert.equal(await storage.events.lastSeq(thread), 3);
+      assert.equal(await storage.events.lastSeq(other), 1);
+      assert.equal(await storage.events.lastSeq('not-a-uuid'), 0);
+    });
   });
 }
