@@ -46,6 +46,46 @@ describe('live delivery to one socket', async () => {
     assert.deepEqual(sent, [2, 3, 4, 5, 6]);
   });
 
+  it('fill after a bus reconnect sends the stored events the bus lost, even when nothing follows them', async () => {
+    const { ws, sent } = socket();
+    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024);
+    delivery.replay();
+    delivery.fill(); // nothing new: nothing sent twice
+    await settle();
+    assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const lost = [await storage.events.append(F.root, 'run_finished', {}), await storage.events.append(F.root, 'reflex_asleep', {})];
+    delivery.fill(); // the bus reconnected: both were published while it was down
+    delivery.push(lost[1]!); // a late copy: already sent by the fill
+    await settle();
+    assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  });
+
+  it('a socket without a cursor loses nothing stored after it subscribed, and gets nothing from before', async () => {
+    const { ws, sent } = socket();
+    const delivery = new Delivery(ws, storage.events, F.root, null, 1024);
+    delivery.replay(); // notes where the log ends
+    await settle();
+    const from = (await storage.events.since(F.root, 0, 1000)).length;
+    const lost = await storage.events.append(F.root, 'message', { lost: true });
+    delivery.fill();
+    await settle();
+    assert.deepEqual(sent, [lost.seq], 'the event lost on the bus, nothing older');
+    const alsoLost = await storage.events.append(F.root, 'message', {});
+    const next = await storage.events.append(F.root, 'message', {});
+    delivery.push(next); // skips ahead: the gap is filled first
+    await settle();
+    assert.deepEqual(sent, [from + 1, alsoLost.seq, next.seq]);
+    // A fresh socket whose first live event skips ahead gets the ones before it too.
+    const fresh = socket();
+    const freshDelivery = new Delivery(fresh.ws, storage.events, F.root, null, 1024);
+    freshDelivery.replay();
+    await settle();
+    await storage.events.append(F.root, 'message', {});
+    freshDelivery.push(await storage.events.append(F.root, 'message', {}));
+    await settle();
+    assert.deepEqual(fresh.sent, [next.seq + 1, next.seq + 2]);
+  });
+
   it('closes a client that cannot keep up with 1013 and sends it nothing more', async () => {
     const { ws, sent, closed } = socket(2048);
     const delivery = new Delivery(ws, storage.events, F.root, 0, 1024);

@@ -12,11 +12,17 @@ const REPLAY_PAGE = 500;
  * Delivers one thread's events to one socket, in `seq` order, each once: a replay from the log
  * first, then live events; a live event that skips ahead is preceded by the missing ones read from
  * the log (instances publish independently, so events can arrive out of order or not at all).
+ * When the bus may have lost events with none after them (it reconnected), `fill` reads the log.
  * Every step runs on one promise chain, so nothing is reordered.
  */
 export class Delivery {
   #chain: Promise<void> = Promise.resolve();
   #last: number | null;
+  /**
+   * Without a cursor: the thread's last stored seq when the socket subscribed. Whatever is stored
+   * after it was published after the subscription, so a gap is filled from here until one is sent.
+   */
+  #floor: number | null = null;
   #closed = false;
 
   constructor(
@@ -31,23 +37,25 @@ export class Delivery {
     this.#last = after;
   }
 
-  /** Sends every stored event after the cursor (when the client gave one). */
+  /** Sends every stored event after the cursor when the client gave one; else notes where the log ends. */
   replay(): void {
     this.#enqueue(async () => {
-      if (this.#last === null) return;
-      for (;;) {
-        const page = await this.log.since(this.threadId, this.#last, REPLAY_PAGE);
-        for (const event of page) this.#send(event);
-        if (page.length < REPLAY_PAGE || this.#closed) return;
-      }
+      if (this.#last === null) this.#floor = await this.log.lastSeq(this.threadId);
+      else await this.#sendStored();
     });
+  }
+
+  /** Sends every stored event not sent yet: the bus reconnected, and what it lost meanwhile may be the last. */
+  fill(): void {
+    this.#enqueue(() => this.#sendStored());
   }
 
   /** Takes a published event. */
   readonly push = (event: WireEvent): void => {
     this.#enqueue(async () => {
-      if (this.#last !== null && event.seq > this.#last + 1) {
-        for (const missing of await this.log.since(this.threadId, this.#last, event.seq - this.#last - 1)) this.#send(missing);
+      const from = this.#last ?? this.#floor;
+      if (from !== null && event.seq > from + 1) {
+        for (const missing of await this.log.since(this.threadId, from, event.seq - from - 1)) this.#send(missing);
       }
       this.#send(event);
     });
@@ -56,6 +64,16 @@ export class Delivery {
   /** Stops sending. */
   close(): void {
     this.#closed = true;
+  }
+
+  async #sendStored(): Promise<void> {
+    for (;;) {
+      const from = this.#last ?? this.#floor;
+      if (from === null || this.#closed) return;
+      const page = await this.log.since(this.threadId, from, REPLAY_PAGE);
+      for (const event of page) this.#send(event);
+      if (page.length < REPLAY_PAGE) return;
+    }
   }
 
   #enqueue(step: () => Promise<void>): void {

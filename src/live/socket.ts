@@ -55,6 +55,11 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     }
   }, options.pingMs ?? 30_000);
   pings.unref();
+  // What the bus sent while it was reconnecting is lost: every socket of this instance reads its gap from the log.
+  const deliveries = new Set<Delivery>();
+  const stopFilling = bus.onSignal((signal) => {
+    if (signal.kind === 'reconnected') for (const delivery of deliveries) delivery.fill();
+  });
 
   /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
   async function resolve(userId: string, ref: string): Promise<{ thread: string } | { key: string } | 'not_found'> {
@@ -75,31 +80,44 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     const start = (threadId: string, from: number | null) => {
       const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame);
       // Subscribe before replaying: an event published meanwhile waits behind the replay, never lost.
-      cleanups.push(bus.subscribe(threadId, delivery.push), () => delivery.close());
+      deliveries.add(delivery);
+      cleanups.push(bus.subscribe(threadId, delivery.push), () => {
+        delivery.close();
+        deliveries.delete(delivery);
+      });
       delivery.replay();
     };
     if ('thread' in target) return start(target.thread, after);
+    let waiting = true;
+    const begin = (threadId: string): void => {
+      if (!waiting) return;
+      waiting = false;
+      stop();
+      start(threadId, after ?? 0);
+    };
+    // The row may have been written between the lookup and the listener, or its thread_created
+    // signal lost while the bus reconnected: storage is asked again in both cases.
+    const lookUp = (): void => {
+      storage.writer
+        .findByKey(userId, target.key)
+        .then((row) => {
+          if (row !== null) begin(row.id);
+        })
+        .catch((error: unknown) => {
+          if (!waiting) return;
+          log.warn({ err: error }, 'live socket key lookup failed');
+          ws.close(1011, 'lookup failed');
+        });
+    };
     const stop = bus.onSignal((signal) => {
-      if (signal.kind === 'thread_created' && signal.owner === userId && signal.key === target.key) {
-        stop();
-        start(signal.thread_id, after ?? 0);
-      }
+      if (signal.kind === 'thread_created' && signal.owner === userId && signal.key === target.key) begin(signal.thread_id);
+      else if (signal.kind === 'reconnected' && waiting) lookUp();
     });
-    cleanups.push(stop);
-    // The row may have been written between the lookup and the listener: look once more.
-    void storage.writer
-      .findByKey(userId, target.key)
-      .then((row) => {
-        if (row !== null && cleanups.includes(stop)) {
-          stop();
-          cleanups.splice(cleanups.indexOf(stop), 1);
-          start(row.id, after ?? 0);
-        }
-      })
-      .catch((error: unknown) => {
-        log.warn({ err: error }, 'live socket key lookup failed');
-        ws.close(1011, 'lookup failed');
-      });
+    cleanups.push(() => {
+      waiting = false;
+      stop();
+    });
+    lookUp();
   }
 
   async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
@@ -134,6 +152,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     },
     close: async () => {
       clearInterval(pings);
+      stopFilling();
       for (const ws of wss.clients) ws.close(1001, 'server shutting down');
       // A client that does not answer the close handshake is cut after a grace period.
       const cut = setTimeout(() => wss.clients.forEach((ws) => ws.terminate()), 2_000);
