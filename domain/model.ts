@@ -129,6 +129,13 @@ export interface Agent {
   readonly default_permission_mode: string;
   /** The Agent Client Protocol process; null for the bundled demo agent. */
   readonly command: readonly string[] | null;
+  /** Literal variables set in the agent's environment (absent: none). */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Names of variables passed through from the service's own environment when the agent starts
+   * (absent: none); their values are read then, never stored.
+   */
+  readonly env_pass?: readonly string[];
 }
 
 /** A destination on a channel, one level of a tree. */

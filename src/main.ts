@@ -42,7 +42,7 @@ const app = createApp({
   log,
   storage,
   bus,
-  runner: createAcpAgentRunner({ log }),
+  runner: createAcpAgentRunner({ log, env: process.env }),
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.world === null ? [demoProviderMount(DEMO_MCP_PATH)] : [],

@@ -38,11 +38,14 @@ export interface AgentProcess {
 // Unreferenced: a pending wait must not keep the server alive.
 const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 
-/** Spawns an agent, connects to its stdio and runs `initialize`; rejects if it dies or refuses first. */
-export async function startAgentProcess(argv: readonly string[], log: Logger): Promise<AgentProcess> {
+/**
+ * Spawns an agent with exactly `env` as its environment (never the service's own: see
+ * `agentEnvironment`), connects to its stdio and runs `initialize`; rejects if it dies or refuses first.
+ */
+export async function startAgentProcess(argv: readonly string[], log: Logger, env: Readonly<Record<string, string>>): Promise<AgentProcess> {
   const [command, ...args] = argv;
   if (command === undefined) throw new Error('the agent has an empty command');
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   const plog = log.child({ agentPid: child.pid });
   let ended = false;
   let stopping = false;

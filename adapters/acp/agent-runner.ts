@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
+import { agentEnvironment } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import { type AgentProcess, type SessionState, startAgentProcess } from './agent-process.ts';
@@ -14,6 +15,12 @@ export interface AcpAgentRunnerOptions {
   readonly log: Logger;
   /** The argv of the agent whose `command` is null; by default the bundled demo agent under tsx. */
   readonly demoAgent?: readonly string[];
+  /**
+   * The service's environment, read when an agent starts: the source of the allow-listed variables
+   * (`PATH`, `HOME`, `LANG`, `LC_*`, `TMPDIR`) and of each agent's `env_pass` names. The composition
+   * root passes `process.env`; absent, agents get only their own `env` literals.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
@@ -34,7 +41,11 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
   let closed = false;
 
   function start(agent: Agent): Promise<AgentProcess> {
-    const started = startAgentProcess(agent.command ?? demoAgent, log.child({ agent: agent.id }));
+    const agentLog = log.child({ agent: agent.id });
+    const { env, missing } = agentEnvironment(agent, options.env ?? {});
+    // Names only: a value may be a secret.
+    if (missing.length > 0) agentLog.warn({ missing }, 'env_pass names variables the service environment does not hold');
+    const started = startAgentProcess(agent.command ?? demoAgent, agentLog, env);
     processes.set(agent.id, started);
     const forget = () => {
       if (processes.get(agent.id) === started) processes.delete(agent.id);

@@ -10,7 +10,7 @@ import { select } from './sql.ts';
 export function mikroOrmCatalog(orm: MikroORM): Catalog {
   return {
     agents: () =>
-      select<Agent>(orm, `select id, models, efforts, permission_modes, default_permission_mode, command
+      select<Agent>(orm, `select id, models, efforts, permission_modes, default_permission_mode, command, env, env_pass
         from agents order by id collate "C"`, []),
     channels: () =>
       select<Channel>(orm, `select id, kind, name, shared, browsable, agents, linked_users, addresses

@@ -40,7 +40,7 @@ export async function importWorld(orm: MikroORM, world: World): Promise<void> {
   await orm.em.fork().transactional(async (em) => {
     await upsert(em, UserSchema, world.users, ['id']);
     await upsert(em, ProjectSchema, world.projects.map((name) => ({ name })), ['name']);
-    await upsert(em, AgentSchema, world.agents, ['id']);
+    await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] })), ['id']);
     await upsert(em, ChannelSchema, world.channels, ['id']);
     await upsert(em, InstallationSchema, world.installations, ['id']);
     await upsert(em, ArtifactSchema, world.artifacts.map((a) => ({ ...a, created_at: timeOf(a.id) })), ['id']);

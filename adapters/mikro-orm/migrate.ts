@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { MigrationObject } from '@mikro-orm/core';
 import { InitialSchema } from './migrations/0001-initial-schema.ts';
 import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts';
+import { AgentEnv } from './migrations/0003-agent-env.ts';
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
@@ -10,6 +11,7 @@ import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts'
 export const MIGRATIONS: MigrationObject[] = [
   { name: '0001-initial-schema', class: InitialSchema },
   { name: '0002-directives-and-events', class: DirectivesAndEvents },
+  { name: '0003-agent-env', class: AgentEnv },
 ];
 
 /** The table that records applied migrations. */

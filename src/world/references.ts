@@ -33,6 +33,9 @@ export function referenceIssues(world: WorldFile): Issue[] {
     if (!agent.permission_modes.includes(agent.default_permission_mode)) {
       problem(`agents.${i}.default_permission_mode`, 'must be one of the agent permission_modes');
     }
+    agent.env_pass.forEach((name, j) => {
+      if (Object.hasOwn(agent.env, name)) problem(`agents.${i}.env_pass.${j}`, `is also set in env (${name}): name it once`);
+    });
   });
   world.channels.forEach((channel, i) => {
     channel.agents.forEach((id, j) => agents.has(id) || problem(`channels.${i}.agents.${j}`, `names no agent (${id})`));

@@ -1,11 +1,16 @@
 import * as v from 'valibot';
+import { ENV_NAME_PATTERN } from '../../domain/agent-env.ts';
 import { RUN_STATUSES } from '../../domain/model.ts';
+import { isStorableText } from '../../domain/text.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 
 const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
 const names = v.optional(v.array(name), []);
 const nullable = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema), null);
+
+const envName = v.pipe(v.string(), v.regex(ENV_NAME_PATTERN, 'must be a variable name: a letter or _, then at most 199 letters, digits or _'));
+const envValue = v.pipe(v.string(), v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'));
 
 const Option = v.object({ id: name, name: v.string() });
 
@@ -88,6 +93,8 @@ export const WorldFileSchema = v.object({
       permission_modes: v.pipe(v.array(name), v.minLength(1, 'must name at least one mode')),
       default_permission_mode: name,
       command: nullable(v.pipe(v.array(v.string()), v.minLength(1, 'must name a program'))),
+      env: v.optional(v.record(envName, envValue), {}),
+      env_pass: v.optional(v.array(envName), []),
     }),
   ),
   channels: v.array(

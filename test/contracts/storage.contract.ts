@@ -203,9 +203,22 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
     it('answers the catalog', async () => {
       const world = fixtureWorld();
-      assert.deepEqual(await storage.catalog.agents(), world.agents);
+      const withEnv = (agents: World['agents']) => agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] }));
+      assert.deepEqual(await storage.catalog.agents(), withEnv(world.agents));
       assert.deepEqual(await storage.catalog.channels(), world.channels);
       assert.deepEqual(await storage.catalog.projects(), world.projects);
+    });
+
+    it("keeps an agent's env literals and env_pass names (names only), and a re-import replaces them", async () => {
+      const world = fixtureWorld();
+      const agents = world.agents.map((a) => (a.id === 'codex' ? { ...a, env: { BASE_URL: 'http://127.0.0.1:1', EMPTY: '' }, env_pass: ['CODEX_API_KEY'] } : a));
+      await storage.importWorld({ ...world, agents });
+      const codex = (await storage.catalog.agents()).find((a) => a.id === 'codex');
+      assert.deepEqual(codex?.env, { BASE_URL: 'http://127.0.0.1:1', EMPTY: '' });
+      assert.deepEqual(codex?.env_pass, ['CODEX_API_KEY']);
+      await storage.importWorld(world);
+      const again = (await storage.catalog.agents()).find((a) => a.id === 'codex');
+      assert.deepEqual([again?.env, again?.env_pass], [{}, []]);
     });
 
     it('imports idempotently: the same world again changes nothing and doubles nothing', async () => {

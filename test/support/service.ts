@@ -54,7 +54,7 @@ export async function startService(
     // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
     fetchUiResource: async () => fail('no MCP provider in this test'),
     // The real runner: the bundled demo agent starts only when a test kicks a run.
-    runner: createAcpAgentRunner({ log }),
+    runner: createAcpAgentRunner({ log, env: process.env }),
     bus: createMemoryEventBus(),
     ...extra,
   });

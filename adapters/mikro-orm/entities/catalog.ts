@@ -33,6 +33,9 @@ export const AgentSchema = defineEntity({
     permission_modes: p.array(),
     default_permission_mode: p.text(),
     command: p.json<string[]>().nullable(),
+    /** Literal variables of the agent's environment; `env_pass` holds names only, never values. */
+    env: p.json<Record<string, string>>(),
+    env_pass: p.array(),
   },
 });
 

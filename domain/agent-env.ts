@@ -1,0 +1,47 @@
+import type { Agent } from './model.ts';
+
+/**
+ * An environment variable name an agent's configuration may use: a letter or `_`, then letters,
+ * digits and `_` (POSIX's portable names). Anything else (`A=B`, NUL, spaces) would split or
+ * truncate the `NAME=value` pair the kernel receives.
+ */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
+/**
+ * Variables of the service's own environment every agent gets: what a program needs to find its
+ * tools, its home, its locale and its temporary directory. Nothing else of the service's
+ * environment (its `DATABASE_URL`, its credentials) reaches an agent unless the agent names it.
+ */
+export const AGENT_BASE_VARIABLES: readonly string[] = ['PATH', 'HOME', 'LANG', 'TMPDIR'];
+
+const isBaseVariable = (name: string) => AGENT_BASE_VARIABLES.includes(name) || name.startsWith('LC_');
+
+/** An agent process's environment, and the `env_pass` names the service's environment did not hold. */
+export interface AgentEnvironment {
+  readonly env: Record<string, string>;
+  readonly missing: readonly string[];
+}
+
+/**
+ * The environment of `agent`'s process, built from the service's environment `base`: the base
+ * variables (`PATH`, `HOME`, `LANG`, `LC_*`, `TMPDIR`), then the agent's `env_pass` names, then its
+ * literal `env` (which wins). A passed name `base` does not hold is left out and reported.
+ */
+export function agentEnvironment(
+  agent: Pick<Agent, 'env' | 'env_pass'>,
+  base: Readonly<Record<string, string | undefined>>,
+): AgentEnvironment {
+  // No prototype: a name such as `__proto__` is an own variable like any other.
+  const env: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && isBaseVariable(name) && ENV_NAME_PATTERN.test(name)) env[name] = value;
+  }
+  const missing: string[] = [];
+  for (const name of agent.env_pass ?? []) {
+    const value = Object.hasOwn(base, name) ? base[name] : undefined;
+    if (value === undefined) missing.push(name);
+    else env[name] = value;
+  }
+  for (const [name, value] of Object.entries(agent.env ?? {})) env[name] = value;
+  return { env, missing };
+}
