@@ -5,6 +5,7 @@ export const EVENT_TYPES = [
   'approval_requested',
   'question_asked',
   'run_error',
+  'run_cancelled',
   'run_finished',
   'gateway',
   'reflex_asleep',

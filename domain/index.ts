@@ -17,3 +17,4 @@ export * from './world.ts';
 export * from './events.ts';
 export * from './operations.ts';
 export * from './text.ts';
+export * from './run-errors.ts';

@@ -34,6 +34,12 @@ export interface TurnRequest {
   readonly onSession: (sessionId: string) => void | Promise<void>;
   readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;
   readonly onPermission: (ask: PermissionAsk) => Promise<PermissionDecision>;
+  /**
+   * Aborted to cancel the turn: the agent is asked to stop (ACP `session/cancel`), and if it has not
+   * ended its turn within the runner's grace period its process (group) is ended, so the turn
+   * settles either way.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** How a turn ended. */

@@ -1,3 +1,4 @@
+import type { WireEvent } from '../domain/events.ts';
 import type { Address, Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
 import type { PendingAnswer } from './event-bus.ts';
 
@@ -45,6 +46,27 @@ export interface DirectiveWrite {
   readonly directory: string | null;
   /** Stored on the conversation first; null changes nothing. */
   readonly permission_mode: string | null;
+  /** Who claims the turn (an instance id), and for how long before it must renew the lease. */
+  readonly lease: TurnLease;
+}
+
+/** A turn's lease: its holder renews it while the turn runs; once it lapses, any instance may sweep the turn. */
+export interface TurnLease {
+  readonly holder: string;
+  readonly ms: number;
+}
+
+/** A turn whose lease lapsed, now claimed by a sweeper: its run (perhaps already ended) and thread. */
+export interface ExpiredTurn {
+  readonly thread_id: Id;
+  readonly run: Run;
+}
+
+/** The turn running on a thread now: its run and the instance that holds it. */
+export interface RunningTurn {
+  readonly run_id: Id;
+  readonly conversation_id: Id;
+  readonly holder: string | null;
 }
 
 /** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
@@ -57,7 +79,14 @@ export interface DirectiveAnswer {
 
 /** The outcome of writing a directive: a new run, or the answer a retry already got. */
 export type DirectiveOutcome =
-  | { readonly kind: 'started'; readonly answer: DirectiveAnswer; readonly message: Message; readonly run: Run }
+  | {
+      readonly kind: 'started';
+      readonly answer: DirectiveAnswer;
+      readonly message: Message;
+      readonly run: Run;
+      /** The `message` event (`{run_id, message}`), stored in the same transaction: publish it. */
+      readonly event: WireEvent;
+    }
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
   | { readonly kind: 'busy' };
 
@@ -73,8 +102,9 @@ export interface ConsoleWriter {
   /**
    * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
    * with the first answer and writes nothing; when the conversation has a turn running, `busy`;
-   * else stores the posture, the user's ledger message, a `running` run, marks the turn running,
-   * records the answer, and answers `started`.
+   * else stores the posture, the user's ledger message, a `running` run, claims the turn under
+   * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
+   * written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
   /** Opens a thread with its conversation (a teleport's landing place). */
@@ -95,10 +125,30 @@ export interface ConsoleWriter {
   addPending(pending: Omit<Pending, 'id'>): Promise<Pending>;
   /**
    * Answers pending items of a thread atomically: when every id is pending on the thread (and each
-   * option is one it offers), removes them all and answers true; otherwise changes nothing and
-   * answers the issues.
+   * option is one it offers), removes them all, stores each answer for {@link pendingAnswers} until
+   * its run ends, and answers true; otherwise changes nothing and answers the issues.
    */
   answerPending(threadId: Id, answers: readonly PendingAnswer[]): Promise<{ ok: true } | { ok: false; issues: { index: number; message: string }[] }>;
-  /** Ends a run (status, error, `ended_at`), clears the conversation's running turn, drops its leftover pending items. */
+  /**
+   * Ends a run (status, error, `ended_at`) and drops its leftover pending items and their stored
+   * answers; the turn stays claimed until {@link releaseTurn}, so nothing can start before the
+   * run's last event is stored. A run that has already ended is answered as it is, unchanged.
+   */
   finishRun(runId: Id, status: Exclude<RunStatus, 'running'>, error: string | null): Promise<Run>;
+  /** Releases the turn a run holds (a later directive may start); a turn held by another run is left alone. */
+  releaseTurn(runId: Id): Promise<void>;
+  /**
+   * Extends the leases `holder` holds on these runs' turns by `ms` from now; answers the run ids
+   * whose turn it still held (a missing id was swept, or ended).
+   */
+  renewTurns(holder: string, runIds: readonly Id[], ms: number): Promise<Id[]>;
+  /**
+   * Claims one turn whose lease has lapsed for `lease.holder` (so two sweepers never take the same
+   * one), or answers null when none has. The turn stays claimed until it is released.
+   */
+  claimExpiredTurn(lease: TurnLease): Promise<ExpiredTurn | null>;
+  /** The turn running on a thread (on any of its conversations), or null. */
+  runningTurn(threadId: Id): Promise<RunningTurn | null>;
+  /** The answers stored for pending items still awaited by their run (an answer whose signal was lost is found here). */
+  pendingAnswers(pendingIds: readonly Id[]): Promise<PendingAnswer[]>;
 }

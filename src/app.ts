@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { uuidv7 } from 'uuidv7';
 import { parseOrigin } from '../domain/origin.ts';
 import { memoryChannelPort } from '../adapters/memory/channel-port.ts';
 import type { AgentRunner } from '../ports/agent-runner.ts';
@@ -24,6 +25,8 @@ import { threadMoves } from './operations/moves.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from './runs/emit.ts';
 import { kicker } from './runs/kick.ts';
+import { turnCanceller } from './runs/cancel.ts';
+import { sweeper } from './runs/sweeper.ts';
 import { PendingWaiters } from './runs/pending-waiters.ts';
 import { responses } from './runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
@@ -69,16 +72,25 @@ export function createApp(options: AppOptions): App {
 
   const { runner, bus } = options;
   const emit = emitter(storage.events, bus);
+  // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
+  const holder = uuidv7();
+  const lease = { holder, ms: config.turnLeaseMs };
   const waiters = new PendingWaiters();
-  const stopWaiting = bus.onSignal(waiters.onSignal);
-  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log });
-  const submit = directives({ storage, bus, emit, kicker: kicks, dataDir: config.dataDir });
+  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs });
+  const stopWaiting = bus.onSignal((signal) => {
+    waiters.onSignal(signal);
+    if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
+  });
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs });
+  sweeps.start();
+  const turns = { storage, bus, kicker: kicks, dataDir: config.dataDir, lease };
+  const submit = directives(turns);
   const moves = threadMoves({
     storage,
     channels: options.channels ?? memoryChannelPort(storage.catalog),
     emit,
     direct: submit,
-    startTurn: turnStarter({ storage, emit, kicker: kicks, dataDir: config.dataDir }),
+    startTurn: turnStarter(turns),
   });
   const live = liveSocket({ storage, bus, authenticate, log });
 
@@ -88,7 +100,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, log })), ...operationRoutes(moves), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, log }), turnCanceller({ storage, bus })), ...operationRoutes(moves), liveHttpRoute],
         authenticate,
       ),
     ),
@@ -119,6 +131,7 @@ export function createApp(options: AppOptions): App {
     },
     close: async () => {
       await live.close();
+      await sweeps.stop();
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains.
       await runner.close();
       await kicks.drain();

@@ -21,6 +21,8 @@ export interface AcpAgentRunnerOptions {
    * root passes `process.env`; absent, agents get only their own `env` literals.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How long a cancelled turn may take to end before its agent process group is ended (default 5 s). */
+  readonly cancelGraceMs?: number;
 }
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
@@ -101,6 +103,19 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       const turnLog = log.child({ agent: request.agent.id, sessionId });
       const route = openTurnRoute(request, turnLog);
       proc.routes.set(sessionId, route);
+      let grace: NodeJS.Timeout | undefined;
+      const cancel = () => {
+        turnLog.info('cancelling the turn');
+        void proc.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
+        // An agent that ignores the cancel is ended, with everything in its process group.
+        grace = setTimeout(() => {
+          turnLog.warn('the agent did not end its cancelled turn: stopping its process');
+          void proc.stop();
+        }, options.cancelGraceMs ?? 5_000);
+        grace.unref();
+      };
+      if (request.signal?.aborted) cancel();
+      request.signal?.addEventListener('abort', cancel, { once: true });
       try {
         await applyPosture(proc, sessionId, request, turnLog);
         const answer = await proc.guard(
@@ -113,6 +128,8 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
         await route.settle().catch(() => {});
         throw error;
       } finally {
+        clearTimeout(grace);
+        request.signal?.removeEventListener('abort', cancel);
         proc.routes.delete(sessionId);
       }
     },

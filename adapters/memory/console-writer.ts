@@ -3,6 +3,7 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import type { Address, Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
+import { appendEvent } from './event-log.ts';
 import type { MemoryState } from './state.ts';
 
 // Atomicity in memory: every method checks and writes without an `await` in between, so no other
@@ -92,13 +93,15 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
       state.conversations.set(conversation.id, {
         ...conversation, permission_mode: write.permission_mode ?? conversation.permission_mode, turn_running: true,
       });
+      state.turns.set(conversation.id, { run_id: runId, holder: write.lease.holder, expires: Date.now() + write.lease.ms });
       const answer: DirectiveAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
       if (write.message_id !== null) {
         const answers = state.directives.get(thread.id) ?? new Map<string, DirectiveAnswer>();
         answers.set(write.message_id, answer);
         state.directives.set(thread.id, answers);
       }
-      return { kind: 'started', answer, message, run };
+      const event = appendEvent(state, thread.id, 'message', { run_id: runId, message });
+      return { kind: 'started', answer, message, run, event };
     },
 
     async setPermissionMode(conversationId, mode) {
@@ -141,19 +144,77 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
       }
       const issues = checkPendingAnswers(onThread, answers);
       if (issues.length > 0) return { ok: false, issues };
-      for (const answer of answers) state.pending.delete(answer.id);
+      for (const answer of answers) {
+        const runId = onThread.get(answer.id)?.run_id;
+        state.pending.delete(answer.id);
+        if (runId) state.pendingAnswers.set(answer.id, { run_id: runId, answer });
+      }
       return { ok: true };
     },
+
+    pendingAnswers: async (pendingIds) => pendingIds.flatMap((id) => {
+      const stored = state.pendingAnswers.get(id);
+      return stored === undefined ? [] : [stored.answer];
+    }),
 
     async finishRun(runId, status, error) {
       const run = state.runs.get(runId);
       if (run === undefined) throw new Error(`No run ${runId}`);
+      if (run.status !== 'running') return run;
       const ended: Run = { ...run, status, error, ended_at: new Date().toISOString() };
       state.runs.set(runId, ended);
-      const conversation = state.conversations.get(run.conversation_id);
-      if (conversation !== undefined) state.conversations.set(conversation.id, { ...conversation, turn_running: false });
       for (const item of [...state.pending.values()]) if (item.run_id === runId) state.pending.delete(item.id);
+      for (const [id, stored] of [...state.pendingAnswers]) if (stored.run_id === runId) state.pendingAnswers.delete(id);
       return ended;
+    },
+
+    async releaseTurn(runId) {
+      for (const [conversationId, turn] of state.turns) {
+        if (turn.run_id !== runId) continue;
+        state.turns.delete(conversationId);
+        const conversation = state.conversations.get(conversationId);
+        if (conversation !== undefined) state.conversations.set(conversationId, { ...conversation, turn_running: false });
+      }
+    },
+
+    async renewTurns(holder, runIds, ms) {
+      const held: string[] = [];
+      for (const turn of state.turns.values()) {
+        if (turn.holder !== holder || turn.run_id === null || !runIds.includes(turn.run_id)) continue;
+        turn.expires = Date.now() + ms;
+        held.push(turn.run_id);
+      }
+      return held;
+    },
+
+    async claimExpiredTurn(lease) {
+      const now = Date.now();
+      for (const conversation of state.conversations.values()) {
+        if (!conversation.turn_running) continue;
+        // A turn with no lease (a world file's running turn) counts as lapsed.
+        const turn = state.turns.get(conversation.id) ?? { run_id: null, holder: null, expires: 0 };
+        if (turn.expires >= now) continue;
+        const runs = [...state.runs.values()].filter((r) => r.conversation_id === conversation.id)
+          .sort((a, b) => Number(b.status === 'running') - Number(a.status === 'running') || (a.id < b.id ? 1 : -1));
+        const run = turn.run_id === null ? runs[0] : state.runs.get(turn.run_id);
+        if (run === undefined) {
+          state.turns.delete(conversation.id);
+          state.conversations.set(conversation.id, { ...conversation, turn_running: false });
+          continue;
+        }
+        state.turns.set(conversation.id, { run_id: run.id, holder: lease.holder, expires: now + lease.ms });
+        return { thread_id: conversation.thread_id, run };
+      }
+      return null;
+    },
+
+    async runningTurn(threadId) {
+      const running = [...state.conversations.values()]
+        .filter((c) => c.thread_id === threadId && c.turn_running && state.turns.get(c.id)?.run_id)
+        .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+      if (running === undefined) return null;
+      const turn = state.turns.get(running.id)!;
+      return { run_id: turn.run_id!, conversation_id: running.id, holder: turn.holder };
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { WireEvent } from '../../domain/events.ts';
+import type { EventType, WireEvent } from '../../domain/events.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import type { MemoryState } from './state.ts';
 
@@ -8,16 +8,7 @@ import type { MemoryState } from './state.ts';
  */
 export function memoryEventLog(state: MemoryState): EventLog {
   return {
-    async append(threadId, type, data) {
-      // As the database's foreign key does: events belong to a stored thread.
-      if (!state.threads.has(threadId)) throw new Error(`No thread ${threadId}`);
-      const events = state.events.get(threadId) ?? [];
-      state.events.set(threadId, events);
-      // A copy of the data, so a caller changing its object later cannot rewrite history.
-      const event: WireEvent = { seq: events.length + 1, type, thread_id: threadId, at: new Date().toISOString(), data: structuredClone(data) };
-      events.push(event);
-      return event;
-    },
+    append: async (threadId, type, data) => appendEvent(state, threadId, type, data),
 
     async since(threadId, afterSeq, limit) {
       const events = state.events.get(threadId) ?? [];
@@ -29,4 +20,16 @@ export function memoryEventLog(state: MemoryState): EventLog {
       return state.events.get(threadId)?.length ?? 0;
     },
   };
+}
+
+/** Stores an event with the thread's next seq, at once (no await: nothing can interleave). */
+export function appendEvent(state: MemoryState, threadId: string, type: EventType, data: Readonly<Record<string, unknown>>): WireEvent {
+  // As the database's foreign key does: events belong to a stored thread.
+  if (!state.threads.has(threadId)) throw new Error(`No thread ${threadId}`);
+  const events = state.events.get(threadId) ?? [];
+  state.events.set(threadId, events);
+  // A copy of the data, so a caller changing its object later cannot rewrite history.
+  const event: WireEvent = { seq: events.length + 1, type, thread_id: threadId, at: new Date().toISOString(), data: structuredClone(data) };
+  events.push(event);
+  return event;
 }

@@ -2,6 +2,7 @@ import type { Agent, Channel, Conversation, Installation, Message, ModelMessage,
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { PendingAnswer } from '../../ports/event-bus.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -25,6 +26,10 @@ export interface MemoryState {
   readonly sessions: Map<string, string>;
   /** Each thread's live events, in `seq` order (index = seq - 1). */
   readonly events: Map<string, WireEvent[]>;
+  /** The lease of each running turn, by conversation id (not part of the conversation row). */
+  readonly turns: Map<string, { run_id: string | null; holder: string | null; expires: number }>;
+  /** Answers to pending items whose run still waits, by pending id, with that run. */
+  readonly pendingAnswers: Map<string, { run_id: string; answer: PendingAnswer }>;
 }
 
 /** An empty state. */
@@ -46,5 +51,7 @@ export function emptyState(): MemoryState {
     directives: new Map(),
     sessions: new Map(),
     events: new Map(),
+    turns: new Map(),
+    pendingAnswers: new Map(),
   };
 }

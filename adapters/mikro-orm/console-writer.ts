@@ -3,7 +3,10 @@ import { uuidv7 } from 'uuidv7';
 import type { Conversation, Message, ModelMessage, Pending, Run, Thread } from '../../domain/model.ts';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { WireEvent } from '../../domain/events.ts';
+import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, NewConversation } from '../../ports/console-writer.ts';
+import { APPEND } from './event-log.ts';
 import { iso, isUuid, select } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 
@@ -40,7 +43,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         return insertConversation(sql, thread, conversation);
       }),
 
-    writeDirective: (write) =>
+    writeDirective: (write) => retriedOnSeqRace(() =>
       transaction(orm, async (sql, rollback) => {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.
         const messageId = uuidv7();
@@ -64,9 +67,10 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         // Claims the turn: a concurrent directive on the same conversation waits for this row's lock,
         // then sees turn_running and is busy; select-then-update would let both start.
         const [claimed] = await sql<{ key: string | null }>(`
-          update conversations c set turn_running = true, permission_mode = coalesce(?, c.permission_mode)
+          update conversations c set turn_running = true, permission_mode = coalesce(?, c.permission_mode),
+            turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
           from threads t where t.id = c.thread_id and c.id = ? and c.thread_id = ? and not c.turn_running
-          returning t.key`, [write.permission_mode, write.conversation_id, write.thread_id]);
+          returning t.key`, [write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id, write.thread_id]);
         if (claimed === undefined) {
           const exists = await sql('select 1 from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
           if (exists.length === 0) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
@@ -82,8 +86,9 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
           values (?, ?, ?, 'running', null, ?, null)`, [runId, write.conversation_id, write.directory, run.started_at]);
         const answer: DirectiveAnswer = { thread_id: write.thread_id, key: claimed.key, conversation_id: write.conversation_id, run_id: runId };
-        return { kind: 'started', answer, message, run };
-      }),
+        const [event] = await sql<WireEvent>(APPEND, [write.thread_id, 'message', JSON.stringify({ run_id: runId, message }), write.thread_id]);
+        return { kind: 'started', answer, message, run, event: event! };
+      })),
 
     async setPermissionMode(conversationId, mode) {
       if (!isUuid(conversationId)) return null;
@@ -136,20 +141,100 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         const issues = checkPendingAnswers(new Map(rows.map((row) => [row.id, row])), answers);
         if (issues.length > 0) return { ok: false, issues };
         if (ids.length > 0) await sql(`delete from pending where id in (${ids.map(() => '?').join(', ')})`, ids);
+        const runOf = new Map(rows.map((row) => [row.id, row.run_id]));
+        for (const answer of answers) {
+          const runId = runOf.get(answer.id);
+          if (runId) await sql('insert into pending_answers (pending_id, run_id, answer) values (?, ?, ?::jsonb) on conflict do nothing', [answer.id, runId, JSON.stringify(answer)]);
+        }
         return { ok: true };
       }),
 
+    async pendingAnswers(pendingIds) {
+      const ids = pendingIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await select<{ answer: PendingAnswer }>(orm,
+        `select answer from pending_answers where pending_id in (${ids.map(() => '?').join(', ')})`, ids);
+      return rows.map((row) => row.answer);
+    },
+
     async finishRun(runId, status, error) {
-      // One statement, so one transaction: the run ends, its turn clears and its leftovers go together.
+      // One statement, so one transaction: the run ends and its leftovers go together; an ended run stays as it is.
       const [run] = isUuid(runId) ? await select<Run>(orm, `
-        with r as (update runs set status = ?, error = ?, ended_at = now() where id = ? returning *),
-        c as (update conversations set turn_running = false where id = (select conversation_id from r)),
-        p as (delete from pending where conversation_id = (select conversation_id from r) and run_id = ?)
-        select ${RUN} from r`, [status, error, runId, runId]) : [];
+        with r as (update runs set status = ?, error = ?, ended_at = now() where id = ? and status = 'running' returning *),
+        p as (delete from pending where run_id = ? and exists (select 1 from r)),
+        a as (delete from pending_answers where run_id = ? and exists (select 1 from r))
+        select ${RUN} from r
+        union all select ${RUN} from runs where id = ? and not exists (select 1 from r)`, [status, error, runId, runId, runId, runId]) : [];
       if (run === undefined) throw new Error(`No run ${runId}`);
       return run;
     },
+
+    async releaseTurn(runId) {
+      if (!isUuid(runId)) return;
+      await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
+        where turn_run_id = ?`, [runId]);
+    },
+
+    async renewTurns(holder, runIds, ms) {
+      const ids = runIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await select<{ turn_run_id: string }>(orm, `
+        update conversations set turn_expires_at = now() + make_interval(secs => ?)
+        where turn_running and turn_holder = ? and turn_run_id in (${ids.map(() => '?').join(', ')}) returning turn_run_id`,
+      [ms / 1000, holder, ...ids]);
+      return rows.map((row) => row.turn_run_id);
+    },
+
+    async claimExpiredTurn(lease) {
+      // Skip locked: two sweepers never wait on, or take, the same turn. A turn with no lease (left by an
+      // earlier version, or a directive whose run was never written) counts as lapsed.
+      const [claimed] = await select<{ thread_id: string; run_id: string | null; conversation_id: string }>(orm, `
+        with expired as (
+          select id from conversations
+          where turn_running and (turn_expires_at is null or turn_expires_at < now())
+          order by turn_expires_at nulls first limit 1 for update skip locked)
+        update conversations c set turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+        from expired where c.id = expired.id
+        returning c.thread_id, c.turn_run_id as run_id, c.id as conversation_id`, [lease.holder, lease.ms / 1000]);
+      if (claimed === undefined) return null;
+      // A turn claimed before leases existed names no run: its conversation's latest running run is the one.
+      const [run] = await select<Run>(orm, claimed.run_id !== null
+        ? `select ${RUN} from runs where id = ?`
+        : `select ${RUN} from runs where conversation_id = ? order by (status = 'running') desc, id desc limit 1`,
+      [claimed.run_id ?? claimed.conversation_id]);
+      if (run === undefined) {
+        // Nothing to end: the turn is simply freed.
+        await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null where id = ?`, [claimed.conversation_id]);
+        return null;
+      }
+      if (claimed.run_id === null) await select(orm, 'update conversations set turn_run_id = ? where id = ?', [run.id, claimed.conversation_id]);
+      return { thread_id: claimed.thread_id, run };
+    },
+
+    async runningTurn(threadId) {
+      if (!isUuid(threadId)) return null;
+      const [turn] = await select<{ run_id: string; conversation_id: string; holder: string | null }>(orm, `
+        select turn_run_id as run_id, id as conversation_id, turn_holder as holder from conversations
+        where thread_id = ? and turn_running and turn_run_id is not null order by id desc limit 1`, [threadId]);
+      return turn ?? null;
+    },
   };
+}
+
+/**
+ * A directive's event takes the thread's next seq inside the transaction; an append racing it from
+ * another connection may take that seq first, and the key then refuses this transaction as a whole.
+ * It is run again, from the start: it wrote nothing.
+ */
+async function retriedOnSeqRace<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const constraint = (error as { constraint?: unknown }).constraint;
+      if ((error as { code?: unknown }).code !== '23505' || constraint !== 'events_pkey' || attempt >= 20) throw error;
+    }
+  }
 }
 
 /** The race on the unique (owner, key) index: whoever inserts second waits, then answers the first's rows. */

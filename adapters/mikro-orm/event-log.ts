@@ -3,13 +3,13 @@ import type { WireEvent } from '../../domain/events.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import { iso, isUuid, select } from './sql.ts';
 
-const EVENT_COLUMNS = `seq, type, thread_id, ${iso('at')} as at, data`;
+export const EVENT_COLUMNS = `seq, type, thread_id, ${iso('at')} as at, data`;
 
 /**
  * One statement: the thread's next seq is read and written together. `max(seq)` of one thread is
  * the last entry of the (thread_id, seq) key, so it costs one index probe however long the log.
  */
-const APPEND = `
+export const APPEND = `
 insert into events (thread_id, seq, type, at, data)
 select ?, coalesce(max(seq), 0) + 1, ?, now(), ?::jsonb from events where thread_id = ?
 returning ${EVENT_COLUMNS}`;

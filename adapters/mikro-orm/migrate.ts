@@ -3,6 +3,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { InitialSchema } from './migrations/0001-initial-schema.ts';
 import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts';
 import { AgentEnv } from './migrations/0003-agent-env.ts';
+import { TurnLeases } from './migrations/0004-turn-leases.ts';
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
@@ -12,6 +13,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0001-initial-schema', class: InitialSchema },
   { name: '0002-directives-and-events', class: DirectivesAndEvents },
   { name: '0003-agent-env', class: AgentEnv },
+  { name: '0004-turn-leases', class: TurnLeases },
 ];
 
 /** The table that records applied migrations. */

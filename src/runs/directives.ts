@@ -3,11 +3,10 @@ import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { CONSOLE_CHANNEL } from '../console/reads.ts';
-import type { Emit } from './emit.ts';
 import type { Kicker } from './kick.ts';
 
 /** A directive as its body gives it (DirectiveBody). */
@@ -37,9 +36,9 @@ const invalid = (path: string, message: string): Failure => ({ code: 'validation
 export function directives(deps: {
   readonly storage: Storage;
   readonly bus: EventBus;
-  readonly emit: Emit;
   readonly kicker: Kicker;
   readonly dataDir: string;
+  readonly lease: TurnLease;
 }) {
   const { storage, bus } = deps;
   const startTurn = turnStarter(deps);
@@ -105,12 +104,27 @@ export function directives(deps: {
         },
       }));
 
-    // Two first directives for one key can race: the loser continues the winner's thread, so its pick is checked again.
-    if (found.value === null && body.model !== null && body.model !== routeId(conversation.agent, conversation.model)) {
-      return fail({ code: 'conflict', detail: `The thread is routed to ${routeId(conversation.agent, conversation.model)}; re-routing needs a manual handoff` });
+    // Two first directives for one key can race: the loser continues the winner's thread, so its picks are checked again.
+    if (found.value === null) {
+      const differs = racedPick(body, conversation);
+      if (differs !== null) return fail({ code: 'conflict', detail: differs });
     }
     return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
   };
+}
+
+/**
+ * What a first directive asked for that the thread (written by a concurrent first directive for the
+ * same key) does not have: a sentence for the 409, or null when every pick it made matches.
+ */
+function racedPick(body: Directive, conversation: Conversation): string | null {
+  const route = routeId(conversation.agent, conversation.model);
+  if (body.model !== null && body.model !== route) return `The thread is routed to ${route}; re-routing needs a manual handoff`;
+  if (body.permission_mode !== null && body.permission_mode !== conversation.permission_mode) {
+    return `The thread was just created with permission mode ${conversation.permission_mode ?? 'none'}; switch it with PATCH`;
+  }
+  if (body.effort !== null && body.effort !== conversation.effort) return `The thread was just created with effort ${conversation.effort ?? 'none'}`;
+  return null;
 }
 
 /** A turn to start on a conversation: the user's text, and the posture to store first (null: keep). */
@@ -124,12 +138,13 @@ export interface TurnStart {
 }
 
 /**
- * Writes a turn (posture, the user's ledger message, a running run, the directive's answer), emits
- * the message, and kicks the run: shared by directives and by a summon's brief. Idempotent by
- * `message_id`; a conversation with a turn running is a conflict.
+ * Writes a turn (posture, the user's ledger message, a running run under this instance's lease,
+ * the directive's answer and its `message` event, all in one transaction), publishes the event,
+ * and kicks the run: shared by directives and by a summon's brief. Idempotent by `message_id`; a
+ * conversation with a turn running is a conflict.
  */
-export function turnStarter(deps: { readonly storage: Storage; readonly emit: Emit; readonly kicker: Kicker; readonly dataDir: string }) {
-  const { storage, emit, kicker } = deps;
+export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly kicker: Kicker; readonly dataDir: string; readonly lease: TurnLease }) {
+  const { storage, bus, kicker } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
     const directory = projectDirectory(deps.dataDir, thread.project);
@@ -140,10 +155,13 @@ export function turnStarter(deps: { readonly storage: Storage; readonly emit: Em
       text: turn.text,
       directory,
       permission_mode: turn.permission_mode,
+      lease: deps.lease,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'conflict', detail: 'A turn is running on this thread' });
-    await emit(thread.id, 'message', { run_id: outcome.run.id, message: outcome.message });
+    // Stored with the turn; published first (this instance's sockets get it at once), then the run is
+    // kicked whatever the bus does: a lost announcement is filled from the log.
+    const published = bus.publish(outcome.event).catch(() => {});
     kicker.kick({
       threadId: thread.id,
       conversation,
@@ -153,6 +171,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly emit: Em
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
     });
+    await published;
     return ok(outcome.answer);
   };
 }

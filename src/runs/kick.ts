@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
-import type { Agent, Conversation, Run } from '../../domain/model.ts';
+import type { Agent, Conversation, Run, RunStatus } from '../../domain/model.ts';
+import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
+import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
 import type { AgentRunner, TurnUpdate } from '../../ports/agent-runner.ts';
 import type { ConsoleWriter } from '../../ports/console-writer.ts';
 import type { Emit } from './emit.ts';
 import type { PendingWaiters } from './pending-waiters.ts';
+import { failureOf } from './run-failure.ts';
 
-/** One kick: a run just written, and what its turn needs. */
+/** One kick: a run just written (its turn claimed under this instance's lease), and what its turn needs. */
 export interface KickRequest {
   readonly threadId: string;
   readonly conversation: Conversation;
@@ -23,36 +26,111 @@ export interface KickDeps {
   readonly emit: Emit;
   readonly waiters: PendingWaiters;
   readonly log: Logger;
+  /** This instance's id: the holder of the turns it claims. */
+  readonly holder: string;
+  /** A turn's lease; it is renewed every third of it while the kick runs. */
+  readonly leaseMs: number;
+  /** A turn whose agent sends nothing (and asks nothing) that long is cancelled. */
+  readonly idleMs: number;
+}
+
+/** What this instance knows of a kick in flight. */
+interface InFlight {
+  readonly controller: AbortController;
+  lastActivity: number;
+  /** Why the turn is being cancelled, once it is. */
+  cancelled: { readonly code: RunErrorCode; readonly reason: string } | null;
+  /** The lease was lost (swept elsewhere): nothing more is recorded for the run. */
+  lost: boolean;
 }
 
 /**
  * Runs kicks in the background and turns what the agent does into stored rows and wire events:
- * `run_started` first, then messages, approvals, `run_finished` or `run_error`, and `reflex_asleep`
- * last, whatever happened.
+ * `run_started` first, then messages and approvals, then `run_finished`, `run_error` or
+ * `run_cancelled`, and `reflex_asleep` last, whatever happened; only then is the turn released.
+ * While a kick runs its lease is renewed; an idle agent is cancelled.
  */
 export function kicker(deps: KickDeps) {
   const inFlight = new Set<Promise<void>>();
+  const running = new Map<string, InFlight>();
+
+  const renew = setInterval(() => {
+    const ids = [...running.keys()];
+    if (ids.length === 0) return;
+    deps.writer.renewTurns(deps.holder, ids, deps.leaseMs).then((held) => {
+      for (const id of ids) {
+        const entry = running.get(id);
+        if (entry === undefined || held.includes(id) || entry.lost) continue;
+        // Swept elsewhere (this instance was taken for dead): stop the agent, record nothing more.
+        deps.log.warn({ run: id }, 'the turn lease was lost; stopping the run here');
+        entry.lost = true;
+        cancel(id, 'turn_lease_expired');
+      }
+    }, (error: unknown) => deps.log.warn({ err: error }, 'renewing turn leases failed'));
+  }, Math.max(100, Math.floor(deps.leaseMs / 3)));
+  renew.unref();
+
+  const idle = setInterval(() => {
+    const now = Date.now();
+    for (const [id, entry] of running) {
+      if (entry.cancelled === null && now - entry.lastActivity > deps.idleMs) {
+        cancel(id, 'agent_idle', `the agent sent nothing for ${Math.round(deps.idleMs / 1000)} s; the turn was cancelled`);
+      }
+    }
+  }, Math.max(50, Math.min(5_000, Math.floor(deps.idleMs / 4))));
+  idle.unref();
+
+  /** Cancels a run this instance runs; answers whether it runs here. */
+  function cancel(runId: string, code: RunErrorCode, reason?: string): boolean {
+    const entry = running.get(runId);
+    if (entry === undefined) return false;
+    if (entry.cancelled !== null) return true;
+    entry.cancelled = { code, reason: runError(code, reason) };
+    entry.controller.abort();
+    // Asks still open are answered `cancelled`, as ACP wants once a turn is cancelled.
+    deps.waiters.cancelRun(runId);
+    return true;
+  }
+
   return {
     /** Starts a kick and returns at once: the directive is answered while it runs. */
     kick(request: KickRequest): void {
-      const running: Promise<void> = runKick(deps, request)
+      const entry: InFlight = { controller: new AbortController(), lastActivity: Date.now(), cancelled: null, lost: false };
+      running.set(request.run.id, entry);
+      const kicked: Promise<void> = runKick(deps, request, entry)
         .catch((error: unknown) => deps.log.error({ err: error, run: request.run.id }, 'kick failed'))
-        .finally(() => inFlight.delete(running));
-      inFlight.add(running);
+        .finally(() => {
+          running.delete(request.run.id);
+          inFlight.delete(kicked);
+        });
+      inFlight.add(kicked);
     },
+    /** Cancels a run if this instance runs it (a user's cancel reaches every instance). */
+    cancel: (runId: string): boolean => cancel(runId, 'cancelled'),
     /** Waits for every kick in flight (shutdown). */
     async drain(): Promise<void> {
       await Promise.allSettled([...inFlight]);
+      clearInterval(renew);
+      clearInterval(idle);
     },
   };
 }
 
 export type Kicker = ReturnType<typeof kicker>;
 
-async function runKick({ writer, runner, emit, waiters, log }: KickDeps, request: KickRequest): Promise<void> {
+async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): Promise<void> {
+  const { writer, runner, waiters, log } = deps;
   const { threadId, conversation, run } = request;
   const runId = run.id;
+  const touch = () => {
+    entry.lastActivity = Date.now();
+  };
+  // Nothing more is stored for a run whose lease was lost: the sweeper that took it has ended it.
+  const emit: Emit = (thread, type, data) => (entry.lost ? Promise.resolve(null as never) : deps.emit(thread, type, data));
   let reply = '';
+  // A high surrogate that ended a chunk waits for the low one that begins the next.
+  let held = '';
+  let outcome: { status: Exclude<RunStatus, 'running'>; error: string | null; stopReason: string | null };
   try {
     await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
     await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
@@ -64,13 +142,26 @@ async function runKick({ writer, runner, emit, waiters, log }: KickDeps, request
       mode: request.mode,
       model: conversation.model,
       effort: conversation.effort,
+      signal: entry.controller.signal,
       onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
-      onUpdate: async (update: TurnUpdate) => {
-        if (update.kind === 'text') reply += update.text;
+      onUpdate: async (raw: TurnUpdate) => {
+        touch();
+        if (entry.lost) return;
+        if (raw.kind === 'text') {
+          reply += raw.text;
+          const { ready, held: next } = splitTrailingHigh(held + raw.text);
+          held = next;
+          if (ready !== '') await emit(threadId, 'message', { run_id: runId, delta: storableText(ready) });
+          return;
+        }
+        // Agent output nobody can send back is repaired, not refused: NULs and lone surrogates replaced.
+        const update = storableValue(raw);
         if (update.kind === 'tool_call') await writer.appendModelMessage(runId, { role: 'tool', content: update.title });
-        await emit(threadId, 'message', update.kind === 'text' ? { run_id: runId, delta: update.text } : { run_id: runId, update });
+        await emit(threadId, 'message', { run_id: runId, update });
       },
-      onPermission: async (ask) => {
+      onPermission: async (raw) => {
+        touch();
+        const ask = storableValue(raw);
         const pending = await writer.addPending({
           kind: 'approval',
           conversation_id: conversation.id,
@@ -81,24 +172,69 @@ async function runKick({ writer, runner, emit, waiters, log }: KickDeps, request
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);
         await emit(threadId, 'approval_requested', { run_id: runId, pending });
-        return decision;
+        const answered = await decision;
+        touch();
+        return answered;
       },
     });
-    if (reply !== '') {
-      await writer.appendModelMessage(runId, { role: 'assistant', content: reply });
-      const message = await writer.appendMessage(threadId, { role: 'assistant', text: reply, artifact_id: null });
+    if (held !== '') await emit(threadId, 'message', { run_id: runId, delta: REPLACEMENT });
+    if (entry.cancelled === null && reply !== '') {
+      const text = storableText(reply);
+      await writer.appendModelMessage(runId, { role: 'assistant', content: text });
+      const message = await writer.appendMessage(threadId, { role: 'assistant', text, artifact_id: null });
       await emit(threadId, 'message', { run_id: runId, message });
     }
-    const finished = await writer.finishRun(runId, 'succeeded', null);
-    await emit(threadId, 'run_finished', { run_id: runId, stop_reason: result.stopReason, run: finished });
+    outcome = entry.cancelled !== null || result.stopReason === 'cancelled'
+      ? { status: 'cancelled', error: entry.cancelled?.reason ?? runError('cancelled', 'the agent cancelled the turn'), stopReason: result.stopReason }
+      : { status: 'succeeded', error: null, stopReason: result.stopReason };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    log.warn({ run: runId, reason }, 'run failed');
-    // Ending the run clears the turn: if storage fails here, the thread would stay busy, so it is tried twice.
-    const failed = await writer.finishRun(runId, 'failed', reason).catch(() => writer.finishRun(runId, 'failed', reason));
-    await emit(threadId, 'run_error', { run_id: runId, error: reason, run: failed });
-  } finally {
-    waiters.cancelRun(runId);
-    await emit(threadId, 'reflex_asleep', { run_id: runId });
+    if (entry.cancelled !== null) outcome = { status: 'cancelled', error: entry.cancelled.reason, stopReason: null };
+    else {
+      const failure = failureOf(error);
+      if (failure.code === 'internal' || failure.code === 'storage_failed') log.warn({ err: error, run: runId }, 'run failed');
+      else log.info({ run: runId, reason: failure.reason }, 'run failed');
+      outcome = { status: 'failed', error: runError(failure.code, failure.reason), stopReason: null };
+    }
+  }
+  waiters.cancelRun(runId);
+  if (entry.lost) return;
+  await finish(deps, entry, threadId, runId, outcome);
+}
+
+/**
+ * Ends the run, stores its last events, then releases the turn: each step retried while storage
+ * is down (the lease is renewed meanwhile), for at most one lease; after that the turn is left to
+ * lapse, and a sweeper on any instance ends what is left.
+ */
+async function finish(
+  deps: KickDeps,
+  entry: InFlight,
+  threadId: string,
+  runId: string,
+  outcome: { status: Exclude<RunStatus, 'running'>; error: string | null; stopReason: string | null },
+): Promise<void> {
+  const deadline = Date.now() + deps.leaseMs;
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await work();
+      } catch (error) {
+        if (Date.now() + wait > deadline || entry.lost) throw error;
+        deps.log.warn({ err: error, run: runId }, 'recording the end of a run failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  };
+  try {
+    const ended = await step(() => deps.writer.finishRun(runId, outcome.status, outcome.error));
+    const [code] = (outcome.error ?? '').split(':', 1);
+    if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }));
+    else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));
+    else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
+    await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
+    await step(() => deps.writer.releaseTurn(runId));
+  } catch (error) {
+    deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
+    entry.lost = true;
   }
 }

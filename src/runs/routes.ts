@@ -3,6 +3,7 @@ import { storable, UuidParam } from '../console/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from './directives.ts';
+import type { CancelTurn } from './cancel.ts';
 import type { Responses } from './responses.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { Failure } from '../../domain/errors.ts';
@@ -40,7 +41,11 @@ const ResponsesBody = v.object({
 const PermissionModeBody = v.object({ permission_mode: word(100) });
 
 /** The console's writes: directives, batch responses, and the posture switch. */
-export function runRoutes(submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>, answers: Responses): Route[] {
+export function runRoutes(
+  submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>,
+  answers: Responses,
+  cancel: CancelTurn,
+): Route[] {
   return [
     route({
       method: 'POST',
@@ -64,6 +69,17 @@ export function runRoutes(submit: (user: User, ref: string, body: Directive) => 
       responses: { 202: '{"answered"}', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
       handle: async ({ user, params, body }) => {
         return result(202, await answers.answer(user, params.id, body.responses));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: `${P}/threads/:id/cancel`,
+      summary: 'Cancel the turn running on a thread (owner and members); its pending asks are answered cancelled',
+      auth: true,
+      params: v.object({ id: UuidParam }),
+      responses: { 202: '{"run_id"}', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'No turn is running' },
+      handle: async ({ user, params }) => {
+        return result(202, await cancel(user, params.id));
       },
     }),
     route({

@@ -121,7 +121,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     });
     const created = await newThread('queries-test');
     const question = await storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [] });
-    const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', text: 'x', directory: null, permission_mode: null };
+    const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', text: 'x', directory: null, permission_mode: null, lease: { holder: 'queries', ms: 60_000 } };
     let runId = '';
     const transactions: Record<string, () => Promise<unknown>> = {
       createConsoleThread: () => newThread('queries-test-2'),
@@ -141,6 +141,10 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     const single: Record<string, () => Promise<unknown>> = {
       append: () => storage.events.append(created.thread.id, 'message', {}),
       finishRun: () => storage.writer.finishRun(runId, 'succeeded', null),
+      releaseTurn: () => storage.writer.releaseTurn(runId),
+      renewTurns: () => storage.writer.renewTurns('queries', [runId], 60_000),
+      runningTurn: () => storage.writer.runningTurn(created.thread.id),
+      pendingAnswers: () => storage.writer.pendingAnswers([question.id]),
       setPermissionMode: () => storage.writer.setPermissionMode(created.conversation.id, 'plan'),
       setSession: () => storage.writer.setSession(created.conversation.id, 's'),
       appendMessage: () => storage.writer.appendMessage(created.thread.id, { role: 'assistant', text: 'y', artifact_id: null }),

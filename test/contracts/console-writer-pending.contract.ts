@@ -57,7 +57,7 @@ export function pendingAndRunsTests({ storage, newThread, directive, runs, conve
     });
   });
 
-  it('finishing a run ends it, clears the turn and drops its leftover pending items only', async () => {
+  it('finishing a run ends it and drops its leftover pending items only; the turn is held until released', async () => {
     const t = await newThread();
     const started = await storage().writer.writeDirective(directive(t));
     assert.ok(started.kind === 'started');
@@ -67,8 +67,13 @@ export function pendingAndRunsTests({ storage, newThread, directive, runs, conve
     assert.deepEqual(ended, { ...started.run, status: 'failed', error: 'agent crashed', ended_at: ended.ended_at });
     assert.ok(ended.ended_at !== null && Date.parse(ended.ended_at) >= Date.parse(started.run.started_at));
     assert.deepEqual(await runs(t), [ended]);
-    assert.equal((await conversationOf(t)).turn_running, false);
     assert.deepEqual(await storage().conversations.pendingByThread(t.thread.id), [kept]);
+    // The run's last events are stored before the turn is released: until then a directive is busy.
+    assert.equal((await conversationOf(t)).turn_running, true);
+    assert.equal((await storage().writer.writeDirective(directive(t))).kind, 'busy');
+    assert.deepEqual(await storage().writer.finishRun(started.run.id, 'succeeded', null), ended, 'an ended run stays as it ended');
+    await storage().writer.releaseTurn(started.run.id);
+    assert.equal((await conversationOf(t)).turn_running, false);
     await assert.rejects(storage().writer.finishRun(testId(99_999), 'succeeded', null), 'an unknown run');
   });
 }

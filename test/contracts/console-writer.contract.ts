@@ -8,6 +8,7 @@ import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { pendingAndRunsTests } from './console-writer-pending.contract.ts';
+import { turnLeaseTests } from './console-writer-turns.contract.ts';
 
 /** A console thread the suite created, with its conversation. */
 export type Created = { readonly thread: Thread; readonly conversation: Conversation };
@@ -44,7 +45,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       });
     const directive = (t: Created, fields: Partial<DirectiveWrite> = {}): DirectiveWrite => ({
       thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), text: 'Fix the build',
-      directory: '/srv/acme', permission_mode: null, ...fields,
+      directory: '/srv/acme', permission_mode: null, lease: { holder: 'contract', ms: 60_000 }, ...fields,
     });
     const ledger = async (threadId: string) => (await storage.ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
     const runs = async (t: Created) => (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 200, before: null }))!.items;
@@ -129,6 +130,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       const first = await storage.writer.writeDirective(write);
       assert.equal(first.kind, 'started');
       await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
       const again = await storage.writer.writeDirective({ ...write, text: 'something else', permission_mode: 'plan' });
       assert.deepEqual(again, { kind: 'repeated', answer: first.kind === 'started' ? first.answer : null });
       assert.equal((await ledger(t.thread.id)).length, 1);
@@ -166,6 +168,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       assert.equal((await runs(t)).length, 1);
       assert.equal((await conversationOf(t)).permission_mode, 'default');
       await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
       assert.equal((await storage.writer.writeDirective(busyWrite)).kind, 'started', 'the busy one was not recorded');
     });
 
@@ -181,6 +184,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       const write = directive(t, { message_id: null });
       const first = await storage.writer.writeDirective(write);
       await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
       assert.equal((await storage.writer.writeDirective(write)).kind, 'started');
       assert.equal((await runs(t)).length, 2);
     });
@@ -226,5 +230,6 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
     });
 
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });
+    turnLeaseTests({ storage: () => storage, newThread, directive, runs, conversationOf });
   });
 }

@@ -46,14 +46,23 @@ describe('thread operations: teleport and summon', () => {
   });
 
   it('a busy thread carries the reason, and refuses to move with 409', async () => {
-    const ops = (await get(`${P}/${F.root}/operations`)).json();
+    const key = randomUUID();
+    const socket = await live(key);
+    const started = await post(`${P}/${key}/directives`, { text: 'Hold on [wait]', model: 'claude:opus', project: 'acme-web' });
+    assert.equal(started.status, 202);
+    const busy = started.json().thread_id;
+    await socket.until((events) => events.some((e) => e.type === 'run_started'));
+    const ops = (await get(`${P}/${busy}/operations`)).json();
     assert.equal(ops.teleport.reason, 'A turn is running on this thread');
     assert.equal(ops.summon.reason, ops.teleport.reason);
-    const res = await post(`${P}/${F.root}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+    const res = await post(`${P}/${busy}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
     assert.equal(res.status, 409);
     assert.equal(res.json().detail, 'A turn is running on this thread');
-    const summon = await post(`${P}/${F.root}/summon`, { route: 'claude:opus', brief: 'Take over' });
+    const summon = await post(`${P}/${busy}/summon`, { route: 'codex', brief: 'Take over' });
     assert.equal(summon.status, 409);
+    assert.equal((await post(`${P}/${busy}/cancel`, {})).status, 202);
+    await socket.until(asleep(1));
+    socket.close();
   });
 
   it('GET addresses: one level of a channel, barred rows flagged, inside opens a place', async () => {

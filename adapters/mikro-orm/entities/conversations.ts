@@ -18,8 +18,15 @@ export const ConversationSchema = defineEntity({
     created_at: p.datetime(),
     // The agent session the conversation runs in: written and read on its own, never part of the row answered.
     session_id: p.text().nullable(),
+    // The running turn's lease: its run, the instance holding it, and when it lapses unless renewed.
+    turn_run_id: p.uuid().nullable(),
+    turn_holder: p.text().nullable(),
+    turn_expires_at: p.datetime().nullable(),
   },
-  indexes: [{ name: 'conversations_thread_id_id_index', properties: ['thread_id', 'id'] }],
+  indexes: [
+    { name: 'conversations_thread_id_id_index', properties: ['thread_id', 'id'] },
+    { name: 'conversations_turn_expires_at_index', properties: ['turn_expires_at'] },
+  ],
 });
 
 /** `runs`: an agent run under a conversation; `started_at` is the time its id carries. */
@@ -65,4 +72,19 @@ export const PendingSchema = defineEntity({
     options: p.json<{ id: string; name: string }[]>(),
   },
   indexes: [{ name: 'pending_conversation_id_index', properties: ['conversation_id'] }],
+});
+
+/**
+ * `pending_answers`: the answer given to a pending item whose run still waits for it, kept until
+ * the run ends, so an agent whose answer signal was lost (a bus reconnect) finds it in storage.
+ */
+export const PendingAnswerSchema = defineEntity({
+  name: 'PendingAnswer',
+  tableName: 'pending_answers',
+  properties: {
+    pending_id: p.uuid().primary(),
+    run_id: p.uuid(),
+    answer: p.json<Record<string, unknown>>(),
+  },
+  indexes: [{ name: 'pending_answers_run_id_index', properties: ['run_id'] }],
 });

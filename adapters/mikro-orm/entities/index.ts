@@ -1,5 +1,5 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
-import { ConversationSchema, ModelMessageSchema, PendingSchema, RunSchema } from './conversations.ts';
+import { ConversationSchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
@@ -23,6 +23,7 @@ export const ENTITIES = [
   RunSchema,
   ModelMessageSchema,
   PendingSchema,
+  PendingAnswerSchema,
   DirectiveSchema,
   EventSchema,
 ] as const;

@@ -1,0 +1,24 @@
+import type { Failure } from '../../domain/errors.ts';
+import type { User } from '../../domain/model.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
+import type { Storage } from '../../ports/storage.ts';
+
+/**
+ * Cancel (contract section 4): the owner or a member stops the turn running on a thread. The
+ * request is a bus signal, so the instance whose kick holds the turn cancels it, wherever it runs;
+ * the kick then records `cancelled`, `run_cancelled` and `reflex_asleep`. 409 when no turn runs.
+ */
+export function turnCanceller(deps: { readonly storage: Storage; readonly bus: EventBus }) {
+  const { storage, bus } = deps;
+  return async function cancel(user: User, threadId: string): Promise<Result<{ run_id: string }, Failure>> {
+    const thread = await storage.threads.findAccessible(user.id, threadId);
+    if (thread === null) return fail({ code: 'thread_unavailable' });
+    const turn = await storage.writer.runningTurn(thread.row.id);
+    if (turn === null) return fail({ code: 'conflict', detail: 'No turn is running on this thread' });
+    await bus.signal({ kind: 'cancel_requested', run_id: turn.run_id });
+    return ok({ run_id: turn.run_id });
+  };
+}
+
+export type CancelTurn = ReturnType<typeof turnCanceller>;

@@ -1,0 +1,70 @@
+import type { Logger } from 'pino';
+import { runError } from '../../domain/run-errors.ts';
+import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { Emit } from './emit.ts';
+
+/**
+ * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
+ * longer than a lease): the run ends `failed` with `turn_lease_expired` and `run_error` is stored,
+ * unless it had already ended; then `reflex_asleep`; then the turn is released. Runs at start and
+ * every half lease, on every instance: claims are exclusive, so two sweepers never take one turn.
+ */
+export function sweeper(deps: {
+  readonly writer: ConsoleWriter;
+  readonly emit: Emit;
+  readonly log: Logger;
+  readonly holder: string;
+  readonly leaseMs: number;
+}) {
+  const { writer, emit, log } = deps;
+  let sweeping: Promise<number> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+
+  async function sweepAll(): Promise<number> {
+    let swept = 0;
+    for (let turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs }); turn !== null;
+      turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs })) {
+      const { thread_id: threadId, run } = turn;
+      if (run.status === 'running') {
+        const ended = await writer.finishRun(run.id, 'failed', runError('turn_lease_expired'));
+        await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });
+      }
+      await emit(threadId, 'reflex_asleep', { run_id: run.id });
+      await writer.releaseTurn(run.id);
+      log.warn({ run: run.id, thread: threadId }, 'swept a turn whose lease lapsed');
+      swept += 1;
+    }
+    return swept;
+  }
+
+  /** One sweep; a sweep already under way is joined, not doubled. Storage errors are logged, not thrown. */
+  function sweep(): Promise<number> {
+    sweeping ??= sweepAll()
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'sweeping lapsed turns failed; trying again later');
+        return 0;
+      })
+      .finally(() => {
+        sweeping = null;
+      });
+    return sweeping;
+  }
+
+  return {
+    sweep,
+    /** Sweeps now, then every half lease. */
+    start(): void {
+      void sweep();
+      timer = setInterval(() => void sweep(), Math.max(250, Math.floor(deps.leaseMs / 2)));
+      timer.unref();
+    },
+    /** Stops sweeping; waits for a sweep under way. */
+    async stop(): Promise<void> {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await sweeping;
+    },
+  };
+}
+
+export type Sweeper = ReturnType<typeof sweeper>;

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WriterSuite } from './console-writer.contract.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The console writer contract, continued: turns as leases, the directive's event, stored answers. */
+export function turnLeaseTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
+  describe('turns are leases', () => {
+    it("a directive stores its message event with the thread's next seq, in the same write", async () => {
+      const t = await newThread();
+      await storage().events.append(t.thread.id, 'gateway', { before: true });
+      const started = await storage().writer.writeDirective(directive(t, { text: 'Hello' }));
+      assert.ok(started.kind === 'started');
+      assert.equal(started.event.seq, 2);
+      assert.equal(started.event.type, 'message');
+      assert.deepEqual(started.event.data, { run_id: started.run.id, message: started.message });
+      assert.deepEqual(await storage().events.since(t.thread.id, 1, 10), [started.event]);
+      const busy = await storage().writer.writeDirective(directive(t));
+      assert.equal(busy.kind, 'busy');
+      assert.equal((await storage().events.since(t.thread.id, 0, 10)).length, 2, 'a busy directive stores no event');
+    });
+
+    it('the running turn of a thread names its run and holder, until released', async () => {
+      const t = await newThread();
+      assert.equal(await storage().writer.runningTurn(t.thread.id), null);
+      const started = await storage().writer.writeDirective(directive(t, { lease: { holder: 'instance-a', ms: 60_000 } }));
+      assert.ok(started.kind === 'started');
+      assert.deepEqual(await storage().writer.runningTurn(t.thread.id), { run_id: started.run.id, conversation_id: t.conversation.id, holder: 'instance-a' });
+      await storage().writer.finishRun(started.run.id, 'succeeded', null);
+      await storage().writer.releaseTurn(started.run.id);
+      assert.equal(await storage().writer.runningTurn(t.thread.id), null);
+    });
+
+    it('a holder renews only its own turns; a lapsed turn is claimed once, by one sweeper', async () => {
+      const t = await newThread();
+      const started = await storage().writer.writeDirective(directive(t, { lease: { holder: 'dead', ms: 1 } }));
+      assert.ok(started.kind === 'started');
+      assert.deepEqual(await storage().writer.renewTurns('someone-else', [started.run.id], 60_000), []);
+      await sleep(20);
+      const claims = await Promise.all([
+        storage().writer.claimExpiredTurn({ holder: 'sweeper-1', ms: 60_000 }),
+        storage().writer.claimExpiredTurn({ holder: 'sweeper-2', ms: 60_000 }),
+      ]);
+      const mine = claims.filter((claim) => claim?.run.id === started.run.id);
+      assert.equal(mine.length, 1, 'claimed exactly once');
+      assert.deepEqual(mine[0], { thread_id: t.thread.id, run: started.run });
+      // Claimed, it is not lapsed any more: no other sweeper finds it, and the dead holder lost it.
+      assert.equal((await storage().writer.claimExpiredTurn({ holder: 'sweeper-3', ms: 60_000 }))?.run.id === started.run.id, false);
+      assert.deepEqual(await storage().writer.renewTurns('dead', [started.run.id], 60_000), []);
+      assert.equal((await conversationOf(t)).turn_running, true);
+      await storage().writer.finishRun(started.run.id, 'failed', 'turn_lease_expired: swept');
+      await storage().writer.releaseTurn(started.run.id);
+      assert.equal((await conversationOf(t)).turn_running, false);
+      assert.equal((await runs(t))[0]!.status, 'failed');
+    });
+
+    it('a renewed lease does not lapse', async () => {
+      const t = await newThread();
+      const started = await storage().writer.writeDirective(directive(t, { lease: { holder: 'alive', ms: 1 } }));
+      assert.ok(started.kind === 'started');
+      assert.deepEqual(await storage().writer.renewTurns('alive', [started.run.id], 60_000), [started.run.id]);
+      await sleep(20);
+      for (let claim = await storage().writer.claimExpiredTurn({ holder: 's', ms: 60_000 }); claim !== null;
+        claim = await storage().writer.claimExpiredTurn({ holder: 's', ms: 60_000 })) {
+        assert.notEqual(claim.run.id, started.run.id);
+        await storage().writer.releaseTurn(claim.run.id);
+      }
+    });
+
+    it('a released turn takes a new directive; releasing another run leaves the turn alone', async () => {
+      const t = await newThread();
+      const first = await storage().writer.writeDirective(directive(t));
+      assert.ok(first.kind === 'started');
+      await storage().writer.releaseTurn('0190a000-0000-7000-8000-000000000000');
+      assert.equal((await storage().writer.writeDirective(directive(t))).kind, 'busy');
+      await storage().writer.finishRun(first.run.id, 'succeeded', null);
+      await storage().writer.releaseTurn(first.run.id);
+      assert.equal((await storage().writer.writeDirective(directive(t))).kind, 'started');
+    });
+
+    it('answers are stored until their run ends, so a waiter that missed the signal finds them', async () => {
+      const t = await newThread();
+      const started = await storage().writer.writeDirective(directive(t));
+      assert.ok(started.kind === 'started');
+      const ask = await storage().writer.addPending({
+        kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow' }],
+      });
+      assert.deepEqual(await storage().writer.pendingAnswers([ask.id]), []);
+      assert.deepEqual(await storage().writer.answerPending(t.thread.id, [{ id: ask.id, option: 'allow' }]), { ok: true });
+      assert.deepEqual(await storage().writer.pendingAnswers([ask.id, 'not-a-uuid']), [{ id: ask.id, option: 'allow' }]);
+      await storage().writer.finishRun(started.run.id, 'succeeded', null);
+      assert.deepEqual(await storage().writer.pendingAnswers([ask.id]), []);
+    });
+  });
+}
