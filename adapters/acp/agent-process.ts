@@ -45,7 +45,8 @@ const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 export async function startAgentProcess(argv: readonly string[], log: Logger, env: Readonly<Record<string, string>>): Promise<AgentProcess> {
   const [command, ...args] = argv;
   if (command === undefined) throw new Error('the agent has an empty command');
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+  // Its own process group: what the agent starts (a bundled CLI, shells) ends with it (see `stop`).
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
   const plog = log.child({ agentPid: child.pid });
   let ended = false;
   let stopping = false;
@@ -94,12 +95,24 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     }
   }
 
+  /** Signals the agent's whole process group; the child alone if the group is gone. */
+  const signalGroup = (signal: NodeJS.Signals): void => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      child.kill(signal);
+    }
+  };
+
   async function stop(): Promise<void> {
     if (ended) return;
     stopping = true;
-    child.kill('SIGTERM');
-    if ((await Promise.race([exited, delay(3000, null)])) === null) child.kill('SIGKILL');
+    signalGroup('SIGTERM');
+    if ((await Promise.race([exited, delay(3000, null)])) === null) signalGroup('SIGKILL');
     await exited;
+    // Children that outlived the agent in its group (a shell it started) go too.
+    signalGroup('SIGKILL');
   }
 
   try {
