@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { WireEvent } from '../../domain/events.ts';
+import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
+import { startFixtureService, type TestService } from '../support/service.ts';
+
+const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
+const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
+const P = '/api/console/threads';
+const asleep = (events: readonly WireEvent[]) => events.some((e) => e.type === 'reflex_asleep');
+const has = (type: string) => (events: readonly WireEvent[]) => events.some((e) => e.type === type);
+
+/** Cancel, the idle time-out, and agent output the database cannot store: no turn is ever stranded. */
+describe('turns end: cancel, idle agents, garbled output', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startFixtureService({ AGENT_IDLE_TIMEOUT_MS: '1500' });
+  });
+  after(() => service.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = ALICE) =>
+    service.ask({ method: 'POST', path, headers, body: JSON.stringify(body) });
+  const get = (path: string) => service.ask({ path, headers: ALICE });
+  /** A new console thread running `text`; answers its ids and a socket on it. */
+  const start = async (text: string) => {
+    const key = randomUUID();
+    const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+    const res = await post(`${P}/${key}/directives`, { text, model: 'claude:opus', project: 'acme-web' });
+    assert.equal(res.status, 202, res.text);
+    return { ...(res.json() as { thread_id: string; conversation_id: string; run_id: string }), socket };
+  };
+  const runOf = async (t: { thread_id: string; conversation_id: string }) =>
+    (await get(`${P}/${t.thread_id}/conversations/${t.conversation_id}/runs`)).json().items[0];
+
+  it('cancel of a running turn: 202 with its run, run_cancelled then reflex_asleep, status cancelled, the thread free again', async () => {
+    const t = await start('Wait for me [wait]');
+    await t.socket.until(has('run_started'));
+    const res = await post(`${P}/${t.thread_id}/cancel`, {});
+    assert.equal(res.status, 202, res.text);
+    assert.deepEqual(res.json(), { run_id: t.run_id });
+    const events = await t.socket.until(asleep);
+    const types = typesOf(events);
+    assert.deepEqual(types.slice(-2), ['run_cancelled', 'reflex_asleep']);
+    assert.ok(!types.includes('run_error') && !types.includes('run_finished'));
+    const run = await runOf(t);
+    assert.equal(run.status, 'cancelled');
+    assert.equal(run.error, 'cancelled: cancelled by a user');
+    assert.equal((await post(`${P}/${t.thread_id}/cancel`, {})).status, 409, 'nothing runs any more');
+    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Again' });
+    assert.equal(next.status, 202, next.text);
+    await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
+    t.socket.close();
+  });
+
+  it('cancel of a turn waiting on an approval: the ask is answered cancelled and leaves /pending', async () => {
+    const t = await start('Ask first [approval]');
+    await t.socket.until(has('approval_requested'));
+    assert.equal((await get(`${P}/${t.thread_id}/pending`)).json().length, 1);
+    // A member may cancel as well as answer; bob is not one here, so he sees no thread at all.
+    assert.equal((await post(`${P}/${t.thread_id}/cancel`, {}, BOB)).status, 404);
+    assert.equal((await post(`${P}/${t.thread_id}/cancel`, {})).status, 202);
+    const events = await t.socket.until(asleep);
+    assert.ok(events.some((e) => e.type === 'message' && String(e.data.delta ?? '').includes('Permission: cancelled')), 'the agent was told');
+    assert.deepEqual(typesOf(events).slice(-2), ['run_cancelled', 'reflex_asleep']);
+    assert.deepEqual((await get(`${P}/${t.thread_id}/pending`)).json(), []);
+    assert.equal((await runOf(t)).status, 'cancelled');
+    t.socket.close();
+  });
+
+  it('an agent that stays silent past the idle time-out is cancelled; one that ignores cancel is stopped', async () => {
+    const t = await start('Never answer [hang]');
+    const events = await t.socket.until(asleep, 20_000);
+    assert.deepEqual(typesOf(events).slice(-2), ['run_cancelled', 'reflex_asleep']);
+    const run = await runOf(t);
+    assert.equal(run.status, 'cancelled');
+    assert.match(run.error, /^agent_idle: the agent sent nothing for 2 s/);
+    // The next turn runs on a fresh agent process.
+    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Still there?' });
+    assert.equal(next.status, 202, next.text);
+    const after = await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
+    assert.equal(after.at(-2)!.type, 'run_finished');
+    t.socket.close();
+  });
+
+  it('agent output with NULs and a surrogate pair split across chunks is stored repaired, and the run succeeds', async () => {
+    const t = await start('Garble it [garbled]');
+    const events = await t.socket.until(asleep);
+    t.socket.close();
+    assert.equal(events.at(-2)!.type, 'run_finished');
+    const deltas = events.filter((e) => typeof e.data.delta === 'string').map((e) => e.data.delta as string).join('');
+    assert.ok(deltas.includes('split \u{1F600} pair'), 'the pair is joined again across chunks');
+    assert.ok(deltas.includes('a NUL \uFFFD here'));
+    const tool = events.find((e) => (e.data.update as { id?: string } | undefined)?.id?.startsWith('nul-'));
+    assert.equal((tool!.data.update as { title: string }).title, 'bad \uFFFD title \uFFFD');
+    const ledger = (await get(`${P}/${t.thread_id}/messages`)).json();
+    assert.ok(ledger.items[0].text.includes('split \u{1F600} pair, a NUL \uFFFD here'));
+    assert.equal((await runOf(t)).status, 'succeeded');
+  });
+
+  it('text PostgreSQL cannot store is refused with 422 and writes nothing: directive, summon', async () => {
+    const key = randomUUID();
+    for (const raw of ['{"text":"hi \\ud800"}', '{"text":"x \\udc00 y"}', '{"text":"nul \\u0000"}']) {
+      const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: raw });
+      assert.equal(res.status, 422, raw);
+    }
+    assert.equal((await get(`${P}`)).json().items.some((thread: { key: string }) => thread.key === key), false, 'no thread was written');
+    const t = await start('Idle thread');
+    await t.socket.until(asleep);
+    const before = (await get(`${P}/${t.thread_id}/messages`)).json().items.length;
+    for (const raw of ['{"route":"codex","brief":"x \\udc00"}', '{"route":"codex","brief":"ok","hint":"\\ud83d"}']) {
+      const res = await service.ask({ method: 'POST', path: `${P}/${t.thread_id}/summon`, headers: ALICE, body: raw });
+      assert.equal(res.status, 422, raw);
+    }
+    assert.equal((await get(`${P}/${t.thread_id}/messages`)).json().items.length, before);
+    assert.equal((await get(`${P}/${t.thread_id}/conversations`)).json().length, 1);
+    assert.equal((await post(`${P}/${t.thread_id}/directives`, { text: 'Still works' })).status, 202);
+    await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
+    t.socket.close();
+  });
+});
