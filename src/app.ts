@@ -75,7 +75,10 @@ export function createApp(options: AppOptions): App {
   // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
-  const waiters = new PendingWaiters();
+  const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
+  // A lost answer signal is found in storage even without a reconnect to tell of it.
+  const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
+  rechecks.unref();
   const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
@@ -132,6 +135,7 @@ export function createApp(options: AppOptions): App {
     close: async () => {
       await live.close();
       await sweeps.stop();
+      clearInterval(rechecks);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains.
       await runner.close();
       await kicks.drain();
