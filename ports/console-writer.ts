@@ -1,5 +1,6 @@
 import type { WireEvent } from '../domain/events.ts';
 import type { Address, Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
+import type { Busy } from '../domain/operations.ts';
 import type { PendingAnswer } from './event-bus.ts';
 
 /** A new console thread and its first conversation, written together. */
@@ -34,6 +35,40 @@ export interface NewThread {
   readonly title: string;
   readonly conversation: NewConversation;
 }
+
+/**
+ * A teleport or a summon, written as one transaction: the landing thread (teleport), the new
+ * conversation, a ledger line, the `gateway` events and the new conversation's first turn. Ids are
+ * chosen by the caller, so the gateway event can name them before anything is written.
+ */
+export interface MoveWrite {
+  /** The thread the conversation leaves (teleport) or is handed over on (summon); checked not busy inside. */
+  readonly source_thread_id: Id;
+  /** Teleport: the thread it lands in, opened with this id; null for a summon (in place). */
+  readonly landing: (NewThread & { readonly id: Id }) | null;
+  /** The new conversation, on the landing thread when there is one, else on the source. */
+  readonly conversation: NewConversation & { readonly id: Id };
+  /** A system line for the source thread's ledger (a summon's hand-over), or null. */
+  readonly ledger: string | null;
+  /** The `gateway` event's data, stored on the source thread, then on the landing thread. */
+  readonly gateway: Readonly<Record<string, unknown>>;
+  /** The new conversation's first turn (a summon's brief, a teleport's prompt), claimed with the move; null for none. */
+  readonly turn: { readonly text: string; readonly directory: string | null; readonly lease: TurnLease } | null;
+}
+
+/** The outcome of a move: written (with what to publish and kick), or refused because the source is busy. */
+export type MoveOutcome =
+  | {
+      readonly kind: 'moved';
+      /** The thread the conversation is on now (the landing thread, or the source). */
+      readonly thread: Thread;
+      readonly conversation: Conversation;
+      /** Every event stored, in order: publish them. */
+      readonly events: readonly WireEvent[];
+      /** The first turn's run, when one was asked for: kick it. */
+      readonly run: Run | null;
+    }
+  | { readonly kind: 'busy'; readonly busy: Busy };
 
 /** What a directive writes before its run is kicked, in one transaction. */
 export interface DirectiveWrite {
@@ -107,10 +142,12 @@ export interface ConsoleWriter {
    * written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
-  /** Opens a thread with its conversation (a teleport's landing place). */
-  openThread(thread: NewThread): Promise<{ thread: Thread; conversation: Conversation }>;
-  /** Adds a conversation to a thread (a summon's new agent, in place). */
-  addConversation(threadId: Id, conversation: NewConversation): Promise<Conversation>;
+  /**
+   * Writes a move atomically: when the source thread has a turn running or items pending on any of
+   * its conversations, answers `busy` and writes nothing; else writes everything {@link MoveWrite}
+   * names and answers `moved`.
+   */
+  writeMove(move: MoveWrite): Promise<MoveOutcome>;
   /** Sets a conversation's approval posture; answers the updated row, or null when there is none. */
   setPermissionMode(conversationId: Id, mode: string): Promise<Conversation | null>;
   /** Remembers the agent session a conversation runs in (not part of the row answered). */

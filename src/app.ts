@@ -20,7 +20,7 @@ import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
-import { directives, turnStarter } from './runs/directives.ts';
+import { directives } from './runs/directives.ts';
 import { threadMoves } from './operations/moves.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from './runs/emit.ts';
@@ -88,13 +88,7 @@ export function createApp(options: AppOptions): App {
   sweeps.start();
   const turns = { storage, bus, kicker: kicks, dataDir: config.dataDir, lease };
   const submit = directives(turns);
-  const moves = threadMoves({
-    storage,
-    channels: options.channels ?? memoryChannelPort(storage.catalog),
-    emit,
-    direct: submit,
-    startTurn: turnStarter(turns),
-  });
+  const moves = threadMoves({ ...turns, channels: options.channels ?? memoryChannelPort(storage.catalog) });
   const live = liveSocket({ storage, bus, authenticate, log });
 
   const sandbox = buildSurface(sandboxSurface());

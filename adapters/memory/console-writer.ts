@@ -24,10 +24,9 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
   };
   const newConversation = (
     threadId: string,
-    fields: { agent: string; model: string | null; permission_mode: string | null; effort: string | null; address?: Address | null },
+    fields: { agent: string; model: string | null; permission_mode: string | null; effort: string | null; address?: Address | null; id?: string },
   ): Conversation => {
-    const id = uuidv7();
-    const { address, ...rest } = fields;
+    const { address, id = uuidv7(), ...rest } = fields;
     const thread = requireThread(threadId);
     const conversation: Conversation = {
       id, thread_id: threadId, ...rest, address: address ?? { channel: thread.channel, id: threadId }, turn_running: false, created_at: uuid7Time(id),
@@ -61,18 +60,40 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
       return { thread, conversation: newConversation(id, input.conversation) };
     },
 
-    async openThread(input) {
-      const id = uuidv7();
-      const thread: Thread = {
-        id, key: null, channel: input.channel, owner: input.owner, project: input.project, title: input.title,
-        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
+    async writeMove(move) {
+      const source = requireThread(move.source_thread_id);
+      const conversations = [...state.conversations.values()].filter((c) => c.thread_id === source.id);
+      const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
+      const busy = {
+        turnRunning: conversations.some((c) => c.turn_running),
+        approvals: pending.filter((p) => p.kind === 'approval').length,
+        questions: pending.filter((p) => p.kind === 'question').length,
       };
-      state.threads.set(id, thread);
-      state.members.set(id, new Set());
-      return { thread, conversation: newConversation(id, input.conversation) };
+      if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+      let thread = source;
+      if (move.landing !== null) {
+        const { id, conversation: _, ...fields } = move.landing;
+        thread = { id, key: null, ...fields, fork_of: null, fork_cutoff: null, created_at: uuid7Time(id) };
+        state.threads.set(id, thread);
+        state.members.set(id, new Set());
+      }
+      let conversation = newConversation(thread.id, move.conversation);
+      if (move.ledger !== null) appendMessage(source.id, { role: 'system', text: move.ledger, artifact_id: null });
+      const events = [appendEvent(state, source.id, 'gateway', move.gateway)];
+      if (move.landing !== null) events.push(appendEvent(state, thread.id, 'gateway', move.gateway));
+      let run: Run | null = null;
+      if (move.turn !== null) {
+        const message = appendMessage(thread.id, { role: 'user', text: move.turn.text, artifact_id: null });
+        const runId = uuidv7();
+        run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
+        state.runs.set(runId, run);
+        conversation = { ...conversation, turn_running: true };
+        state.conversations.set(conversation.id, conversation);
+        state.turns.set(conversation.id, { run_id: runId, holder: move.turn.lease.holder, expires: Date.now() + move.turn.lease.ms });
+        events.push(appendEvent(state, thread.id, 'message', { run_id: runId, message }));
+      }
+      return { kind: 'moved', thread, conversation, events, run };
     },
-
-    addConversation: async (threadId, conversation) => newConversation(threadId, conversation),
 
     async writeDirective(write) {
       const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);

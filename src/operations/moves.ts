@@ -1,14 +1,17 @@
+import { uuidv7 } from 'uuidv7';
 import type { Failure } from '../../domain/errors.ts';
-import type { Address, User } from '../../domain/model.ts';
+import type { Address, Agent, User } from '../../domain/model.ts';
 import {
-  agentRoutesOn, CONSOLE, findPlace, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+  agentRoutesOn, busyReason, CONSOLE, findPlace, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes } from '../../domain/vocabulary.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
-import type { Directive, TurnStart } from '../runs/directives.ts';
-import type { Emit } from '../runs/emit.ts';
+import { projectDirectory } from '../runs/directives.ts';
+import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
 
 type Answer<T> = Promise<Result<T, Failure>>;
@@ -26,13 +29,35 @@ export interface TeleportBody {
 export function threadMoves(deps: {
   readonly storage: Storage;
   readonly channels: ChannelPort;
-  readonly emit: Emit;
-  /** The directive use case: a teleport's prompt is the new console thread's first directive. */
-  readonly direct: (user: User, ref: string, body: Directive) => Answer<{ thread_id: string; conversation_id: string }>;
-  /** Starts a turn on a conversation: a summon's brief is the new agent's first turn. */
-  readonly startTurn: (turn: TurnStart) => Answer<{ run_id: string }>;
+  readonly bus: EventBus;
+  readonly kicker: Kicker;
+  readonly dataDir: string;
+  readonly lease: TurnLease;
 }) {
-  const { storage, channels, emit } = deps;
+  const { storage, channels } = deps;
+
+  /**
+   * Writes a move as one transaction (busy checked inside: 409 and nothing written), publishes its
+   * events, and kicks its first turn when it has one.
+   */
+  async function move(write: MoveWrite, agent: Agent): Answer<{ thread_id: string; conversation_id: string }> {
+    const outcome = await storage.writer.writeMove(write);
+    if (outcome.kind === 'busy') return fail(conflict(busyReason(outcome.busy) ?? 'The thread is busy'));
+    const published = Promise.all(outcome.events.map((event) => deps.bus.publish(event))).catch(() => {});
+    if (outcome.run !== null && write.turn !== null) {
+      deps.kicker.kick({
+        threadId: outcome.thread.id,
+        conversation: outcome.conversation,
+        run: outcome.run,
+        agent,
+        prompt: write.turn.text,
+        cwd: write.turn.directory ?? projectDirectory(deps.dataDir, outcome.thread.project),
+        mode: outcome.conversation.permission_mode,
+      });
+    }
+    await published;
+    return ok({ thread_id: outcome.thread.id, conversation_id: outcome.conversation.id });
+  }
 
   return {
     async operations(user: User, threadId: string): Answer<ThreadOperations> {
@@ -82,22 +107,20 @@ export function threadMoves(deps: {
         if (place.barred !== null) return fail(conflict(place.barred));
         address = await channels.deliver({ channel: channelId, place: id, new_thread: body.new_thread, title: thread.title });
       }
-      const landed = await storage.writer.openThread({
-        owner: user.id,
-        channel: channelId,
-        project: thread.project,
-        title: thread.title,
-        conversation: { agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address },
-      });
+      const landing = { id: uuidv7(), owner: user.id, channel: channelId, project: thread.project, title: thread.title };
+      const moved = { id: uuidv7(), agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address };
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
-      const to = { thread_id: landed.thread.id, conversation_id: landed.conversation.id, channel: channelId, address: landed.conversation.address };
-      await emit(thread.id, 'gateway', { operation: 'teleport', from, to });
-      await emit(landed.thread.id, 'gateway', { operation: 'teleport', from, to });
-      if (body.prompt !== null) {
-        const kicked = await deps.direct(user, landed.thread.id, { text: body.prompt, message_id: null, model: null, project: null, permission_mode: null, effort: null });
-        if (!kicked.ok) return kicked;
-      }
-      return ok({ thread_id: landed.thread.id, conversation_id: landed.conversation.id });
+      // A console thread's conversation lives at the thread itself.
+      const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address: address ?? { channel: channelId, id: landing.id } };
+      const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
+      return move({
+        source_thread_id: thread.id,
+        landing: { ...landing, conversation: moved },
+        conversation: moved,
+        ledger: null,
+        gateway: { operation: 'teleport', from, to },
+        turn: body.prompt === null ? null : { text: body.prompt, directory: projectDirectory(deps.dataDir, thread.project), lease: deps.lease },
+      }, agent);
     },
 
     async summon(user: User, threadId: string, body: { route: string; brief: string; hint: string | null }): Answer<{ conversation_id: string }> {
@@ -112,24 +135,22 @@ export function threadMoves(deps: {
       const route = Object.values(offer.summon.routes).flat().find((r) => r.id === body.route);
       if (route === undefined) return fail(conflict(`${body.route} is not offered here: summon hands over to another agent on this channel`));
       const agent = agents.find((a) => a.id === route.agent)!;
-      const next = await storage.writer.addConversation(thread.id, {
-        agent: agent.id, model: route.model, permission_mode: agent.default_permission_mode, effort: null, address: conversation.address,
-      });
-      await storage.writer.appendMessage(thread.id, {
-        role: 'system',
-        text: `Handed over to ${route.id}${body.hint === null ? '' : `: ${body.hint}`}`,
-        artifact_id: null,
-      });
-      await emit(thread.id, 'gateway', {
-        operation: 'summon',
-        from: { conversation_id: conversation.id, agent: conversation.agent },
-        to: { conversation_id: next.id, route: route.id },
-        hint: body.hint,
-      });
-      // The brief is what the new agent starts from: its first turn, in place.
-      const kicked = await deps.startTurn({ thread, conversation: next, agent, text: body.brief, message_id: null, permission_mode: null });
-      if (!kicked.ok) return kicked;
-      return ok({ conversation_id: next.id });
+      const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: agent.default_permission_mode, effort: null, address: conversation.address };
+      // The brief is what the new agent starts from: its first turn, in place, written with the hand-over.
+      const moved = await move({
+        source_thread_id: thread.id,
+        landing: null,
+        conversation: next,
+        ledger: `Handed over to ${route.id}${body.hint === null ? '' : `: ${body.hint}`}`,
+        gateway: {
+          operation: 'summon',
+          from: { conversation_id: conversation.id, agent: conversation.agent },
+          to: { conversation_id: next.id, route: route.id },
+          hint: body.hint,
+        },
+        turn: { text: body.brief, directory: projectDirectory(deps.dataDir, thread.project), lease: deps.lease },
+      }, agent);
+      return moved.ok ? ok({ conversation_id: moved.value.conversation_id }) : moved;
     },
   };
 }

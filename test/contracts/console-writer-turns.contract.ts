@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { uuidv7 } from 'uuidv7';
+import type { MoveWrite } from '../../ports/console-writer.ts';
 import type { WriterSuite } from './console-writer.contract.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,6 +93,73 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.deepEqual(await storage().writer.pendingAnswers([ask.id, 'not-a-uuid']), [{ id: ask.id, option: 'allow' }]);
       await storage().writer.finishRun(started.run.id, 'succeeded', null);
       assert.deepEqual(await storage().writer.pendingAnswers([ask.id]), []);
+    });
+  });
+
+  describe('moves are written whole', () => {
+    const ledger = async (threadId: string) => (await storage().ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
+    const summonOf = (threadId: string, lease = { holder: 'h', ms: 60_000 }): MoveWrite => ({
+      source_thread_id: threadId,
+      landing: null,
+      conversation: { id: uuidv7(), agent: 'codex', model: null, permission_mode: 'auto', effort: null, address: null },
+      ledger: 'Handed over to codex',
+      gateway: { operation: 'summon' },
+      turn: { text: 'The brief', directory: '/srv/acme', lease },
+    });
+
+    it('a summon writes the conversation, the ledger line, the gateway and the first turn with its event', async () => {
+      const t = await newThread();
+      const write = summonOf(t.thread.id);
+      const outcome = await storage().writer.writeMove(write);
+      assert.ok(outcome.kind === 'moved');
+      assert.equal(outcome.thread.id, t.thread.id);
+      assert.equal(outcome.conversation.id, write.conversation.id);
+      assert.equal(outcome.conversation.turn_running, true);
+      assert.deepEqual(outcome.conversation.address, { channel: 'console', id: t.thread.id }, 'no address: the thread itself');
+      assert.deepEqual(outcome.events.map((e) => [e.seq, e.type, e.thread_id]), [[1, 'gateway', t.thread.id], [2, 'message', t.thread.id]]);
+      assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), outcome.events);
+      assert.deepEqual((await ledger(t.thread.id)).map((m) => [m.role, m.text]), [['user', 'The brief'], ['system', 'Handed over to codex']]);
+      assert.deepEqual((await storage().writer.runningTurn(t.thread.id))?.run_id, outcome.run?.id);
+      assert.equal(outcome.run?.status, 'running');
+    });
+
+    it('a teleport opens the landing thread with the conversation and a gateway on both threads', async () => {
+      const t = await newThread();
+      const landing = { id: uuidv7(), owner: 'alice', channel: 'team-chat', project: 'acme-web', title: 'Moved' };
+      const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: { channel: 'team-chat', id: 'general/t7' } };
+      const outcome = await storage().writer.writeMove({
+        source_thread_id: t.thread.id, landing: { ...landing, conversation }, conversation, ledger: null, gateway: { operation: 'teleport' }, turn: null,
+      });
+      assert.ok(outcome.kind === 'moved');
+      assert.equal(outcome.run, null);
+      assert.deepEqual((await storage().threads.findAccessible('alice', landing.id))?.row.channel, 'team-chat');
+      assert.deepEqual(outcome.events.map((e) => [e.type, e.thread_id]), [['gateway', t.thread.id], ['gateway', landing.id]]);
+      assert.deepEqual((await storage().conversations.listByThread(landing.id)).map((c) => [c.id, c.address]), [[conversation.id, conversation.address]]);
+      assert.deepEqual(await ledger(t.thread.id), []);
+    });
+
+    it('a busy source writes nothing: a turn running, or an item pending', async () => {
+      const t = await newThread();
+      const started = await storage().writer.writeDirective(directive(t));
+      assert.ok(started.kind === 'started');
+      const before = { events: await storage().events.since(t.thread.id, 0, 10), ledger: await ledger(t.thread.id) };
+      const write = summonOf(t.thread.id);
+      assert.deepEqual(await storage().writer.writeMove(write), { kind: 'busy', busy: { turnRunning: true, approvals: 0, questions: 0 } });
+      await storage().writer.finishRun(started.run.id, 'succeeded', null);
+      await storage().writer.releaseTurn(started.run.id);
+      await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [] });
+      assert.deepEqual(await storage().writer.writeMove(summonOf(t.thread.id)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1 } });
+      assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), before.events);
+      assert.deepEqual(await ledger(t.thread.id), before.ledger);
+      assert.deepEqual((await storage().conversations.listByThread(t.thread.id)).map((c) => c.id), [t.conversation.id]);
+    });
+
+    it('two concurrent summons of one idle thread: one moves, the other is busy', async () => {
+      const t = await newThread();
+      const outcomes = await Promise.all([storage().writer.writeMove(summonOf(t.thread.id)), storage().writer.writeMove(summonOf(t.thread.id))]);
+      assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['busy', 'moved']);
+      assert.equal((await storage().conversations.listByThread(t.thread.id)).length, 2);
+      assert.equal((await storage().events.since(t.thread.id, 0, 10)).length, 2);
     });
   });
 }

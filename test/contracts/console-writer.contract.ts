@@ -51,18 +51,6 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
     const runs = async (t: Created) => (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 200, before: null }))!.items;
     const conversationOf = async (t: Created) => (await storage.conversations.listByThread(t.thread.id)).find((c) => c.id === t.conversation.id)!;
 
-    it('opens a thread on any channel, and adds a conversation in place; the reads show both', async () => {
-      const conversation = { agent: 'claude', model: 'opus', permission_mode: 'plan', effort: 'high', address: { channel: 'team-chat', id: 'general/t9' } };
-      const opened = await storage.writer.openThread({ owner: 'alice', channel: 'team-chat', project: 'infra', title: 'Moved', conversation });
-      assert.equal(opened.thread.key, null);
-      assert.equal(opened.thread.channel, 'team-chat');
-      assert.deepEqual((await storage.threads.findAccessible('alice', opened.thread.id))?.row, opened.thread);
-      assert.deepEqual(opened.conversation.address, { channel: 'team-chat', id: 'general/t9' });
-      const added = await storage.writer.addConversation(opened.thread.id, { agent: 'codex', model: null, permission_mode: 'auto', effort: null, address: null });
-      assert.deepEqual(added.address, { channel: 'team-chat', id: opened.thread.id }, 'no address: the thread itself');
-      assert.deepEqual((await storage.conversations.listByThread(opened.thread.id)).map((c) => c.id), [opened.conversation.id, added.id]);
-    });
-
     it('finds a console thread by its owner and key only', async () => {
       const key = testId(5_500);
       assert.equal((await storage.writer.findByKey('bob', key))?.id, F.shared);
