@@ -42,6 +42,8 @@ interface InFlight {
   cancelled: { readonly code: RunErrorCode; readonly reason: string } | null;
   /** The lease was lost (swept elsewhere): nothing more is recorded for the run. */
   lost: boolean;
+  /** The turn was released: nothing is held any more. */
+  released: boolean;
 }
 
 /**
@@ -60,7 +62,7 @@ export function kicker(deps: KickDeps) {
     deps.writer.renewTurns(deps.holder, ids, deps.leaseMs).then((held) => {
       for (const id of ids) {
         const entry = running.get(id);
-        if (entry === undefined || held.includes(id) || entry.lost) continue;
+        if (entry === undefined || held.includes(id) || entry.lost || entry.released) continue;
         // Swept elsewhere (this instance was taken for dead): stop the agent, record nothing more.
         deps.log.warn({ run: id }, 'the turn lease was lost; stopping the run here');
         entry.lost = true;
@@ -95,7 +97,7 @@ export function kicker(deps: KickDeps) {
   return {
     /** Starts a kick and returns at once: the directive is answered while it runs. */
     kick(request: KickRequest): void {
-      const entry: InFlight = { controller: new AbortController(), lastActivity: Date.now(), cancelled: null, lost: false };
+      const entry: InFlight = { controller: new AbortController(), lastActivity: Date.now(), cancelled: null, lost: false, released: false };
       running.set(request.run.id, entry);
       const kicked: Promise<void> = runKick(deps, request, entry)
         .catch((error: unknown) => deps.log.error({ err: error, run: request.run.id }, 'kick failed'))
@@ -233,6 +235,7 @@ async function finish(
     else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
     await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
     await step(() => deps.writer.releaseTurn(runId));
+    entry.released = true;
   } catch (error) {
     deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
     entry.lost = true;

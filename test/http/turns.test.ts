@@ -119,3 +119,34 @@ describe('turns end: cancel, idle agents, garbled output', () => {
     t.socket.close();
   });
 });
+
+describe('the turn is released last', () => {
+  it("only after the kick's last event (reflex_asleep) is stored, so no directive slips in before it", async () => {
+    const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
+    const { fixtureWorld } = await import('../support/fixture-world.ts');
+    const { startService } = await import('../support/service.ts');
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const order: string[] = [];
+    const append = storage.events.append;
+    const release = storage.writer.releaseTurn;
+    const recorded = {
+      ...storage,
+      events: { ...storage.events, append: async (...args: Parameters<typeof append>) => (order.push(`event:${args[1]}`), append(...args)) },
+      writer: { ...storage.writer, releaseTurn: async (runId: string) => (order.push('release'), release(runId)) },
+    };
+    const service = await startService({}, { storage: recorded });
+    try {
+      const key = randomUUID();
+      const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+      const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Hi', model: 'claude:opus' }) });
+      assert.equal(res.status, 202);
+      await socket.until(asleep);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.close();
+      assert.deepEqual(order.slice(-3), ['event:run_finished', 'event:reflex_asleep', 'release']);
+    } finally {
+      await service.close();
+    }
+  });
+});
