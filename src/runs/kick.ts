@@ -163,6 +163,8 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
       },
       onPermission: async (raw) => {
         touch();
+        // An ask after the cancel is answered at once: nobody is left to answer it.
+        if (entry.cancelled !== null || entry.lost) return { outcome: 'cancelled' } as const;
         const ask = storableValue(raw);
         const pending = await writer.addPending({
           kind: 'approval',
