@@ -2,6 +2,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WireEvent } from '../../domain/events.ts';
+import { isStorableText } from '../../domain/text.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
@@ -128,7 +129,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     const ref = ctx.query.getAll('thread');
     const after = ctx.query.getAll('after');
     const errors = [
-      ...(ref.length !== 1 || ref[0] === '' || ref[0]!.length > 200 || /[\u0000-\u001f\u007f]/.test(ref[0]!) ? [{ path: 'query.thread', message: 'must be given once: a thread id or a console key' }] : []),
+      ...(ref.length !== 1 || ref[0] === '' || ref[0]!.length > 200 || /[\u0000-\u001f\u007f]/.test(ref[0]!) || !isStorableText(ref[0]!) ? [{ path: 'query.thread', message: 'must be given once: a thread id or a console key' }] : []),
       ...(after.length > 1 || (after.length === 1 && !AFTER.test(after[0]!)) ? [{ path: 'query.after', message: 'must be a whole number given once' }] : []),
     ];
     if (errors.length > 0) return refuseUpgrade(socket, problem({ code: 'validation_failed', errors }));
