@@ -19,7 +19,12 @@ describe('statements per console read over HTTP', () => {
     server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
     const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery: (sql) => sent.push(sql) });
     await storage.importWorld(fixtureWorld());
-    service = await startService({}, { storage });
+    // A long lease: no periodic sweep runs during the counts; the one at start is waited out.
+    service = await startService({ TURN_LEASE_MS: '3600000' }, { storage });
+    for (let seen = -1; seen !== sent.length;) {
+      seen = sent.length;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
   });
   after(async () => {
     await service.close();
