@@ -46,6 +46,8 @@ export const ERROR_DETAILS = {
   conflict: 'The request conflicts with the current state',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
+  /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
+  too_many_connections: 'Too many open connections: retry later',
   /** A bug: logged in full, answered without detail. */
   internal: 'Internal error',
 } as const;

@@ -12,8 +12,15 @@ export interface Config {
   readonly storage: StorageMode;
   readonly databaseUrl: string | null;
   readonly dataDir: string;
-  /** A world file to load at start; null for the demo world. */
+  /** A world file to load at start; null for none named. */
   readonly world: string | null;
+  /**
+   * Whether the demo world (its published tokens, its bundled MCP provider) is served: only when no
+   * world file is named and storage is embedded or memory, never on a PostgreSQL server.
+   */
+  readonly demo: boolean;
+  /** Open connections (upgraded websockets included) past which a new one is answered 503 and closed. */
+  readonly maxConnections: number;
   /** The isolated sandbox origin, without a trailing slash; null when none is configured. */
   readonly sandboxOrigin: string | null;
   /** Where artifact viewer pages live; null when none is configured. */
@@ -82,6 +89,7 @@ const EnvSchema = v.object({
   ),
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
+  MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
@@ -104,6 +112,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       databaseUrl: e.DATABASE_URL ?? null,
       dataDir: e.DATA_DIR,
       world: e.CONSOLE_WORLD ?? null,
+      demo: e.CONSOLE_WORLD === undefined && storage !== 'postgres',
+      maxConnections: e.MAX_CONNECTIONS,
       sandboxOrigin: e.ARTIFACT_SANDBOX_ORIGIN === undefined ? `http://sandbox.localhost:${e.PORT}` : e.ARTIFACT_SANDBOX_ORIGIN,
       viewerOrigin: e.ARTIFACT_VIEWER_ORIGIN === undefined ? `http://localhost:${e.PORT}` : e.ARTIFACT_VIEWER_ORIGIN,
       viewerPath: e.ARTIFACT_VIEWER_PATH,

@@ -8,15 +8,17 @@ import type { Config } from './config.ts';
 /**
  * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
  * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
- * the demo world only into an empty database.
+ * the demo world only into an empty database; null, none.
  */
-export async function openDatabaseStorage(config: Config, log: Logger, world: World): Promise<Storage> {
+export async function openDatabaseStorage(config: Config, log: Logger, world: World | null): Promise<Storage> {
   const embedded = config.storage === 'embedded' ? await startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
   try {
     const storage = await createMikroOrmStorage(
       embedded === null ? { clientUrl: config.databaseUrl! } : { clientUrl: embedded.url, pool: EMBEDDED_POOL_SIZE },
     );
-    if (config.world !== null || (await storage.isEmpty())) {
+    if (world === null) {
+      if (await storage.isEmpty()) log.warn('no world imported and the database holds no user: set CONSOLE_WORLD to a world file to import one');
+    } else if (config.world !== null || (await storage.isEmpty())) {
       await storage.importWorld(world);
       log.info({ world: config.world ?? 'demo' }, 'world imported');
     }

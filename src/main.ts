@@ -5,9 +5,11 @@ import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
 import { createApp } from './app.ts';
 import { createLogger } from './logging.ts';
 import { loadConfig } from './config.ts';
-import { attach, createListener, listen, shutdown } from './server.ts';
+import { attach, createListener, listen, shutdown, SHUTDOWN_GRACE_MS } from './server.ts';
 import { demoProviderMount } from './demo/provider-mount.ts';
-import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, WorldFileError } from './storage.ts';
+import { exitOnSignals } from './exit-on-signals.ts';
+import { describeStartupFailure, STARTUP_FAILURE_STATUS } from './startup-failure.ts';
+import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage } from './storage.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -17,26 +19,26 @@ if (!loaded.ok) {
 const config = loaded.value;
 const log = createLogger(config.logLevel);
 
-let storage;
-try {
-  storage = await openStorage(config, log);
-} catch (error) {
-  if (error instanceof WorldFileError) {
-    process.stderr.write(`Invalid world file: ${error.message}\n`);
-    process.exit(2);
-  }
-  log.fatal({ err: error }, 'storage could not be opened');
-  process.exit(1);
-}
-const server = createListener();
-const bus =
-  config.storage === 'postgres'
-    ? await createPostgresEventBus({
-        url: config.databaseUrl!,
-        events: storage.events,
-        onError: (error) => log.warn({ err: error }, 'event bus'),
-      })
-    : createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') });
+/** Ends a start that cannot go on: one line on stderr naming the cause, no stack, status 2. */
+const refuseStart = async (error: unknown, release?: () => Promise<void>): Promise<never> => {
+  const failure = describeStartupFailure(error, config);
+  if (!failure.known) log.fatal({ err: error }, 'start-up failed');
+  // Release what was opened (the data dir's lock, PGlite's files), but never wait long for it.
+  if (release !== undefined) await Promise.race([release().catch(() => {}), new Promise((done) => setTimeout(done, 2_000).unref())]);
+  process.stderr.write(`${failure.line}\n`);
+  return process.exit(STARTUP_FAILURE_STATUS);
+};
+
+const storage = await openStorage(config, log).catch((error: unknown) => refuseStart(error));
+const server = createListener({ maxConnections: config.maxConnections });
+const bus = await (config.storage === 'postgres'
+  ? createPostgresEventBus({
+      url: config.databaseUrl!,
+      events: storage.events,
+      onError: (error) => log.warn({ err: error }, 'event bus'),
+    })
+  : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))
+).catch((error: unknown) => refuseStart(error, storage.close));
 const app = createApp({
   config,
   log,
@@ -45,26 +47,13 @@ const app = createApp({
   runner: createAcpAgentRunner({ log, env: process.env }),
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
-  mounts: config.world === null ? [demoProviderMount(DEMO_MCP_PATH)] : [],
+  mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],
 });
 attach(server, app);
-let stopping = false;
-const stop = (signal: string): void => {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'shutting down');
-  shutdown(server, app).then(
-    () => process.exit(0),
-    (error: unknown) => {
-      log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', () => stop('SIGTERM'));
-process.on('SIGINT', () => stop('SIGINT'));
+// Drain, then exit; exit anyway once HARD_EXIT_MS have passed, whatever is still in flight.
+exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS) });
 
-const port = await listen(server, config.port, config.host);
+const port = await listen(server, config.port, config.host).catch((error: unknown) => refuseStart(error, app.close));
 // Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.
 const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
 const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
@@ -73,7 +62,7 @@ log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 
 process.stderr.write(
   `\nConsole service on ${url}\n` +
     `  sandbox origin: ${config.sandboxOrigin ?? '(none: artifact loads answer 503)'}\n` +
-    (config.world === null ? `  demo login token (alice): ${DEMO_LOGIN_TOKEN}   e.g. curl -H 'Authorization: Bearer ${DEMO_LOGIN_TOKEN}' ${url}/api/console/threads\n` : '') +
+    (config.demo ? `  demo login token (alice): ${DEMO_LOGIN_TOKEN}   e.g. curl -H 'Authorization: Bearer ${DEMO_LOGIN_TOKEN}' ${url}/api/console/threads\n` : '') +
     '\n',
 );
 

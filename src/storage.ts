@@ -24,7 +24,9 @@ const DEMO_MCP_ORIGIN = 'http://127.0.0.1:8080';
 /** The path the bundled demo MCP server is mounted at, in demo mode. */
 export const DEMO_MCP_PATH = '/demo/mcp';
 
-async function readWorld(config: Config): Promise<World> {
+/** The world to load: the named file, the demo world (`config.demo`), or none (PostgreSQL, no file named). */
+async function readWorld(config: Config): Promise<World | null> {
+  if (config.world === null && !config.demo) return null;
   const file = config.world ?? DEMO_WORLD;
   const loaded = await loadWorldFile(file);
   if (!loaded.ok) throw new WorldFileError(String(config.world ?? 'the demo world'), loaded.error);
@@ -40,13 +42,14 @@ async function readWorld(config: Config): Promise<World> {
 /**
  * Opens the configured storage and loads the world: in memory mode the world is the whole state;
  * in the database modes a named world file is imported (upsert by id) at every start, and the demo
- * world only into an empty database, so a restart keeps what was written.
+ * world only into an empty embedded database, so a restart keeps what was written. A PostgreSQL
+ * server gets no world unless one is named: the demo's tokens are published.
  */
 export async function openStorage(config: Config, log: Logger): Promise<Storage> {
   const world = await readWorld(config);
   if (config.storage === 'memory') {
     const storage = createMemoryStorage();
-    await storage.importWorld(world);
+    if (world !== null) await storage.importWorld(world);
     return storage;
   }
   const { openDatabaseStorage } = await import('./database.ts');

@@ -14,12 +14,16 @@ describe('configuration', () => {
       databaseUrl: null,
       dataDir: './.data',
       world: null,
+      demo: true,
+      maxConnections: 1024,
       sandboxOrigin: 'http://sandbox.localhost:8080',
       viewerOrigin: 'http://localhost:8080',
       viewerPath: '/artifacts',
       mcpTimeoutMs: 10000,
       trustProxy: false,
       logLevel: 'info',
+      turnLeaseMs: 30000,
+      agentIdleTimeoutMs: 600000,
     });
     assert.ok(Object.isFrozen(loaded.value));
   });
@@ -29,6 +33,18 @@ describe('configuration', () => {
     assert.ok(loaded.ok);
     assert.equal(loaded.value.storage, 'postgres');
     assert.equal(loaded.value.sandboxOrigin, 'http://sandbox.localhost:9000');
+  });
+
+  it('serves the demo world only in the embedded and memory modes with no world file named', () => {
+    const demo = (env: Record<string, string>) => {
+      const loaded = loadConfig(env);
+      assert.ok(loaded.ok);
+      return loaded.value.demo;
+    };
+    assert.equal(demo({}), true);
+    assert.equal(demo({ CONSOLE_STORAGE: 'memory' }), true);
+    assert.equal(demo({ DATABASE_URL: 'postgres://u@db:5432/x' }), false, 'a PostgreSQL server never gets the demo world by default');
+    assert.equal(demo({ CONSOLE_WORLD: 'world.json' }), false);
   });
 
   it('reads empty origins as none, and normalizes the others', () => {
@@ -52,6 +68,8 @@ describe('configuration', () => {
       { TRUST_PROXY: 'yes' },
       { LOG_LEVEL: 'loud' },
       { HOST: '' },
+      { MAX_CONNECTIONS: '0' },
+      { MAX_CONNECTIONS: 'many' },
     ];
     for (const env of cases) {
       const loaded = loadConfig(env);

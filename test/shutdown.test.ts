@@ -8,6 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { App } from '../src/app.ts';
 import { connectLive } from './support/live-client.ts';
 import { attach, createListener, listen, shutdown } from '../src/server.ts';
+import { exitOnSignals, HARD_EXIT_MS } from '../src/exit-on-signals.ts';
+import { createLogger } from '../src/logging.ts';
+import { groupAlive, startNpm, waitUntil } from './support/npm-start.ts';
 
 /** Starts `src/main.ts` as `npm start` does, on an ephemeral port, and reads the port it logs. */
 async function startMain() {
@@ -98,5 +101,60 @@ describe('graceful shutdown', () => {
     child.kill('SIGINT');
     const [code] = await exited;
     assert.equal(code, 0);
+  });
+
+  it('npm start: SIGTERM to the npm process ends the whole process group and frees the port, with a request still in flight', { timeout: 60_000 }, async () => {
+    const started = await startNpm();
+    // A request whose body never ends: the drain waits for it, then the connection is cut.
+    const stalled = connect(started.port, '127.0.0.1');
+    await once(stalled, 'connect');
+    stalled.on('error', () => {});
+    stalled.write('POST /api/session HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"tok');
+    const idle = connect(started.port, '127.0.0.1');
+    await once(idle, 'connect');
+    idle.on('error', () => {});
+    const began = Date.now();
+    process.kill(started.pid, 'SIGTERM');
+    await waitUntil(() => !groupAlive(started.pid), HARD_EXIT_MS + 2_000, 'the process group is still alive');
+    assert.ok(Date.now() - began <= HARD_EXIT_MS + 2_000);
+    const refused = connect(started.port, '127.0.0.1');
+    const [error] = await once(refused, 'error');
+    assert.equal((error as NodeJS.ErrnoException).code, 'ECONNREFUSED', 'the port is free');
+    stalled.destroy();
+    idle.destroy();
+  });
+
+  it('npm start: SIGINT to the npm process ends the whole process group', { timeout: 60_000 }, async () => {
+    const started = await startNpm();
+    process.kill(started.pid, 'SIGINT');
+    await waitUntil(() => !groupAlive(started.pid), 5_000, 'the process group is still alive');
+  });
+
+  it('exits 1 after the hard deadline when the drain never ends, without holding the event loop', async () => {
+    const exits: number[] = [];
+    const listeners = new Map<string, () => void>();
+    exitOnSignals({
+      log: createLogger('silent'),
+      stop: () => new Promise(() => {}),
+      exit: (code) => exits.push(code),
+      on: (signal, listener) => listeners.set(signal, listener),
+      hardExitMs: 50,
+    });
+    assert.deepEqual([...listeners.keys()].sort(), ['SIGINT', 'SIGTERM']);
+    listeners.get('SIGTERM')!();
+    listeners.get('SIGINT')!(); // npm and the terminal both deliver Ctrl-C: the second changes nothing
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.deepEqual(exits, [1]);
+  });
+
+  it('exits 0 once the drain ends, and 1 when it fails', async () => {
+    for (const [stop, code] of [[async () => {}, 0], [async () => Promise.reject(new Error('x')), 1]] as const) {
+      const exits: number[] = [];
+      let fire!: () => void;
+      exitOnSignals({ log: createLogger('silent'), stop, exit: (c) => exits.push(c), on: (_s, l) => (fire = l), hardExitMs: 5_000 });
+      fire();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(exits, [code]);
+    }
   });
 });

@@ -10,6 +10,14 @@ export interface DataDirLock {
   readonly release: () => void;
 }
 
+/** Another process (or this one) holds the data dir; the message names it and the lock file. */
+export class DataDirLockedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirLockedError';
+  }
+}
+
 /** Directories this process holds: a second start in the same process is refused like another process's. */
 const held = new Set<string>();
 
@@ -64,7 +72,7 @@ const ownerOf = (path: string): number | null => {
 export function lockDataDir(dir: string): DataDirLock {
   const path = join(dir, LOCK_FILE);
   const refuse = (pid: number | null) =>
-    new Error(`The data directory ${dir} is in use by ${pid === process.pid || pid === null ? 'this process' : `process ${pid}`} (lock file ${path}); stop it or choose another DATA_DIR`);
+    new DataDirLockedError(`The data directory ${dir} is in use by ${pid === process.pid || pid === null ? 'this process' : `process ${pid}`} (lock file ${path}); stop it or choose another DATA_DIR`);
   if (held.has(dir)) throw refuse(process.pid);
   if (!tryCreate(path)) {
     const pid = ownerOf(path);

@@ -11,7 +11,8 @@ async function main(): Promise<void> {
   try {
     if (databaseUrl === undefined) embedded = await startEmbeddedPostgres({ dataDir: process.env.DATA_DIR || './.data' });
     const target = databaseUrl === undefined ? `the embedded database in ${process.env.DATA_DIR || './.data'}` : 'DATABASE_URL';
-    const orm = await openOrm({ clientUrl: databaseUrl ?? embedded!.url, pool: databaseUrl === undefined ? EMBEDDED_POOL_SIZE : 1 });
+    // No query time-out: a migration may rightly run long.
+    const orm = await openOrm({ clientUrl: databaseUrl ?? embedded!.url, pool: databaseUrl === undefined ? EMBEDDED_POOL_SIZE : 1, queryTimeoutMs: null });
     try {
       const applied = await migrate(orm);
       console.log(applied.length === 0 ? `${target} is up to date` : `applied to ${target}: ${applied.join(', ')}`);

@@ -2,6 +2,14 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrate.ts';
+import { DatabaseOpenError } from './open-error.ts';
+import { discardTimedOutConnections } from './query-timeout.ts';
+
+/**
+ * How long one statement, a new connection's handshake, or a wait for a pooled connection may take
+ * before it fails (and the request answers 503): a frozen database never holds a request longer.
+ */
+export const QUERY_TIMEOUT_MS = 5_000;
 
 /** How to reach the database. */
 export interface OrmOptions {
@@ -11,10 +19,18 @@ export interface OrmOptions {
   readonly pool?: number;
   /** Called with the text of every SQL statement sent, before it is sent (tests count reads with it). */
   readonly onQuery?: (sql: string) => void;
+  /** QUERY_TIMEOUT_MS unless given; null for none (`npm run db:migrate`, whose migrations may be long). */
+  readonly queryTimeoutMs?: number | null;
 }
 
-/** Connects MikroORM with the explicit entity list and migrations; no global context, no file discovery. */
+/**
+ * Connects MikroORM with the explicit entity list and migrations; no global context, no file
+ * discovery. Throws DatabaseOpenError (one line, no password) when the database cannot be reached,
+ * does not exist or refuses the credentials: it is checked before anything else runs, because the
+ * migrator would otherwise create a missing database, and a service must never do that.
+ */
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  const timeout = options.queryTimeoutMs === undefined ? QUERY_TIMEOUT_MS : options.queryTimeoutMs;
   const orm = await MikroORM.init({
     clientUrl: options.clientUrl,
     entities: [...ENTITIES],
@@ -28,7 +44,23 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     // min 0: no connection is held open for nothing, and a restarted server is reconnected lazily.
     pool: { min: 0, max: options.pool ?? 10 },
     allowGlobalContext: false,
+    // pg's own time-outs: a statement without an answer (query_timeout, on the client, so it also
+    // covers a network that stopped delivering), a handshake, and knex's wait for a pooled connection.
+    driverOptions: {
+      ...(timeout === null
+        ? {}
+        : { connection: { query_timeout: timeout, connectionTimeoutMillis: timeout, keepAlive: true }, acquireConnectionTimeout: timeout }),
+      // Knex would print its warnings (a broken pooled connection, with the statement that broke it)
+      // to the console; the failures reach the service's log through the errors they raise instead.
+      log: { warn: () => {}, error: () => {}, deprecate: () => {}, debug: () => {} },
+    },
   });
+  if (timeout !== null) discardTimedOutConnections(orm);
+  const check = await orm.checkConnection();
+  if (!check.ok) {
+    await orm.close(true);
+    throw new DatabaseOpenError(options.clientUrl, check.error);
+  }
   const onQuery = options.onQuery;
   if (onQuery !== undefined) {
     // The knex client sees every statement, including those of transactions and migrations.

@@ -2,6 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Failure } from '../../domain/errors.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 
+/** The client went away before its body ended: nothing to answer, nothing wrong here (logged at debug). */
+export class ClientAbortedError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('The client closed the request before its body ended', options);
+    this.name = 'ClientAbortedError';
+  }
+}
+
 /** The largest body any route accepts. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -48,9 +56,10 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer | 'too_lar
     };
     req.on('data', onData);
     req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
+    // A request stream fails only when its connection does (reset, closed mid-body, timed out).
+    req.once('error', (error) => reject(new ClientAbortedError({ cause: error })));
     req.once('close', () => {
-      if (!req.complete) reject(new Error('The client closed the request before its body ended'));
+      if (!req.complete) reject(new ClientAbortedError());
     });
   });
 }

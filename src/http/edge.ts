@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import type { Origin } from '../../domain/origin.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
+import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface } from '../../domain/sandbox-dispatch.ts';
 import { requestOrigin, requestScheme, splitTarget, type RequestContext } from './context.ts';
 import { problem, writeReply, type Reply } from './reply.ts';
@@ -82,7 +83,12 @@ export function requestListener(options: EdgeOptions) {
       return;
     }
     answer(ctx, options)
-      .catch((error: unknown) => {
+      .catch((error: unknown): Reply | null => {
+        if (error instanceof ClientAbortedError) {
+          // The client's own doing, and common (a closed tab, a cancelled upload): no one to answer.
+          ctx.log.debug({ reason: error.cause instanceof Error ? error.cause.message : 'closed' }, 'client aborted the request');
+          return null;
+        }
         if (error instanceof StorageUnavailableError) {
           ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
           return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
@@ -91,7 +97,7 @@ export function requestListener(options: EdgeOptions) {
         return problem({ code: 'internal' });
       })
       .then((reply) => {
-        if (res.headersSent || res.destroyed) return;
+        if (reply === null || res.headersSent || res.destroyed) return;
         const headers: Record<string, string> = { ...reply.headers, 'x-request-id': ctx.id };
         // An error is never worth caching (and artifact and sandbox answers must not be), whoever wrote it.
         if (reply.status >= 400 && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';

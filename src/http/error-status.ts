@@ -23,5 +23,6 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   upgrade_required: 426,
   conflict: 409,
   storage_unavailable: 503,
+  too_many_connections: 503,
   internal: 500,
 });

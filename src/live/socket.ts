@@ -5,7 +5,7 @@ import type { WireEvent } from '../../domain/events.ts';
 import { isStorableText } from '../../domain/text.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
-import type { Storage } from '../../ports/storage.ts';
+import { StorageUnavailableError, type Storage } from '../../ports/storage.ts';
 import { originText, type RequestContext } from '../http/context.ts';
 import { refuseUpgrade, type UpgradeHandler } from '../http/edge.ts';
 import { problem } from '../http/reply.ts';
@@ -147,6 +147,11 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     owns: (path) => path === LIVE_PATH,
     upgrade: (ctx, socket, head) => {
       upgrade(ctx, socket, head).catch((error: unknown) => {
+        // Storage down is an outage, answered as every request answers it (503), not a bug.
+        if (error instanceof StorageUnavailableError) {
+          ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
+          return refuseUpgrade(socket, problem({ code: 'storage_unavailable' }, { 'retry-after': '5' }));
+        }
         log.error({ err: error }, 'live upgrade failed');
         refuseUpgrade(socket, problem({ code: 'internal' }));
       });
