@@ -4,7 +4,7 @@ import type { Id } from '../../domain/model.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import { createMemoryEventBus } from '../memory/event-bus.ts';
-import { MAX_PAYLOAD_BYTES, openNotifyConnection } from './notify-connection.ts';
+import { ConnectionDownError, MAX_PAYLOAD_BYTES, openNotifyConnection } from './notify-connection.ts';
 import { chunkSignal, SignalAssembler, type SignalChunk } from './signal-chunks.ts';
 
 /** The channel events are announced on, and the one signals travel on. */
@@ -23,6 +23,12 @@ export interface PostgresEventBusOptions {
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
 }
 
+/**
+ * Announcements not sent because the connection was down, kept (in order) until it is back: the
+ * other instances would otherwise never learn of them. Past this many the oldest are dropped.
+ */
+const MAX_BACKLOG = 10_000;
+
 /** An event announcement: the event itself when it fits, else its address in the EventLog. */
 type EventNote = { o: string; e: WireEvent } | { o: string; t: Id; s: number };
 
@@ -31,8 +37,10 @@ type EventNote = { o: string; e: WireEvent } | { o: string; t: Id; s: number };
  * own subscribers get its events directly, at publish, and its own notifications are skipped when
  * they come back: exactly once, and even while the connection is down. Events from other instances
  * are delivered per thread in the order they were announced, including those read back from the
- * EventLog. Cross-instance delivery is at most once: what is sent while disconnected is lost, so
- * once LISTEN is back this instance's `onSignal` listeners get `{ kind: 'reconnected' }`.
+ * EventLog. Cross-instance delivery is at most once. What this instance announces while its
+ * connection is down is sent once it is back (events by address: the EventLog has them); what
+ * others announced meanwhile is lost to it, so once LISTEN is back this instance's `onSignal`
+ * listeners get `{ kind: 'reconnected' }`.
  */
 export async function createPostgresEventBus(options: PostgresEventBusOptions): Promise<EventBus> {
   const origin = randomUUID();
@@ -69,6 +77,7 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     onError: report,
     onReconnect: () => {
       assembler.clear(); // a signal cut by the drop never completes
+      void flush();
       options.onReconnect?.();
       // Whatever was sent while LISTEN was down is lost: this instance's waiters check storage again.
       if (!closed) void local.signal({ kind: 'reconnected' });
@@ -89,16 +98,59 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     },
   });
 
-  const send = (channel: string, payloads: string[]): Promise<void> =>
-    connection.notify(channel, payloads).catch(report);
+  /** Unsent announcements, oldest first; `backlog` is sent in order before anything newer. */
+  const backlog: { readonly channel: string; readonly payloads: string[] }[] = [];
+  let flushing: Promise<void> | null = null;
+  const drain = async (): Promise<void> => {
+    try {
+      while (backlog.length > 0 && !closed) {
+        await connection.notify(backlog[0]!.channel, backlog[0]!.payloads);
+        backlog.shift();
+      }
+    } catch (error) {
+      // Down again: kept for the next reconnect. Any other failure: that one is dropped, as a live send's would be.
+      if (!(error instanceof ConnectionDownError)) backlog.shift();
+      report(error);
+    }
+  };
+  /** Sends the backlog in order; one drain at a time (a caller during one joins it). */
+  const flush = (): Promise<void> => {
+    if (flushing === null && backlog.length > 0) {
+      flushing = drain().finally(() => {
+        flushing = null;
+      });
+    }
+    return flushing ?? Promise.resolve();
+  };
+  const keep = (channel: string, payloads: string[]): void => {
+    backlog.push({ channel, payloads });
+    if (backlog.length > MAX_BACKLOG) {
+      backlog.shift();
+      report(new Error('The bus backlog is full: the oldest unsent announcement was dropped'));
+    }
+  };
+  const send = async (channel: string, payloads: string[], deferred: string[] = payloads): Promise<void> => {
+    if (backlog.length > 0) {
+      keep(channel, deferred); // behind the older ones, in order
+      return flush();
+    }
+    try {
+      await connection.notify(channel, payloads);
+    } catch (error) {
+      // Never sent while the connection is down: sent when it is back. A NOTIFY cut mid-way may have gone out: not repeated.
+      if (error instanceof ConnectionDownError && !closed) keep(channel, deferred);
+      report(error);
+    }
+  };
 
   return {
     async publish(event) {
       if (closed) return;
       void local.publish(event); // synchronous: this instance's subscribers have it before the NOTIFY is sent
       const whole = JSON.stringify({ o: origin, e: event } satisfies EventNote);
-      const note = Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES ? whole : JSON.stringify({ o: origin, t: event.thread_id, s: event.seq } satisfies EventNote);
-      await send(EVENTS_CHANNEL, [note]);
+      const address = JSON.stringify({ o: origin, t: event.thread_id, s: event.seq } satisfies EventNote);
+      // Kept for later by address only: a backlog of whole events could hold megabytes.
+      await send(EVENTS_CHANNEL, [Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES ? whole : address], [address]);
     },
     subscribe(threadId, listener) {
       subscribed.set(threadId, (subscribed.get(threadId) ?? 0) + 1);

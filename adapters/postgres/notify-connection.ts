@@ -34,6 +34,14 @@ export interface NotifyConnectionOptions {
   readonly applicationName?: string;
 }
 
+/** A NOTIFY refused because the connection is down: nothing was sent (it may be sent again later). */
+export class ConnectionDownError extends Error {
+  constructor() {
+    super('The LISTEN connection is down (reconnecting)');
+    this.name = 'ConnectionDownError';
+  }
+}
+
 /** A dedicated connection that LISTENs, NOTIFYs and reconnects by itself. */
 export interface NotifyConnection {
   /** Sends the payloads on one channel in one transaction: listeners get all of them, in order, or none. */
@@ -106,7 +114,7 @@ export async function openNotifyConnection(options: NotifyConnectionOptions): Pr
   return {
     async notify(channel, payloads) {
       const client = current;
-      if (client === null) throw new Error('The LISTEN connection is down (reconnecting)');
+      if (client === null) throw new ConnectionDownError();
       if (payloads.length === 0) return;
       // One simple query with several statements runs as one transaction: one round trip, all or nothing.
       const literal = client.escapeLiteral(channel);
