@@ -2,19 +2,97 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 
 const SQL_START = /^\s*(select|insert|update|delete|with|create|alter|drop|begin|commit)\b/i;
 
+/** How deep a chain of causes (and aggregated errors) is followed; past it, the rest is cut. */
+const MAX_CAUSE_DEPTH = 6;
+
 /**
- * Errors as logged. A database error's message starts with its statement, and the driver inlines
- * the statement's values (an installation's credential headers, a user's text): only the database's
- * own reason after the statement is kept, with the error's code.
+ * Errors as logged, causes included: a plain object of each error's type, message and stack (and
+ * its other fields), with its `cause` and an AggregateError's `errors` cleaned the same way. A
+ * database error keeps only its type, its code (the SQLSTATE) and the database's own short reason:
+ * the driver puts the statement, with its values inlined (an installation's credential headers, a
+ * user's text), in the message, the stack and fields such as `detail`. Pure: the error is not touched.
  */
 export function safeError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const message = error.message;
-  if (SQL_START.test(message) || 'sql' in error) {
-    const reason = message.includes(' - ') ? message.slice(message.lastIndexOf(' - ') + 3) : 'database error';
-    return { type: error.name, code: (error as { code?: unknown }).code, message: reason };
+  return clean(error, 0, new Set());
+}
+
+interface LoggedError {
+  type: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+function clean(error: unknown, depth: number, seen: Set<object>): unknown {
+  if (!isErrorLike(error)) return error;
+  if (seen.has(error)) return { type: typeOf(error), message: '[circular]' };
+  if (isDatabaseError(error)) return { type: typeOf(error), code: (error as { code?: unknown }).code, message: databaseReason(error) };
+  const logged: LoggedError = { type: typeOf(error), message: error.message };
+  if (typeof error.stack === 'string') logged.stack = error.stack;
+  const within = new Set(seen).add(error);
+  const follow = (inner: unknown): unknown => (depth >= MAX_CAUSE_DEPTH ? { type: 'Error', message: '[causes cut]' } : clean(inner, depth + 1, within));
+  for (const [key, value] of Object.entries(error)) {
+    if (key === 'cause' || key === 'errors' || typeof value === 'function') continue;
+    logged[key] = isErrorLike(value) ? follow(value) : value;
   }
-  return pino.stdSerializers.err(error);
+  const { cause, errors } = error as { cause?: unknown; errors?: unknown };
+  if (cause !== undefined) logged.cause = isErrorLike(cause) ? follow(cause) : cause;
+  if (Array.isArray(errors)) logged.aggregateErrors = errors.map(follow);
+  return logged;
+}
+
+function isErrorLike(value: unknown): value is Error {
+  return value instanceof Error || (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string' && 'stack' in value);
+}
+
+function typeOf(error: Error): string {
+  const name = error.constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? name : String(error.name);
+}
+
+/**
+ * Whether the error comes from the database driver: a message that is a statement, a `sql` field,
+ * or the fields of a PostgreSQL error response (pg's DatabaseError, and MikroORM's exceptions,
+ * which copy them).
+ */
+function isDatabaseError(error: Error): boolean {
+  if (SQL_START.test(error.message) || 'sql' in error || 'sqlState' in error) return true;
+  const fields = error as { severity?: unknown; routine?: unknown; code?: unknown };
+  return typeof fields.severity === 'string' && typeof fields.code === 'string' && 'routine' in error;
+}
+
+/**
+ * The database's own reason, without the statement before it and the detail after it: the driver
+ * writes `<statement with values> - <reason>`, and MikroORM adds a line ` - detail: <the row's
+ * values>`. The ` - ` is found outside the statement's quoted literals and identifiers, so a value
+ * holding one cannot pass for the reason. A quoted part of the reason that is not one of the error's
+ * object names (`column "name"`, `constraint "users_pkey"`) is a value (`invalid input syntax for
+ * type uuid: "…"`): it is replaced.
+ */
+function databaseReason(error: Error): string {
+  const message = error.message;
+  const cut = statementEnd(message);
+  if (cut < 0 && SQL_START.test(message)) return 'database error';
+  let reason = cut < 0 ? message : message.slice(cut + 3);
+  // Only the first line: MikroORM appends the error's `detail` (`Failing row contains (…)`, the row's values).
+  reason = reason.split('\n', 1)[0]!;
+  const fields = error as unknown as Record<string, unknown>;
+  const names = new Set(['schema', 'table', 'column', 'dataType', 'constraint'].map((key) => fields[key]).filter((name) => typeof name === 'string'));
+  return reason.replace(/"[^"]*"/g, (quoted) => (names.has(quoted.slice(1, -1)) ? quoted : '"[value]"'));
+}
+
+/** Where the first ` - ` outside quotes is (`'…'` literals with `''` inside, `"…"` identifiers), or -1. */
+function statementEnd(message: string): number {
+  let quote: string | null = null;
+  for (let i = 0; i < message.length; i++) {
+    const char = message[i]!;
+    if (quote !== null) {
+      if (char !== quote) continue;
+      if (message[i + 1] === quote) i++; // a doubled quote stays inside
+      else quote = null;
+    } else if (char === "'" || char === '"') quote = char;
+    else if (message.startsWith(' - ', i)) return i;
+  }
+  return -1;
 }
 
 /**

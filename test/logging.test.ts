@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
+import { StorageUnavailableError } from '../ports/storage.ts';
 import { createLogger, REDACTED, redactUrls, safeError } from '../src/logging.ts';
 
 describe('error logging', () => {
@@ -13,6 +14,64 @@ describe('error logging', () => {
     assert.ok(!logged.includes('provider-secret'));
     assert.match(logged, /duplicate key value/);
     assert.match(logged, /23505/);
+  });
+
+  /** A driver error as MikroORM throws it: the statement with its values, the reason, the detail line, and pg's fields. */
+  const driverError = (statement: string, reason: string, detail: string, fields: Record<string, string> = {}) => Object.assign(
+    new Error(`${statement} - ${reason}\n - detail: ${detail}`),
+    { code: '23502', sqlState: '23502', severity: 'ERROR', routine: 'ExecConstraints', detail, ...fields },
+  );
+
+  it("a database error in an error's cause keeps its type, code and reason, never the statement or the detail", () => {
+    const cause = driverError(`insert into "users" ("id", "name") values ('u1', 'cause-secret')`,
+      'null value in column "name" of relation "users" violates not-null constraint', 'Failing row contains (u1, detail-secret).', { column: 'name', table: 'users' });
+    const wrapped = new StorageUnavailableError({ cause });
+    const logged = safeError(wrapped) as { type: string; message: string; stack: string; cause: unknown };
+    const text = JSON.stringify(logged);
+    assert.ok(!text.includes('cause-secret') && !text.includes('detail-secret') && !text.includes('insert into'), text);
+    assert.equal(logged.type, 'StorageUnavailableError');
+    assert.match(logged.stack, /logging.test/);
+    assert.deepEqual(logged.cause, { type: 'Error', code: '23502', message: 'null value in column "name" of relation "users" violates not-null constraint' });
+  });
+
+  it('walks the whole chain of causes and the errors of an AggregateError', () => {
+    const deep = driverError(`update "runs" set "error" = 'deep-secret'`, 'value too long for type character varying(20)', 'none');
+    const chain = new Error('outer', { cause: new Error('middle', { cause: new AggregateError([deep, new Error('plain')], 'both', { cause: deep }) }) });
+    const text = JSON.stringify(safeError(chain));
+    assert.ok(!text.includes('deep-secret'), text);
+    assert.match(text, /outer.*middle.*both/);
+    assert.equal(text.match(/value too long for type character varying\(20\)/g)?.length, 2, 'the aggregate and its cause');
+    assert.match(text, /"message":"plain"/);
+  });
+
+  it('cuts circular and very long chains', () => {
+    const a = new Error('a');
+    const b = new Error('b', { cause: a });
+    Object.assign(a, { cause: b });
+    assert.match(JSON.stringify(safeError(a)), /\[circular\]/);
+    let long: Error = driverError(`insert into t values ('far-secret')`, 'boom', 'x');
+    for (let i = 0; i < 50; i++) long = new Error(`level ${i}`, { cause: long });
+    const text = JSON.stringify(safeError(long));
+    assert.match(text, /\[causes cut\]/);
+    assert.ok(!text.includes('far-secret'));
+  });
+
+  it("keeps the reason's object names and replaces the values it quotes; a ' - ' inside a value is not the reason's start", () => {
+    const value = driverError(`select 'uuid-secret - x'::uuid`, 'invalid input syntax for type uuid: "uuid-secret - x"', 'none');
+    assert.equal((safeError(value) as { message: string }).message, 'invalid input syntax for type uuid: "[value]"');
+    const quoted = driverError(`insert into "users" ("name") values ('it''s - "q-secret" - yes')`,
+      'duplicate key value violates unique constraint "users_pkey"', 'Key (name)=(q-secret) already exists.', { constraint: 'users_pkey' });
+    assert.equal((safeError(quoted) as { message: string }).message, 'duplicate key value violates unique constraint "users_pkey"');
+    // pg's own error, no statement in front: its message is the reason.
+    const bare = Object.assign(new Error('invalid input value for enum run_status: "bare-secret"'), { code: '22P02', severity: 'ERROR', routine: 'enum_in' });
+    assert.deepEqual(safeError(bare), { type: 'Error', code: '22P02', message: 'invalid input value for enum run_status: "[value]"' });
+  });
+
+  it('is pure: a frozen error is read, never written', () => {
+    const error = Object.freeze(new StorageUnavailableError({ cause: Object.freeze(new Error('inner')) }));
+    const logged = safeError(error) as { cause: { message: string } };
+    assert.equal(logged.cause.message, 'inner');
+    assert.deepEqual(Object.getOwnPropertySymbols(error), []);
   });
 
   it('logs other errors in full, with their stack', () => {

@@ -3,7 +3,10 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createFetchUiResource } from '../../adapters/mcp/fetch-ui-resource.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { UserSchema } from '../../adapters/mikro-orm/entities/catalog.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import { StorageUnavailableError } from '../../ports/storage.ts';
 import { createLogger } from '../../src/logging.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive } from '../support/live-client.ts';
@@ -74,5 +77,29 @@ describe('failures are clean in the logs: no credential of a URL', () => {
     assert.equal(lines.length, 1);
     assert.ok(!lines[0]!.includes('DB-PASS'), lines[0]);
     assert.match(lines[0]!, /console:\[redacted\]@127\.0\.0\.1/);
+  });
+
+  it("a database error wrapped as a cause (StorageUnavailableError) logs no statement, value or row detail", async () => {
+    // A real MikroORM exception from a failing insert, on the embedded stack.
+    const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
+    let failure: unknown;
+    try {
+      await storage.orm.em.fork().insert(UserSchema, { id: 'u-cause', name: null as unknown as string, token_hash: 'STATEMENT-SECRET' });
+    } catch (error) {
+      failure = error;
+    } finally {
+      await storage.close();
+      await server.close();
+    }
+    assert.ok(failure instanceof Error && failure.message.includes('STATEMENT-SECRET'), 'the driver put the value in its message');
+    const lines: string[] = [];
+    captured(lines).warn({ err: new StorageUnavailableError({ cause: failure }) }, 'storage unavailable');
+    assert.equal(lines.length, 1);
+    assert.ok(!lines[0]!.includes('STATEMENT-SECRET'), lines[0]);
+    assert.ok(!/insert into/i.test(lines[0]!), lines[0]);
+    const err = JSON.parse(lines[0]!).err;
+    assert.equal(err.type, 'StorageUnavailableError');
+    assert.deepEqual(err.cause, { type: 'NotNullConstraintViolationException', code: '23502', message: 'null value in column "name" of relation "users" violates not-null constraint' });
   });
 });
