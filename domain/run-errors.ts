@@ -14,6 +14,8 @@ export const RUN_ERRORS = {
   turn_lease_expired: 'the instance running this turn stopped; the turn was swept',
   /** The agent sent nothing for the idle time-out: the turn was cancelled. */
   agent_idle: 'the agent sent nothing for too long; the turn was cancelled',
+  /** A permission ask went unanswered for the idle time-out: the turn was cancelled. */
+  approval_timeout: 'no answer came to a permission ask; the turn was cancelled',
   /** A user cancelled the turn. */
   cancelled: 'cancelled by a user',
   /** Anything else: logged in full, recorded without detail. */

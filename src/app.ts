@@ -84,7 +84,7 @@ export function createApp(options: AppOptions): App {
     waiters.onSignal(signal);
     if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs });
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs });
   sweeps.start();
   const turns = { storage, bus, kicker: kicks, dataDir: config.dataDir, lease };
   const submit = directives(turns);

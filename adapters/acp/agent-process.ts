@@ -35,6 +35,28 @@ export interface AgentProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Agent process groups still alive, ended with this process however it exits: a hard exit (the
+ * shutdown deadline, process.exit) skips `stop`, and detached groups would outlive it. Only
+ * `kill -9` of the service escapes this; an agent then ends when its stdin closes, or not at all.
+ */
+const liveGroups = new Set<number>();
+let endGroupsOnExit = false;
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (endGroupsOnExit) return;
+  endGroupsOnExit = true;
+  process.once('exit', () => {
+    for (const group of liveGroups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
+
 // Unreferenced: a pending wait must not keep the server alive.
 const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 
@@ -47,6 +69,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
   if (command === undefined) throw new Error('the agent has an empty command');
   // Its own process group: what the agent starts (a bundled CLI, shells) ends with it (see `stop`).
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
+  if (child.pid !== undefined) trackGroup(child.pid);
   const plog = log.child({ agentPid: child.pid });
   let ended = false;
   let stopping = false;
@@ -57,6 +80,9 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     );
   }).then((reason) => {
     ended = true;
+    // Whatever the agent left running in its group (a shell, a bundled CLI) ends with it, crash or not.
+    signalGroup('SIGKILL');
+    if (child.pid !== undefined) liveGroups.delete(child.pid);
     // An exit nobody asked for is worth a warning: the next turn restarts the agent.
     if (stopping) plog.info(reason);
     else plog.warn(reason);
@@ -87,7 +113,11 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     try {
       return await Promise.race([request, exited.then((reason) => Promise.reject(new Error(reason)))]);
     } catch (error) {
-      if (error instanceof acp.RequestError) throw new Error(`the agent answered an error: ${error.message}`, { cause: error });
+      if (error instanceof acp.RequestError) {
+        // Its message is the agent's own text, which may hold an upstream (model provider) body: logged, not recorded.
+        plog.info({ code: error.code, message: error.message.slice(0, 2000) }, 'the agent answered an error');
+        throw new Error(`the agent answered the request with error ${error.code}`, { cause: error });
+      }
       // The connection closes when stdout ends, usually just before the exit event: wait for it
       // briefly so the message says how the process ended.
       const reason = await Promise.race([exited, delay(2000, null)]);

@@ -104,13 +104,23 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       const route = openTurnRoute(request, turnLog);
       proc.routes.set(sessionId, route);
       let grace: NodeJS.Timeout | undefined;
+      let abandon!: (error: Error) => void;
+      const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+      abandoned.catch(() => {});
       const cancel = () => {
         turnLog.info('cancelling the turn');
         void proc.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
-        // An agent that ignores the cancel is ended, with everything in its process group.
         grace = setTimeout(() => {
-          turnLog.warn('the agent did not end its cancelled turn: stopping its process');
-          void proc.stop();
+          // An agent that ignores the cancel is ended with its process group, unless it is running
+          // other sessions' turns: those are not this cancel's to end. Then the session is given up.
+          if ([...proc.routes.keys()].some((id) => id !== sessionId)) {
+            turnLog.warn('the agent did not end its cancelled turn; giving up its session (the agent serves other turns)');
+            proc.sessions.delete(sessionId);
+            abandon(new Error('the agent did not end its cancelled turn'));
+          } else {
+            turnLog.warn('the agent did not end its cancelled turn: stopping its process');
+            void proc.stop();
+          }
         }, options.cancelGraceMs ?? 5_000);
         grace.unref();
       };
@@ -118,9 +128,10 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       request.signal?.addEventListener('abort', cancel, { once: true });
       try {
         await applyPosture(proc, sessionId, request, turnLog);
-        const answer = await proc.guard(
-          proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: request.prompt }] }),
-        );
+        const answer = await Promise.race([
+          proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: request.prompt }] })),
+          abandoned,
+        ]);
         await route.settle();
         return { sessionId, stopReason: answer.stopReason };
       } catch (error) {

@@ -5,7 +5,7 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
-import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, NewConversation } from '../../ports/console-writer.ts';
+import type { ConsoleWriter, DirectiveAnswer, ExpiredTurn, NewConsoleThread, NewConversation } from '../../ports/console-writer.ts';
 import { APPEND } from './event-log.ts';
 import { iso, isUuid, select } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
@@ -219,30 +219,32 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
       return rows.map((row) => row.turn_run_id);
     },
 
-    async claimExpiredTurn(lease) {
-      // Skip locked: two sweepers never wait on, or take, the same turn. A turn with no lease (left by an
-      // earlier version, or a directive whose run was never written) counts as lapsed.
-      const [claimed] = await select<{ thread_id: string; run_id: string | null; conversation_id: string }>(orm, `
-        with expired as (
-          select id from conversations
-          where turn_running and (turn_expires_at is null or turn_expires_at < now())
-          order by turn_expires_at nulls first limit 1 for update skip locked)
-        update conversations c set turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-        from expired where c.id = expired.id
-        returning c.thread_id, c.turn_run_id as run_id, c.id as conversation_id`, [lease.holder, lease.ms / 1000]);
-      if (claimed === undefined) return null;
-      // A turn claimed before leases existed names no run: its conversation's latest running run is the one.
-      const [run] = await select<Run>(orm, claimed.run_id !== null
-        ? `select ${RUN} from runs where id = ?`
-        : `select ${RUN} from runs where conversation_id = ? order by (status = 'running') desc, id desc limit 1`,
-      [claimed.run_id ?? claimed.conversation_id]);
-      if (run === undefined) {
-        // Nothing to end: the turn is simply freed.
-        await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null where id = ?`, [claimed.conversation_id]);
-        return null;
+    async claimExpiredTurn(lease): Promise<ExpiredTurn | null> {
+      for (;;) {
+        // Skip locked: two sweepers never wait on, or take, the same turn. A turn with no lease (left by an
+        // earlier version, or a directive whose run was never written) counts as lapsed.
+        const [claimed] = await select<{ thread_id: string; run_id: string | null; conversation_id: string }>(orm, `
+          with expired as (
+            select id from conversations
+            where turn_running and (turn_expires_at is null or turn_expires_at < now())
+            order by turn_expires_at nulls first limit 1 for update skip locked)
+          update conversations c set turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+          from expired where c.id = expired.id
+          returning c.thread_id, c.turn_run_id as run_id, c.id as conversation_id`, [lease.holder, lease.ms / 1000]);
+        if (claimed === undefined) return null;
+        // A turn claimed before leases existed names no run: its conversation's latest running run is the one.
+        const [run] = await select<Run>(orm, claimed.run_id !== null
+          ? `select ${RUN} from runs where id = ?`
+          : `select ${RUN} from runs where conversation_id = ? order by (status = 'running') desc, id desc limit 1`,
+        [claimed.run_id ?? claimed.conversation_id]);
+        if (run === undefined) {
+          // Nothing to end: the turn is simply freed, and the next lapsed one looked for.
+          await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null where id = ?`, [claimed.conversation_id]);
+          continue;
+        }
+        if (claimed.run_id === null) await select(orm, 'update conversations set turn_run_id = ? where id = ?', [run.id, claimed.conversation_id]);
+        return { thread_id: claimed.thread_id, run };
       }
-      if (claimed.run_id === null) await select(orm, 'update conversations set turn_run_id = ? where id = ?', [run.id, claimed.conversation_id]);
-      return { thread_id: claimed.thread_id, run };
     },
 
     async runningTurn(threadId) {

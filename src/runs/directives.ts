@@ -106,7 +106,7 @@ export function directives(deps: {
 
     // Two first directives for one key can race: the loser continues the winner's thread, so its picks are checked again.
     if (found.value === null) {
-      const differs = racedPick(body, conversation);
+      const differs = racedPick(body, thread, conversation);
       if (differs !== null) return fail({ code: 'conflict', detail: differs });
     }
     return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
@@ -117,9 +117,10 @@ export function directives(deps: {
  * What a first directive asked for that the thread (written by a concurrent first directive for the
  * same key) does not have: a sentence for the 409, or null when every pick it made matches.
  */
-function racedPick(body: Directive, conversation: Conversation): string | null {
+function racedPick(body: Directive, thread: Thread, conversation: Conversation): string | null {
   const route = routeId(conversation.agent, conversation.model);
   if (body.model !== null && body.model !== route) return `The thread is routed to ${route}; re-routing needs a manual handoff`;
+  if (body.project !== null && body.project !== thread.project) return `The thread was just created in project ${thread.project ?? 'none'}`;
   if (body.permission_mode !== null && body.permission_mode !== conversation.permission_mode) {
     return `The thread was just created with permission mode ${conversation.permission_mode ?? 'none'}; switch it with PATCH`;
   }

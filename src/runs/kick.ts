@@ -38,6 +38,11 @@ export interface KickDeps {
 interface InFlight {
   readonly controller: AbortController;
   lastActivity: number;
+  /** Open permission asks, and when the oldest began: waiting for a person is not agent silence. */
+  asking: number;
+  askedAt: number;
+  /** When the lease was last renewed (or claimed): past one lease without renewal, the turn may be swept elsewhere. */
+  renewedAt: number;
   /** Why the turn is being cancelled, once it is. */
   cancelled: { readonly code: RunErrorCode; readonly reason: string } | null;
   /** The lease was lost (swept elsewhere): nothing more is recorded for the run. */
@@ -56,27 +61,48 @@ export function kicker(deps: KickDeps) {
   const inFlight = new Set<Promise<void>>();
   const running = new Map<string, InFlight>();
 
+  /** Stops a run here for good: it was swept elsewhere, or may be (its lease went unrenewed for a whole lease). */
+  const lose = (id: string, entry: InFlight, why: string): void => {
+    if (entry.lost || entry.released) return;
+    deps.log.warn({ run: id }, why);
+    entry.lost = true;
+    cancel(id, 'turn_lease_expired');
+  };
+
   const renew = setInterval(() => {
     const ids = [...running.keys()];
     if (ids.length === 0) return;
+    const at = Date.now();
     deps.writer.renewTurns(deps.holder, ids, deps.leaseMs).then((held) => {
       for (const id of ids) {
         const entry = running.get(id);
-        if (entry === undefined || held.includes(id) || entry.lost || entry.released) continue;
+        if (entry === undefined) continue;
+        if (held.includes(id)) entry.renewedAt = at;
         // Swept elsewhere (this instance was taken for dead): stop the agent, record nothing more.
-        deps.log.warn({ run: id }, 'the turn lease was lost; stopping the run here');
-        entry.lost = true;
-        cancel(id, 'turn_lease_expired');
+        else lose(id, entry, 'the turn lease was lost; stopping the run here');
       }
-    }, (error: unknown) => deps.log.warn({ err: error }, 'renewing turn leases failed'));
+    }, (error: unknown) => {
+      deps.log.warn({ err: error }, 'renewing turn leases failed');
+      // Unrenewed for a whole lease, a turn may already be swept by another instance: running on
+      // would end it twice, and let a new turn start beside this one.
+      for (const id of ids) {
+        const entry = running.get(id);
+        if (entry !== undefined && Date.now() - entry.renewedAt > deps.leaseMs) lose(id, entry, 'the turn lease could not be renewed for a whole lease; stopping the run here');
+      }
+    });
   }, Math.max(100, Math.floor(deps.leaseMs / 3)));
   renew.unref();
 
   const idle = setInterval(() => {
     const now = Date.now();
     for (const [id, entry] of running) {
-      if (entry.cancelled === null && now - entry.lastActivity > deps.idleMs) {
-        cancel(id, 'agent_idle', `the agent sent nothing for ${Math.round(deps.idleMs / 1000)} s; the turn was cancelled`);
+      if (entry.cancelled !== null) continue;
+      const seconds = Math.round(deps.idleMs / 1000);
+      // An ask waits for a person, not the agent: it has a deadline of its own, of the same length.
+      if (entry.asking > 0) {
+        if (now - entry.askedAt > deps.idleMs) cancel(id, 'approval_timeout', `no answer came for ${seconds} s; the turn was cancelled`);
+      } else if (now - entry.lastActivity > deps.idleMs) {
+        cancel(id, 'agent_idle', `the agent sent nothing for ${seconds} s; the turn was cancelled`);
       }
     }
   }, Math.max(50, Math.min(5_000, Math.floor(deps.idleMs / 4))));
@@ -97,7 +123,10 @@ export function kicker(deps: KickDeps) {
   return {
     /** Starts a kick and returns at once: the directive is answered while it runs. */
     kick(request: KickRequest): void {
-      const entry: InFlight = { controller: new AbortController(), lastActivity: Date.now(), cancelled: null, lost: false, released: false };
+      const now = Date.now();
+      const entry: InFlight = {
+        controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, released: false,
+      };
       running.set(request.run.id, entry);
       const kicked: Promise<void> = runKick(deps, request, entry)
         .catch((error: unknown) => deps.log.error({ err: error, run: request.run.id }, 'kick failed'))
@@ -107,6 +136,8 @@ export function kicker(deps: KickDeps) {
         });
       inFlight.add(kicked);
     },
+    /** Whether this instance runs the run now. */
+    runs: (runId: string): boolean => running.has(runId),
     /** Cancels a run if this instance runs it (a user's cancel reaches every instance). */
     cancel: (runId: string): boolean => cancel(runId, 'cancelled'),
     /** Waits for every kick in flight (shutdown). */
@@ -175,10 +206,14 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
         });
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);
-        await emit(threadId, 'approval_requested', { run_id: runId, pending });
-        const answered = await decision;
-        touch();
-        return answered;
+        if (entry.asking++ === 0) entry.askedAt = Date.now();
+        try {
+          await emit(threadId, 'approval_requested', { run_id: runId, pending });
+          return await decision;
+        } finally {
+          entry.asking -= 1;
+          touch();
+        }
       },
     });
     if (held !== '') await emit(threadId, 'message', { run_id: runId, delta: REPLACEMENT });
@@ -231,6 +266,12 @@ async function finish(
   };
   try {
     const ended = await step(() => deps.writer.finishRun(runId, outcome.status, outcome.error));
+    if (ended.status !== outcome.status || ended.error !== outcome.error) {
+      // Someone else ended it first (a sweeper that took this instance for dead): theirs are the last events.
+      deps.log.warn({ run: runId }, 'the run was already ended elsewhere; recording nothing more');
+      entry.lost = true;
+      return;
+    }
     const [code] = (outcome.error ?? '').split(':', 1);
     if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }));
     else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));

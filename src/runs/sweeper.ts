@@ -15,6 +15,8 @@ export function sweeper(deps: {
   readonly log: Logger;
   readonly holder: string;
   readonly leaseMs: number;
+  /** Whether this instance's own kicker still runs the run: its lapsed lease is renewed by the claim, not swept. */
+  readonly runsHere: (runId: string) => boolean;
 }) {
   const { writer, emit, log } = deps;
   let sweeping: Promise<number> | null = null;
@@ -25,6 +27,7 @@ export function sweeper(deps: {
     for (let turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs }); turn !== null;
       turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs })) {
       const { thread_id: threadId, run } = turn;
+      if (deps.runsHere(run.id)) continue;
       if (run.status === 'running') {
         const ended = await writer.finishRun(run.id, 'failed', runError('turn_lease_expired'));
         await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });

@@ -150,3 +150,99 @@ describe('the turn is released last', () => {
     }
   });
 });
+
+describe('cancel on a shared agent process', () => {
+  it("a cancelled turn that ignores the cancel is given up without ending other threads' turns on the same agent", async () => {
+    const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
+    const { createAcpAgentRunner } = await import('../../adapters/acp/agent-runner.ts');
+    const { fixtureWorld } = await import('../support/fixture-world.ts');
+    const { startService } = await import('../support/service.ts');
+    const { default: pino } = await import('pino');
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, cancelGraceMs: 300 });
+    const service = await startService({}, { storage, runner });
+    try {
+      const start = async (text: string) => {
+        const key = randomUUID();
+        const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+        const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: JSON.stringify({ text, model: 'claude:opus' }) });
+        assert.equal(res.status, 202, res.text);
+        await socket.until(has('run_started'));
+        return { socket, thread: res.json().thread_id as string };
+      };
+      const stuck = await start('Ignore cancels [hang]');
+      const busy = await start('Keep going [slow]');
+      assert.equal((await service.ask({ method: 'POST', path: `${P}/${stuck.thread}/cancel`, headers: ALICE })).status, 202);
+      assert.deepEqual(typesOf(await stuck.socket.until(asleep)).slice(-2), ['run_cancelled', 'reflex_asleep']);
+      const other = await busy.socket.until(asleep);
+      assert.equal(other.at(-2)!.type, 'run_finished', 'the other thread on the same agent process was not ended');
+      stuck.socket.close();
+      busy.socket.close();
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('racing first directives', () => {
+  it('the loser of two first directives for one key continues only when its picks match; else 409 naming the pick', async () => {
+    const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
+    const { createMemoryEventBus } = await import('../../adapters/memory/event-bus.ts');
+    const { directives } = await import('../../src/runs/directives.ts');
+    const { fixtureWorld } = await import('../support/fixture-world.ts');
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const kicked: string[] = [];
+    const submit = directives({
+      storage, bus: createMemoryEventBus(), dataDir: '/tmp/console-race', lease: { holder: 'h', ms: 60_000 },
+      kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
+    });
+    const alice = { id: 'alice', name: 'Alice' };
+    const body = { text: 'Hi', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null };
+    const key = randomUUID();
+    const [first, second] = await Promise.all([
+      submit(alice, key, { ...body, permission_mode: 'plan' }),
+      submit(alice, key, { ...body, permission_mode: 'acceptEdits' }),
+    ]);
+    assert.ok(first.ok, JSON.stringify(first));
+    assert.ok(!second.ok && second.error.code === 'conflict');
+    assert.match(second.error.detail!, /permission mode plan/);
+    const otherKey = randomUUID();
+    const [a, b] = await Promise.all([submit(alice, otherKey, { ...body, message_id: 'm1' }), submit(alice, otherKey, { ...body, message_id: 'm1' })]);
+    assert.ok(a.ok && b.ok, 'matching picks and one message_id: the loser answers the first answer again');
+    assert.deepEqual(a.value, b.value);
+    assert.equal(kicked.length, 2, 'one run per thread');
+  });
+});
+
+describe('garbled agent output on embedded PostgreSQL', () => {
+  it('is stored repaired: the run succeeds and the thread stays free (where PostgreSQL refused it before)', async () => {
+    const { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } = await import('../../adapters/embedded/pglite-server.ts');
+    const { createMikroOrmStorage } = await import('../../adapters/mikro-orm/storage.ts');
+    const { fixtureWorld } = await import('../support/fixture-world.ts');
+    const { startService } = await import('../support/service.ts');
+    const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
+    await storage.importWorld(fixtureWorld());
+    const service = await startService({}, { storage });
+    try {
+      const key = randomUUID();
+      const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+      const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Garble it [garbled]', model: 'claude:opus' }) });
+      assert.equal(res.status, 202, res.text);
+      const events = await socket.until(asleep);
+      assert.equal(events.at(-2)!.type, 'run_finished', events.map((e) => e.type).join(', '));
+      const thread = res.json().thread_id;
+      const ledger = (await service.ask({ path: `${P}/${thread}/messages`, headers: ALICE })).json();
+      assert.ok(ledger.items[0].text.includes('split \u{1F600} pair, a NUL \uFFFD here'));
+      const next = await service.ask({ method: 'POST', path: `${P}/${thread}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Again' }) });
+      assert.equal(next.status, 202, next.text);
+      await socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
+      socket.close();
+    } finally {
+      await service.close();
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
+import { emitter } from '../../src/runs/emit.ts';
+import { kicker } from '../../src/runs/kick.ts';
+import { PendingWaiters } from '../../src/runs/pending-waiters.ts';
+import { sweeper } from '../../src/runs/sweeper.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A runner whose turn streams a word, then ends after `ms` or when cancelled, as an agent would. */
+function slowRunner(ms: number): AgentRunner & { cancelled: boolean } {
+  const runner = {
+    cancelled: false,
+    async runTurn(request: TurnRequest) {
+      await request.onSession('session-1');
+      await request.onUpdate({ kind: 'text', text: 'working' });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        request.signal?.addEventListener('abort', () => {
+          runner.cancelled = true;
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return { sessionId: 'session-1', stopReason: request.signal?.aborted ? 'cancelled' : 'end_turn' };
+    },
+    setMode: async () => {},
+    close: async () => {},
+  };
+  return runner;
+}
+
+/**
+ * A kick whose instance cannot renew its lease (a database blip) while another instance sweeps the
+ * turn: the run ends once, with one terminal event and one reflex_asleep, and the kick stops its agent.
+ */
+describe('a kick that loses its lease', () => {
+  it('never ends a run a sweeper has ended, and stops its agent', async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const log = pino({ level: 'silent' });
+    const emit = emitter(storage.events, createMemoryEventBus());
+    const t = await storage.writer.createConsoleThread({
+      owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
+    });
+    const leaseMs = 300;
+    const started = await storage.writer.writeDirective({
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'A', ms: leaseMs },
+    });
+    assert.ok(started.kind === 'started');
+    // Instance A cannot renew: its database connection is failing.
+    const failing = { ...storage.writer, renewTurns: async () => { throw new Error('connection terminated'); } };
+    const runner = slowRunner(1_000);
+    const kicks = kicker({ writer: failing, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    // Instance B sweeps once the lease has lapsed.
+    const other = sweeper({ writer: storage.writer, emit, log, holder: 'B', leaseMs, runsHere: () => false });
+    await sleep(leaseMs + 100);
+    assert.equal(await other.sweep(), 1);
+    await kicks.drain();
+    await sleep(50);
+    const events = (await storage.events.since(t.thread.id, 0, 100)).filter((e) => e.data.run_id === started.run.id);
+    const ends = events.filter((e) => ['run_finished', 'run_error', 'run_cancelled'].includes(e.type));
+    assert.deepEqual(ends.map((e) => e.type), ['run_error'], events.map((e) => e.type).join(', '));
+    assert.equal(events.filter((e) => e.type === 'reflex_asleep').length, 1);
+    assert.equal(events.at(-1)!.type, 'reflex_asleep');
+    assert.ok(runner.cancelled, 'the agent was stopped');
+    const run = (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 10, before: null }))!.items[0]!;
+    assert.match(run.error!, /^turn_lease_expired: /);
+  });
+
+  it("an instance's own sweeper leaves the turns its kicker still runs alone", async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const log = pino({ level: 'silent' });
+    const emit = emitter(storage.events, createMemoryEventBus());
+    const t = await storage.writer.createConsoleThread({
+      owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
+    });
+    const started = await storage.writer.writeDirective({
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'A', ms: 1 },
+    });
+    assert.ok(started.kind === 'started');
+    await sleep(10);
+    const own = sweeper({ writer: storage.writer, emit, log, holder: 'A', leaseMs: 60_000, runsHere: (id) => id === started.run.id });
+    assert.equal(await own.sweep(), 0);
+    assert.equal((await storage.writer.runningTurn(t.thread.id))?.run_id, started.run.id, 'still running, lease renewed by the claim');
+  });
+});
