@@ -36,24 +36,30 @@ function slowRunner(ms: number): AgentRunner & { cancelled: boolean } {
   return runner;
 }
 
+/** Memory storage with the fixture world, and a new console thread whose directive claimed its turn under `lease`. */
+async function claimedTurn(lease: { holder: string; ms: number }) {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  const emit = emitter(storage.events, createMemoryEventBus());
+  const t = await storage.writer.createConsoleThread({
+    owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
+  });
+  const started = await storage.writer.writeDirective({
+    thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease,
+  });
+  assert.ok(started.kind === 'started');
+  return { storage, emit, t, started };
+}
+
 /**
  * A kick whose instance cannot renew its lease (a database blip) while another instance sweeps the
  * turn: the run ends once, with one terminal event and one reflex_asleep, and the kick stops its agent.
  */
 describe('a kick that loses its lease', () => {
   it('never ends a run a sweeper has ended, and stops its agent', async () => {
-    const storage = createMemoryStorage();
-    await storage.importWorld(fixtureWorld());
     const log = pino({ level: 'silent' });
-    const emit = emitter(storage.events, createMemoryEventBus());
-    const t = await storage.writer.createConsoleThread({
-      owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
-    });
     const leaseMs = 300;
-    const started = await storage.writer.writeDirective({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'A', ms: leaseMs },
-    });
-    assert.ok(started.kind === 'started');
+    const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: leaseMs });
     // Instance A cannot renew: its database connection is failing.
     const failing = { ...storage.writer, renewTurns: async () => { throw new Error('connection terminated'); } };
     const runner = slowRunner(1_000);
@@ -76,17 +82,8 @@ describe('a kick that loses its lease', () => {
   });
 
   it("an instance's own sweeper leaves the turns its kicker still runs alone", async () => {
-    const storage = createMemoryStorage();
-    await storage.importWorld(fixtureWorld());
     const log = pino({ level: 'silent' });
-    const emit = emitter(storage.events, createMemoryEventBus());
-    const t = await storage.writer.createConsoleThread({
-      owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
-    });
-    const started = await storage.writer.writeDirective({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'A', ms: 1 },
-    });
-    assert.ok(started.kind === 'started');
+    const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: 1 });
     await sleep(10);
     const own = sweeper({ writer: storage.writer, emit, log, holder: 'A', leaseMs: 60_000, runsHere: (id) => id === started.run.id });
     assert.equal(await own.sweep(), 0);
