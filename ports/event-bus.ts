@@ -24,8 +24,9 @@ export type PendingAnswer =
 
 /**
  * Fan-out of stored events and signals to every subscriber, on this instance and, for the
- * PostgreSQL adapter, on every instance sharing the database. Delivery is at most once and may
- * reorder across instances: a subscriber that needs every event fills gaps from the EventLog.
+ * PostgreSQL adapter, on every instance sharing the database. Across instances an event may be
+ * lost, repeated (a re-sent announcement) or reordered: a subscriber that needs every event once
+ * fills gaps from the EventLog and skips a `seq` it has. Signals are at most once.
  */
 export interface EventBus {
   /** Publishes an event already stored in the EventLog. */

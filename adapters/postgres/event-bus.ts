@@ -4,7 +4,7 @@ import type { Id } from '../../domain/model.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import { createMemoryEventBus } from '../memory/event-bus.ts';
-import { ConnectionDownError, MAX_PAYLOAD_BYTES, openNotifyConnection } from './notify-connection.ts';
+import { ConnectionDownError, MAX_PAYLOAD_BYTES, NotifyInterruptedError, openNotifyConnection, type NotifyConnectionOptions } from './notify-connection.ts';
 import { chunkSignal, SignalAssembler, type SignalChunk } from './signal-chunks.ts';
 
 /** The channel events are announced on, and the one signals travel on. */
@@ -21,6 +21,8 @@ export interface PostgresEventBusOptions {
   /** The connection is back after a drop: notifications meanwhile were missed (fill gaps from the EventLog). */
   readonly onReconnect?: () => void;
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
+  /** The connection's time-outs (connect, each query, idle check); a time-out is a drop. */
+  readonly timeouts?: NotifyConnectionOptions['timeouts'];
 }
 
 /**
@@ -37,10 +39,15 @@ type EventNote = { o: string; e: WireEvent } | { o: string; t: Id; s: number };
  * own subscribers get its events directly, at publish, and its own notifications are skipped when
  * they come back: exactly once, and even while the connection is down. Events from other instances
  * are delivered per thread in the order they were announced, including those read back from the
- * EventLog. Cross-instance delivery is at most once. What this instance announces while its
- * connection is down is sent once it is back (events by address: the EventLog has them); what
- * others announced meanwhile is lost to it, so once LISTEN is back this instance's `onSignal`
- * listeners get `{ kind: 'reconnected' }`.
+ * EventLog. What this instance announces while its connection is down is sent once it is back
+ * (events by address: the EventLog has them), in the order announced. An event announcement whose
+ * NOTIFY was cut mid-send (the connection dropped or timed out before the database answered) may
+ * or may not have gone out: it is sent again, by address, once the connection is back, so events
+ * cross instances at least once (a receiver's Delivery skips a `seq` it has sent). Signals stay at
+ * most once: a signal has no `seq`, so a receiver could not tell a repeat from a new one, and the
+ * waiters that matter most check storage without it (pending answers every few seconds).
+ * What others announced while this instance's LISTEN was down is lost to it, so once LISTEN is back
+ * this instance's `onSignal` listeners get `{ kind: 'reconnected' }`.
  */
 export async function createPostgresEventBus(options: PostgresEventBusOptions): Promise<EventBus> {
   const origin = randomUUID();
@@ -83,6 +90,7 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
       if (!closed) void local.signal({ kind: 'reconnected' });
     },
     ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+    ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     onNotification: (channel, payload) => {
       try {
         const note = JSON.parse(payload) as EventNote | SignalChunk;
@@ -98,18 +106,33 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     },
   });
 
-  /** Unsent announcements, oldest first; `backlog` is sent in order before anything newer. */
-  const backlog: { readonly channel: string; readonly payloads: string[] }[] = [];
+  /**
+   * Unsent announcements in the order they were announced (by `ticket`); sent in order before
+   * anything newer. A NOTIFY cut mid-send comes back later than sends announced after it (they
+   * fail when the dropped connection ends, or find the backlog non-empty), so each is put back in
+   * its place by ticket.
+   */
+  const backlog: { readonly ticket: number; readonly channel: string; readonly payloads: string[] }[] = [];
+  let tickets = 0;
+  /** Whether a failed NOTIFY is kept for the next connection: never sent, or an event announcement that may not have been. */
+  const kept = (error: unknown, channel: string): boolean =>
+    !closed && (error instanceof ConnectionDownError || (error instanceof NotifyInterruptedError && channel === EVENTS_CHANNEL));
   let flushing: Promise<void> | null = null;
   const drain = async (): Promise<void> => {
+    const remove = (entry: (typeof backlog)[number]) => {
+      const at = backlog.indexOf(entry);
+      if (at >= 0) backlog.splice(at, 1);
+    };
+    let head: (typeof backlog)[number] | undefined;
     try {
       while (backlog.length > 0 && !closed) {
-        await connection.notify(backlog[0]!.channel, backlog[0]!.payloads);
-        backlog.shift();
+        head = backlog[0]!;
+        await connection.notify(head.channel, head.payloads);
+        remove(head);
       }
     } catch (error) {
       // Down again: kept for the next reconnect. Any other failure: that one is dropped, as a live send's would be.
-      if (!(error instanceof ConnectionDownError)) backlog.shift();
+      if (head !== undefined && !kept(error, head.channel)) remove(head);
       report(error);
     }
   };
@@ -122,23 +145,26 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
     }
     return flushing ?? Promise.resolve();
   };
-  const keep = (channel: string, payloads: string[]): void => {
-    backlog.push({ channel, payloads });
+  const keep = (ticket: number, channel: string, payloads: string[]): void => {
+    let at = backlog.length;
+    while (at > 0 && backlog[at - 1]!.ticket > ticket) at--;
+    backlog.splice(at, 0, { ticket, channel, payloads });
     if (backlog.length > MAX_BACKLOG) {
       backlog.shift();
       report(new Error('The bus backlog is full: the oldest unsent announcement was dropped'));
     }
   };
   const send = async (channel: string, payloads: string[], deferred: string[] = payloads): Promise<void> => {
+    const ticket = ++tickets;
     if (backlog.length > 0) {
-      keep(channel, deferred); // behind the older ones, in order
+      keep(ticket, channel, deferred); // behind the older ones, in order
       return flush();
     }
     try {
       await connection.notify(channel, payloads);
     } catch (error) {
-      // Never sent while the connection is down: sent when it is back. A NOTIFY cut mid-way may have gone out: not repeated.
-      if (error instanceof ConnectionDownError && !closed) keep(channel, deferred);
+      // Never sent (the connection is down), or an event announcement cut mid-send: sent when the connection is back.
+      if (kept(error, channel)) keep(ticket, channel, deferred);
       report(error);
     }
   };

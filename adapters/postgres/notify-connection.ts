@@ -11,7 +11,14 @@ interface PgClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
 }
-type PgClientClass = new (config: { connectionString: string; keepAlive: boolean; application_name: string }) => PgClient;
+type PgClientClass = new (config: {
+  connectionString: string;
+  keepAlive: boolean;
+  keepAliveInitialDelayMillis: number;
+  connectionTimeoutMillis: number;
+  query_timeout: number;
+  application_name: string;
+}) => PgClient;
 
 // `pg` is the driver MikroORM's PostgreSQL package already loads (same version, no second copy).
 const { Client } = createRequire(import.meta.url)('pg') as { Client: PgClientClass };
@@ -32,6 +39,13 @@ export interface NotifyConnectionOptions {
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
   /** Shown in pg_stat_activity. */
   readonly applicationName?: string;
+  /**
+   * Connecting (LISTEN included) and each query past these is a dropped connection: a frozen server
+   * or a black-holed network would otherwise hold every NOTIFY as long as TCP keeps the socket
+   * (hours). `heartbeatMs`: how often an idle connection is checked, so that an instance that only
+   * listens notices too. Defaults 5000, 5000 and 30000.
+   */
+  readonly timeouts?: { readonly connectMs?: number; readonly queryMs?: number; readonly heartbeatMs?: number };
 }
 
 /** A NOTIFY refused because the connection is down: nothing was sent (it may be sent again later). */
@@ -40,6 +54,28 @@ export class ConnectionDownError extends Error {
     super('The LISTEN connection is down (reconnecting)');
     this.name = 'ConnectionDownError';
   }
+}
+
+/**
+ * A NOTIFY whose connection dropped (or timed out) before the database answered: it may or may not
+ * have gone out. The connection reconnects as after any drop.
+ */
+export class NotifyInterruptedError extends Error {
+  constructor(cause: unknown) {
+    super('The LISTEN connection dropped during a NOTIFY (it may or may not have been sent)', { cause });
+    this.name = 'NotifyInterruptedError';
+  }
+}
+
+/**
+ * Whether a query failed because the connection failed rather than because the database refused
+ * it: no answer from the server (a time-out, a reset, a termination), or an answer that ends the
+ * session (class 08, connection exception; class 57P, shutdown or termination by an administrator).
+ */
+function connectionFailed(error: unknown): boolean {
+  const fields = error as { severity?: unknown; code?: unknown } | null;
+  if (typeof fields?.severity !== 'string' || typeof fields.code !== 'string') return true;
+  return fields.code.startsWith('08') || fields.code.startsWith('57P');
 }
 
 /** A dedicated connection that LISTENs, NOTIFYs and reconnects by itself. */
@@ -56,13 +92,24 @@ export interface NotifyConnection {
  */
 export async function openNotifyConnection(options: NotifyConnectionOptions): Promise<NotifyConnection> {
   const backoff = options.backoff ?? { minMs: 100, maxMs: 5_000 };
+  const connectMs = options.timeouts?.connectMs ?? 5_000;
+  const queryMs = options.timeouts?.queryMs ?? 5_000;
+  const heartbeatMs = options.timeouts?.heartbeatMs ?? 30_000;
   let current: PgClient | null = null;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let failures = 0;
 
   const connect = async (): Promise<PgClient> => {
-    const client = new Client({ connectionString: options.url, keepAlive: true, application_name: options.applicationName ?? 'console-event-bus' });
+    const client = new Client({
+      connectionString: options.url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: connectMs,
+      // pg rejects the query at the time-out but keeps the connection: `query` below drops it.
+      query_timeout: queryMs,
+      application_name: options.applicationName ?? 'console-event-bus',
+    });
     // Handlers first: an error event without a listener would crash the process.
     client.on('error', (error) => dropped(client, error));
     client.on('end', () => dropped(client, null));
@@ -110,7 +157,33 @@ export async function openNotifyConnection(options: NotifyConnectionOptions): Pr
     }
   };
 
-  current = await connect();
+  let lastQuery = Date.now();
+  /** Runs `sql` on `client`; a failed connection (a time-out included) drops it, and throws NotifyInterruptedError. */
+  const query = async (client: PgClient, sql: string): Promise<void> => {
+    lastQuery = Date.now();
+    try {
+      await client.query(sql);
+    } catch (error) {
+      if (!connectionFailed(error)) throw error;
+      dropped(client, error instanceof Error ? error : new Error(String(error)));
+      throw new NotifyInterruptedError(error);
+    }
+  };
+
+  // An idle connection is checked now and then: a listener on a frozen connection would hear nothing, never knowing.
+  const heartbeat = setInterval(() => {
+    const client = current;
+    if (client === null || Date.now() - lastQuery < heartbeatMs) return;
+    query(client, 'select 1').catch(() => {}); // a failure is a drop, reported by `dropped`
+  }, Math.max(10, Math.floor(heartbeatMs / 2)));
+  heartbeat.unref();
+
+  try {
+    current = await connect();
+  } catch (error) {
+    clearInterval(heartbeat);
+    throw error;
+  }
   return {
     async notify(channel, payloads) {
       const client = current;
@@ -118,11 +191,12 @@ export async function openNotifyConnection(options: NotifyConnectionOptions): Pr
       if (payloads.length === 0) return;
       // One simple query with several statements runs as one transaction: one round trip, all or nothing.
       const literal = client.escapeLiteral(channel);
-      await client.query(payloads.map((payload) => `select pg_notify(${literal}, ${client.escapeLiteral(payload)})`).join('; '));
+      await query(client, payloads.map((payload) => `select pg_notify(${literal}, ${client.escapeLiteral(payload)})`).join('; '));
     },
     async close() {
       closed = true;
       clearTimeout(timer);
+      clearInterval(heartbeat);
       const client = current;
       current = null;
       await client?.end().catch(() => {});
