@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { WireEvent } from '../../domain/events.ts';
+import { typesOf } from '../support/live-client.ts';
+import { probeAdvertised, type Advertised } from './advertised.ts';
+import type { FakeModel } from './fakes/server.ts';
+import { AGENT_PACKAGES, agentCacheDir, installedAgent } from './install.ts';
+import { processesMentioning, removeScratch, scratchDir, startService, type Service, type WorldAgent } from './service.ts';
+
+/** An approval option as a pending item shows it. */
+export interface ShownOption {
+  readonly id: string;
+  readonly name: string;
+  readonly kind?: string;
+}
+
+/** How one real agent is run and what it should do (see {@link describeRealAgent}). */
+export interface RealAgentSpec {
+  readonly name: 'codex' | 'claude' | 'gemini';
+  /** A reason to skip this agent here, or false. */
+  readonly skip: string | false;
+  /** Whether a missing install fails the tier rather than skipping the agent (Codex must run). */
+  readonly required?: boolean;
+  readonly startFake: () => Promise<FakeModel>;
+  /** The world entry, given the fake, a scratch directory of the agent's own and its argv. */
+  readonly worldAgent: (fake: FakeModel, scratch: string, argv: string[]) => WorldAgent;
+  /** Variables of the service's own environment (what `env_pass` passes through: the API key). */
+  readonly serviceEnv?: Record<string, string>;
+  /** A posture in which writing a file asks for approval, and one in which it does not. */
+  readonly askingMode: string;
+  readonly freeMode: string;
+  /** The option that allows the write once, and the one that refuses it. */
+  readonly allowOption: (options: readonly ShownOption[]) => ShownOption | undefined;
+  readonly rejectOption: (options: readonly ShownOption[]) => ShownOption | undefined;
+  /** How a turn whose only tool call was refused ends: `run_finished` (the agent goes on) or `run_cancelled` (it stops). */
+  readonly refusedEnd: 'run_finished' | 'run_cancelled';
+  /** What every request to the fake model must carry (the passed key), checked at the end. */
+  readonly checkRequests?: (fake: FakeModel) => void;
+  /** Bound of one turn, approval included. */
+  readonly turnMs: number;
+}
+
+/** The end-of-kick events, in order, with `end` the run's last event. */
+const ended = (events: readonly WireEvent[]) => events.some((event) => event.type === 'reflex_asleep');
+
+/**
+ * The tier's scenarios for one real agent, driven through the service (src/main.ts in a child
+ * process) over HTTP and the live socket, with every model call answered by a fake on 127.0.0.1:
+ * an approved write, a write in a posture that asks nothing, a refused write, and the vocabularies
+ * `/permissions` and `/routes` offer compared with what the agent advertises to a client of its own.
+ */
+export function describeRealAgent(spec: RealAgentSpec): void {
+  const pkg = AGENT_PACKAGES.find((candidate) => candidate.name === spec.name)!;
+  const installed = installedAgent(pkg);
+  const missing = `${pkg.pkg}@${pkg.version} is not installed in ${agentCacheDir()} (npm run test:agents installs it)`;
+  const skip = spec.skip || (installed === null && !spec.required ? missing : false);
+  if (skip) console.log(`# ${spec.name}: skipped: ${skip}`);
+
+  describe(`${spec.name} (${pkg.pkg}@${pkg.version}) through the service`, { skip }, () => {
+    let scratch: string;
+    let fake: FakeModel;
+    let service: Service;
+    let agent: WorldAgent;
+    let advertised: Advertised;
+
+    before(async () => {
+      assert.ok(installed, missing);
+      scratch = scratchDir(spec.name);
+      fake = await spec.startFake();
+      agent = spec.worldAgent(fake, scratch, installed!.argv);
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TMPDIR: process.env.TMPDIR ?? '/tmp', ...agent.env };
+      for (const name of agent.env_pass ?? []) if (spec.serviceEnv?.[name] !== undefined) env[name] = spec.serviceEnv[name];
+      advertised = await probeAdvertised(agent.command, env, join(scratch, 'probe-cwd'));
+      service = await startService(scratch, agent, spec.serviceEnv);
+    }, { timeout: 120_000 });
+
+    after(async () => {
+      await service?.stop();
+      // The service ends each agent's process group as it exits: nothing of the agent may be left.
+      const left = installed ? processesMentioning(installed.dir) : [];
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+      await fake?.close();
+      // For diagnosis: what the agent sent its model, and what the service logged.
+      if (process.env.AGENT_TIER_DUMP) {
+        writeFileSync(join(process.env.AGENT_TIER_DUMP, `${spec.name}-requests.json`), JSON.stringify(fake?.requests ?? [], null, 1));
+        writeFileSync(join(process.env.AGENT_TIER_DUMP, `${spec.name}-service.log`), service?.log().join('\n') ?? '');
+      }
+      removeScratch(scratch);
+      assert.deepEqual(left, [], 'agent processes outlived the service');
+    }, { timeout: 30_000 });
+
+    /** Sends a directive on a new console thread; resolves with its answer and live socket. */
+    async function directive(text: string, project: string, mode: string) {
+      const key = randomUUID();
+      const live = await service.live(key);
+      const answer = await service.api('POST', `/threads/${key}/directives`, { text, project, permission_mode: mode });
+      assert.equal(answer.status, 202, JSON.stringify(answer.json));
+      return { live, ...(answer.json as { thread_id: string; run_id: string; conversation_id: string }) };
+    }
+
+    /** The run's row (its directory is where the agent's session ran). */
+    async function runOf(threadId: string, conversationId: string, runId: string) {
+      const runs = await service.api('GET', `/threads/${threadId}/conversations/${conversationId}/runs`);
+      assert.equal(runs.status, 200);
+      const run = runs.json.items.find((item: { id: string }) => item.id === runId);
+      assert.ok(run, 'the run is listed');
+      return run as { id: string; directory: string; status: string; error: string | null };
+    }
+
+    const diagnose = (error: unknown): never => {
+      const log = service.log().filter((line) => /agent|acp|run|error|warn/i.test(line)).slice(-40).join('\n');
+      throw new Error(`${(error as Error).message}\n--- service log (last lines about the agent) ---\n${log}`, { cause: error });
+    };
+
+    it('asks before writing a file; approved over /responses, the file is in the run directory', { timeout: spec.turnMs + 30_000 }, async () => {
+      const task = { name: 'approved.txt', text: `written by ${spec.name} after approval` };
+      const turn = await directive(`Create the file ${task.name} containing: ${task.text}`, 'approve', spec.askingMode);
+      try {
+        const asked = await turn.live.until((events) => events.some((e) => e.type === 'approval_requested') || ended(events), spec.turnMs).catch(diagnose);
+        assert.ok(asked.some((e) => e.type === 'approval_requested'), `no approval asked: ${typesOf(asked).join(', ')}`);
+        const pending = await service.api('GET', `/threads/${turn.thread_id}/pending`);
+        assert.equal(pending.status, 200);
+        assert.equal(pending.json.length, 1, JSON.stringify(pending.json));
+        const item = pending.json[0];
+        assert.equal(item.kind, 'approval');
+        assert.equal(item.run_id, turn.run_id);
+        const allow = spec.allowOption(item.options);
+        assert.ok(allow, `no allow option among ${JSON.stringify(item.options)}`);
+        if (item.tool_call !== undefined) assertShowsDiff(item.tool_call, task);
+        assert.ok(!existsSync(join((await runOf(turn.thread_id, turn.conversation_id, turn.run_id)).directory, task.name)), 'written before approval');
+
+        const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: item.id, option: allow.id }] });
+        assert.equal(answered.status, 202, JSON.stringify(answered.json));
+        const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
+        const types = typesOf(events);
+        assert.ok(types.includes('run_finished'), types.join(', '));
+        assert.equal(types.at(-1), 'reflex_asleep');
+        assert.ok(types.indexOf('run_finished') < types.indexOf('reflex_asleep'));
+        const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
+        assert.equal(run.status, 'succeeded');
+        assert.equal(readFileSync(join(run.directory, task.name), 'utf8').trim(), task.text);
+        assert.equal((await service.api('GET', `/threads/${turn.thread_id}/pending`)).json.length, 0, 'the answered item is gone');
+      } finally {
+        turn.live.close();
+      }
+    });
+
+    it(`writes without asking in ${spec.freeMode}`, { timeout: spec.turnMs + 30_000 }, async () => {
+      const task = { name: 'free.txt', text: `written by ${spec.name} without asking` };
+      const turn = await directive(`Create the file ${task.name} containing: ${task.text}`, 'posture', spec.freeMode);
+      try {
+        const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
+        const types = typesOf(events);
+        assert.ok(!types.includes('approval_requested'), types.join(', '));
+        assert.ok(types.includes('run_finished'), types.join(', '));
+        const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
+        assert.equal(run.status, 'succeeded');
+        assert.equal(readFileSync(join(run.directory, task.name), 'utf8').trim(), task.text);
+      } finally {
+        turn.live.close();
+      }
+    });
+
+    it('a refused approval writes nothing, and the turn still ends', { timeout: spec.turnMs + 30_000 }, async () => {
+      const task = { name: 'refused.txt', text: 'must never be written' };
+      const turn = await directive(`Create the file ${task.name} containing: ${task.text}`, 'refuse', spec.askingMode);
+      try {
+        await turn.live.until((events) => events.some((e) => e.type === 'approval_requested') || ended(events), spec.turnMs).catch(diagnose);
+        const pending = await service.api('GET', `/threads/${turn.thread_id}/pending`);
+        assert.equal(pending.json.length, 1, JSON.stringify(pending.json));
+        const reject = spec.rejectOption(pending.json[0].options);
+        assert.ok(reject, `no reject option among ${JSON.stringify(pending.json[0].options)}`);
+        const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: pending.json[0].id, option: reject.id }] });
+        assert.equal(answered.status, 202);
+        const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
+        const types = typesOf(events);
+        assert.ok(types.includes(spec.refusedEnd), types.join(', '));
+        assert.equal(types.at(-1), 'reflex_asleep');
+        const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
+        assert.equal(run.status, spec.refusedEnd === 'run_finished' ? 'succeeded' : 'cancelled');
+        assert.ok(!existsSync(join(run.directory, task.name)), 'the refused file was written');
+        // The thread takes the next directive.
+        const next = await service.api('POST', `/threads/${turn.thread_id}/directives`, { text: 'Say hello', project: 'refuse' });
+        assert.equal(next.status, 202, JSON.stringify(next.json));
+        const later = await turn.live.until((all) => all.filter((e) => e.type === 'reflex_asleep').length === 2, spec.turnMs).catch(diagnose);
+        assert.ok(typesOf(later).lastIndexOf('run_finished') > typesOf(later).indexOf('reflex_asleep'));
+      } finally {
+        turn.live.close();
+      }
+    });
+
+    it('GET /permissions and GET /routes offer what the agent advertises', async (t) => {
+      t.diagnostic(`${spec.name} advertises: ${JSON.stringify(advertised)}`);
+      const permissions = await service.api('GET', '/permissions');
+      assert.equal(permissions.status, 200);
+      const postures = permissions.json.find((entry: { agent: string }) => entry.agent === agent.id);
+      assert.ok(postures, JSON.stringify(permissions.json));
+      const routes = await service.api('GET', '/routes');
+      assert.equal(routes.status, 200);
+      const ours = routes.json.filter((route: { agent: string }) => route.agent === agent.id);
+      const advertisedModels = advertised.models ?? advertised.configOptions.find((option) => option.category === 'model')?.values ?? [];
+      if (agent.permission_modes === undefined) {
+        // Learned from the agent: exactly its modes, its current mode the default, and a route per model.
+        assert.deepEqual(postures.modes, advertised.modes);
+        assert.equal(postures.default, advertised.currentMode);
+        const expected = advertisedModels.length === 0 ? [agent.id] : advertisedModels.map((model) => `${agent.id}:${model}`);
+        assert.deepEqual(ours.map((route: { id: string }) => route.id).sort(), expected.sort());
+      } else {
+        // Narrowed by the world file: the world's lists, each of them something the agent really offers.
+        assert.deepEqual(postures.modes, agent.permission_modes);
+        for (const mode of postures.modes) assert.ok(advertised.modes.includes(mode), `${mode} is not a mode of ${spec.name} (${advertised.modes.join(', ')})`);
+        assert.equal(postures.default, agent.default_permission_mode);
+        for (const route of ours) if (route.model !== null) assert.ok(advertisedModels.includes(route.model), `${route.model} is not a model of ${spec.name}`);
+      }
+    });
+
+    it('every model call went to the fake on loopback', () => {
+      assert.ok(fake.requests.length > 0, 'the fake model was never called');
+      spec.checkRequests?.(fake);
+    });
+  });
+}
+
+/** The pending item's tool call shows the write it asks about: a diff of the file with its new text. */
+function assertShowsDiff(toolCall: any, task: { name: string; text: string }): void {
+  const diffs = (toolCall.content ?? []).filter((part: any) => part?.type === 'diff');
+  assert.ok(diffs.length > 0, `the approval's tool call has no diff: ${JSON.stringify(toolCall)}`);
+  assert.ok(diffs.some((diff: any) => String(diff.path).endsWith(task.name) && String(diff.newText).includes(task.text)), JSON.stringify(diffs));
+}
+
+/** A fresh directory under the agent's scratch (a HOME, a CODEX_HOME). */
+export function freshDir(scratch: string, name: string): string {
+  const dir = join(scratch, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
