@@ -115,7 +115,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       throw new Error(`${(error as Error).message}\n--- service log (last lines about the agent) ---\n${log}`, { cause: error });
     };
 
-    it('asks before writing a file; approved over /responses, the file is in the run directory', { timeout: spec.turnMs + 30_000 }, async () => {
+    it('asks before writing a file; approved over /responses, the file is in the run directory', { timeout: spec.turnMs + 30_000 }, async (t) => {
       const task = { name: 'approved.txt', text: `written by ${spec.name} after approval` };
       const turn = await directive(`Create the file ${task.name} containing: ${task.text}`, 'approve', spec.askingMode);
       try {
@@ -125,11 +125,16 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.equal(pending.status, 200);
         assert.equal(pending.json.length, 1, JSON.stringify(pending.json));
         const item = pending.json[0];
+        t.diagnostic(`pending item: ${JSON.stringify(item)}`);
         assert.equal(item.kind, 'approval');
         assert.equal(item.run_id, turn.run_id);
         const allow = spec.allowOption(item.options);
         assert.ok(allow, `no allow option among ${JSON.stringify(item.options)}`);
-        if (item.tool_call !== undefined) assertShowsDiff(item.tool_call, task);
+        if (item.tool_call !== undefined) {
+          assertShowsDiff(item.tool_call, task);
+          // Options keep their ACP kinds.
+          assert.equal(allow.kind, 'allow_once', JSON.stringify(item.options));
+        }
         assert.ok(!existsSync(join((await runOf(turn.thread_id, turn.conversation_id, turn.run_id)).directory, task.name)), 'written before approval');
 
         const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: item.id, option: allow.id }] });
@@ -139,6 +144,12 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.ok(types.includes('run_finished'), types.join(', '));
         assert.equal(types.at(-1), 'reflex_asleep');
         assert.ok(types.indexOf('run_finished') < types.indexOf('reflex_asleep'));
+        if (item.tool_call !== undefined) {
+          // The asked-about call runs to completion on the socket, under the id the approval showed.
+          const updates = events.filter((e) => e.type === 'tool_call' && (e.data as { id?: string }).id === item.tool_call.id);
+          const statuses = updates.map((e) => (e.data as { status?: string }).status).filter((status) => status !== undefined);
+          assert.equal(statuses.at(-1), 'completed', JSON.stringify(updates.map((e) => e.data)));
+        }
         const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
         assert.equal(run.status, 'succeeded');
         assert.equal(readFileSync(join(run.directory, task.name), 'utf8').trim(), task.text);
@@ -173,6 +184,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.equal(pending.json.length, 1, JSON.stringify(pending.json));
         const reject = spec.rejectOption(pending.json[0].options);
         assert.ok(reject, `no reject option among ${JSON.stringify(pending.json[0].options)}`);
+        if (reject.kind !== undefined) assert.equal(reject.kind, 'reject_once');
         const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: pending.json[0].id, option: reject.id }] });
         assert.equal(answered.status, 202);
         const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
