@@ -45,3 +45,17 @@ export function agentEnvironment(
   for (const [name, value] of Object.entries(agent.env ?? {})) env[name] = value;
   return { env, missing };
 }
+
+/** The shortest literal `env` value taken for a secret: shorter ones are flags (`1`, `yes`), and hiding them would garble every line. */
+export const MIN_LITERAL_SECRET = 4;
+
+/**
+ * The values of an agent's own variables, as its process got them in `env`: each `env_pass` value
+ * (a secret by definition) and each literal `env` value of at least {@link MIN_LITERAL_SECRET}
+ * characters. Whatever the agent writes to the log is stripped of them.
+ */
+export function agentSecrets(agent: Pick<Agent, 'env' | 'env_pass'>, env: Readonly<Record<string, string>>): string[] {
+  const passed = (agent.env_pass ?? []).flatMap((name) => (Object.hasOwn(env, name) && env[name] !== '' ? [env[name]!] : []));
+  const literals = Object.values(agent.env ?? {}).filter((value) => value.length >= MIN_LITERAL_SECRET);
+  return [...passed, ...literals];
+}

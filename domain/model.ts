@@ -80,10 +80,42 @@ export interface ModelMessage {
   readonly created_at: string;
 }
 
-/** A choice offered with a pending approval or question. */
+/** The kinds of permission options ACP defines: a client may render or pre-select by kind. */
+export const PERMISSION_OPTION_KINDS = ['allow_once', 'allow_always', 'reject_once', 'reject_always'] as const;
+export type PermissionOptionKind = (typeof PERMISSION_OPTION_KINDS)[number];
+
+/** A choice offered with a pending approval or question: an approval keeps the agent's ACP option id, name and kind. */
 export interface PendingOption {
   readonly id: string;
   readonly name: string;
+  /** The ACP option kind; null for a question's choices and for items that never had one. */
+  readonly kind: PermissionOptionKind | null;
+}
+
+/** What a tool call's `content` holds (ACP `ToolCallContent`). */
+export type ToolCallContent =
+  | { readonly type: 'diff'; readonly path: string; readonly oldText?: string | null; readonly newText: string }
+  | { readonly type: 'content'; readonly content: Readonly<Record<string, unknown>> }
+  | { readonly type: 'terminal'; readonly terminalId: string };
+
+/**
+ * An agent's tool call, as ACP describes it (`tool_call`, `tool_call_update`, or the tool call of a
+ * permission ask), with `toolCallId` named `id`: a fresh call carries what the agent sent, an update
+ * only what changed (a field left out is unchanged). ACP's `_meta` is not kept.
+ */
+export interface ToolCall {
+  readonly id: string;
+  readonly title?: string;
+  /** `read`, `edit`, `delete`, `move`, `search`, `execute`, `think`, `fetch`, `switch_mode`, `other`. */
+  readonly kind?: string;
+  /** `pending`, `in_progress`, `completed`, `failed`. */
+  readonly status?: string;
+  /** The tool's programmatic name, when the agent gives one. */
+  readonly name?: string;
+  readonly content?: readonly ToolCallContent[];
+  readonly locations?: readonly { readonly path: string; readonly line?: number | null }[];
+  readonly rawInput?: unknown;
+  readonly rawOutput?: unknown;
 }
 
 /** An approval or a question waiting for the user's answer. */
@@ -94,6 +126,14 @@ export interface Pending {
   readonly run_id: Id | null;
   readonly title: string;
   readonly options: readonly PendingOption[];
+  /** The tool call an approval asks about (what ACP's permission ask carries: its diff, command, locations); else null. */
+  readonly tool_call: ToolCall | null;
+}
+
+/** A project a thread may work in: `directory` is its directory on disk, or null for `DATA_DIR/projects/<name>`. */
+export interface Project {
+  readonly name: string;
+  readonly directory: string | null;
 }
 
 /** A provider MCP server installed by a user. `headers` are its credentials: never answered. */

@@ -6,7 +6,7 @@ import { storableText } from './text.ts';
  * never a SQL statement, its values or an upstream body.
  */
 export const RUN_ERRORS = {
-  /** The agent process could not start, exited, or answered the prompt with an error. */
+  /** The agent process could not start, needs authentication, exited, or answered the prompt with an error. */
   agent_failed: 'the agent failed',
   /** Storage failed while the turn was being recorded. */
   storage_failed: 'storage failed while the turn was recorded',

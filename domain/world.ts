@@ -6,7 +6,9 @@ import type {
   Installation,
   ModelMessage,
   PendingOption,
+  Project,
   RunStatus,
+  ToolCall,
 } from './model.ts';
 
 /**
@@ -15,7 +17,7 @@ import type {
  */
 export interface World {
   readonly users: readonly WorldUser[];
-  readonly projects: readonly string[];
+  readonly projects: readonly Project[];
   readonly agents: readonly Agent[];
   readonly channels: readonly Channel[];
   readonly installations: readonly Installation[];
@@ -69,6 +71,7 @@ export interface WorldPending {
   readonly run_id: string | null;
   readonly title: string;
   readonly options: readonly PendingOption[];
+  readonly tool_call: ToolCall | null;
 }
 
 export interface WorldRun {

@@ -1,18 +1,27 @@
-import type { Agent } from '../domain/model.ts';
+import type { Agent, PermissionOptionKind, ToolCall } from '../domain/model.ts';
 
 /** Something a turn does, as it happens (from ACP `session/update`). */
 export type TurnUpdate =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'thought'; readonly text: string }
-  | { readonly kind: 'tool_call'; readonly id: string; readonly title: string; readonly status: string | null }
-  | { readonly kind: 'tool_call_update'; readonly id: string; readonly title: string | null; readonly status: string | null }
-  | { readonly kind: 'plan'; readonly entries: readonly { readonly content: string; readonly status: string }[] }
+  /** A new tool call, whole (ACP `tool_call`). */
+  | { readonly kind: 'tool_call'; readonly call: ToolCall }
+  /** What changed in a tool call (ACP `tool_call_update`): `id` and the fields the agent sent. */
+  | { readonly kind: 'tool_call_update'; readonly call: ToolCall }
+  /** The agent's whole plan, replacing the previous one. */
+  | { readonly kind: 'plan'; readonly entries: readonly { readonly content: string; readonly priority: string; readonly status: string }[] }
+  /** Context window use (`used` of `size` tokens) and the session's cumulative cost, when the agent reports it (ACP `usage_update`). */
+  | { readonly kind: 'usage'; readonly used: number; readonly size: number; readonly cost: { readonly amount: number; readonly currency: string } | null }
+  /** The slash commands the session offers now (ACP `available_commands_update`). */
+  | { readonly kind: 'commands'; readonly commands: readonly { readonly name: string; readonly description: string; readonly hint: string | null }[] }
   | { readonly kind: 'mode'; readonly mode: string };
 
 /** An agent asking the user before it acts (ACP `session/request_permission`). */
 export interface PermissionAsk {
   readonly title: string;
-  readonly options: readonly { readonly id: string; readonly name: string; readonly kind: string }[];
+  readonly options: readonly { readonly id: string; readonly name: string; readonly kind: PermissionOptionKind }[];
+  /** The tool call asked about, merged over what the turn's earlier updates said of it (the diff, the command). */
+  readonly tool_call: ToolCall;
 }
 
 /** The user's decision; `cancelled` when the turn ended first. */

@@ -1,8 +1,11 @@
-import type { Agent, Channel } from '../domain/model.ts';
+import type { Agent, Channel, Project } from '../domain/model.ts';
 
 /** The service's vocabularies: agents, channels and projects. Small sets, read whole. */
 export interface Catalog {
   agents(): Promise<Agent[]>;
   channels(): Promise<Channel[]>;
+  /** Project names, for `GET /projects` and a directive's check. */
   projects(): Promise<string[]>;
+  /** One project with its directory on disk (null: the default under `DATA_DIR`), or null when there is no such project. */
+  project(name: string): Promise<Project | null>;
 }

@@ -4,6 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
+import { AUTH_REQUIRED, authenticationReason, redactor, startupReason } from './agent-diagnostics.ts';
 
 /** What the client knows about one session of a process, kept current from the agent's updates. */
 export interface SessionState {
@@ -62,9 +63,16 @@ const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 
 /**
  * Spawns an agent with exactly `env` as its environment (never the service's own: see
- * `agentEnvironment`), connects to its stdio and runs `initialize`; rejects if it dies or refuses first.
+ * `agentEnvironment`), connects to its stdio and runs `initialize`; rejects if it dies or refuses
+ * first, with a reason that says so (`the agent could not start: ...`). `secrets` (the values of the
+ * agent's own variables: see `agentSecrets`) never reach a log line: what the agent writes is redacted.
  */
-export async function startAgentProcess(argv: readonly string[], log: Logger, env: Readonly<Record<string, string>>): Promise<AgentProcess> {
+export async function startAgentProcess(
+  argv: readonly string[],
+  log: Logger,
+  env: Readonly<Record<string, string>>,
+  secrets: readonly string[] = [],
+): Promise<AgentProcess> {
   const [command, ...args] = argv;
   if (command === undefined) throw new Error('the agent has an empty command');
   // Its own process group: what the agent starts (a bundled CLI, shells) ends with it (see `stop`).
@@ -82,6 +90,9 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     ended = true;
     // Whatever the agent left running in its group (a shell, a bundled CLI) ends with it, crash or not.
     signalGroup('SIGKILL');
+  const redact = redactor(secrets);
+  // What `initialize` offered, named when the agent later wants authentication.
+  let authMethods: readonly acp.AuthMethod[] = [];
     if (child.pid !== undefined) liveGroups.delete(child.pid);
     // An exit nobody asked for is worth a warning: the next turn restarts the agent.
     if (stopping) plog.info(reason);
@@ -90,8 +101,8 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
   });
   // A dead child's pipes error (EPIPE); without listeners that would crash this server.
   for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', (error) => plog.debug({ err: error }, 'agent pipe error'));
-  // The agent's stderr is its diagnostics: to the log, line by line, bounded.
-  createInterface({ input: child.stderr }).on('line', (line) => plog.info({ stderr: line.slice(0, 2000) }, 'agent stderr'));
+  // The agent's stderr is its diagnostics: to the debug log, line by line, bounded, its secrets hidden.
+  createInterface({ input: child.stderr }).on('line', (line) => plog.debug({ stderr: redact(line.slice(0, 2000)) }, 'agent stderr'));
 
   const sessions = new Map<string, SessionState>();
   const routes = new Map<string, TurnRoute>();
@@ -115,7 +126,8 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     } catch (error) {
       if (error instanceof acp.RequestError) {
         // Its message is the agent's own text, which may hold an upstream (model provider) body: logged, not recorded.
-        plog.info({ code: error.code, message: error.message.slice(0, 2000) }, 'the agent answered an error');
+        plog.info({ code: error.code, message: redact(error.message.slice(0, 2000)) }, 'the agent answered an error');
+        if (error.code === AUTH_REQUIRED) throw new Error(authenticationReason(authMethods), { cause: error });
         throw new Error(`the agent answered the request with error ${error.code}`, { cause: error });
       }
       // The connection closes when stdout ends, usually just before the exit event: wait for it
@@ -160,7 +172,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
     return { pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, stop };
   } catch (error) {
     await stop();
-    throw error;
+    throw new Error(startupReason(error), { cause: error });
   }
 }
 
@@ -168,5 +180,6 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, en
 function track(state: SessionState | undefined, update: acp.SessionUpdate): void {
   if (!state) return;
   if (update.sessionUpdate === 'current_mode_update' && state.modes) state.modes.currentModeId = update.currentModeId;
+    authMethods = init.authMethods ?? [];
   if (update.sessionUpdate === 'config_option_update') state.configOptions = update.configOptions;
 }

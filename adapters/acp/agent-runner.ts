@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import { agentEnvironment } from '../../domain/agent-env.ts';
+import { agentEnvironment, agentSecrets } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import { type AgentProcess, type SessionState, startAgentProcess } from './agent-process.ts';
@@ -47,7 +47,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
     const { env, missing } = agentEnvironment(agent, options.env ?? {});
     // Names only: a value may be a secret.
     if (missing.length > 0) agentLog.warn({ missing }, 'env_pass names variables the service environment does not hold');
-    const started = startAgentProcess(agent.command ?? demoAgent, agentLog, env);
+    const started = startAgentProcess(agent.command ?? demoAgent, agentLog, env, agentSecrets(agent, env));
     processes.set(agent.id, started);
     const forget = () => {
       if (processes.get(agent.id) === started) processes.delete(agent.id);

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import type { ToolCall } from '../../domain/model.ts';
 import type { TurnRequest } from '../../ports/agent-runner.ts';
 import type { TurnRoute } from './agent-process.ts';
-import { toPermissionAsk, toPermissionResponse, toTurnUpdate } from './update-mapping.ts';
+import { mergeToolCall, toPermissionAsk, toPermissionResponse, toTurnUpdate } from './update-mapping.ts';
 
 /** A turn's route, plus `settle` to wait until everything received has been delivered. */
 export interface OpenTurnRoute extends TurnRoute {
@@ -17,6 +18,8 @@ export interface OpenTurnRoute extends TurnRoute {
 export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>, log: Logger): OpenTurnRoute {
   let chain: Promise<void> = Promise.resolve();
   let failure: { readonly error: unknown } | null = null;
+  // The turn's tool calls as known so far: a permission ask about one carries all of it.
+  const calls = new Map<string, ToolCall>();
   const fail = (error: unknown) => {
     if (failure === null) log.warn({ err: error }, 'delivering a turn update failed');
     failure ??= { error };
@@ -26,6 +29,7 @@ export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermiss
     update(update) {
       const mapped = toTurnUpdate(update);
       if (mapped === null) return;
+      if (mapped.kind === 'tool_call' || mapped.kind === 'tool_call_update') calls.set(mapped.call.id, mergeToolCall(calls.get(mapped.call.id), mapped.call));
       chain = chain.then(async () => {
         // After a failed delivery the turn is lost to its caller: later updates would be out of order.
         if (failure === null) await request.onUpdate(mapped);
@@ -34,7 +38,7 @@ export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermiss
     async permission(params) {
       await chain;
       try {
-        return toPermissionResponse(await request.onPermission(toPermissionAsk(params)), params);
+        return toPermissionResponse(await request.onPermission(toPermissionAsk(params, calls.get(params.toolCall.toolCallId))), params);
       } catch (error) {
         // The agent still needs an answer; the turn fails once it ends.
         fail(error);

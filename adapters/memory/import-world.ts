@@ -5,7 +5,7 @@ import type { MemoryState } from './state.ts';
 /** Writes a world into the state, replacing rows with the same id, so importing twice doubles nothing. */
 export function importWorld(state: MemoryState, world: World): void {
   for (const user of world.users) state.users.set(user.id, { id: user.id, name: user.name, token_hash: user.token_hash });
-  for (const project of world.projects) state.projects.add(project);
+  for (const project of world.projects) state.projects.set(project.name, project.directory);
   for (const agent of world.agents) state.agents.set(agent.id, { ...agent, env: agent.env ?? {}, env_pass: agent.env_pass ?? [] });
   for (const channel of world.channels) state.channels.set(channel.id, channel);
   for (const installation of world.installations) state.installations.set(installation.id, installation);
@@ -25,7 +25,7 @@ export function importWorld(state: MemoryState, world: World): void {
         address: c.address, turn_running: c.turn_running, created_at: uuid7Time(c.id),
       });
       for (const p of c.pending) {
-        state.pending.set(p.id, { id: p.id, kind: p.kind, conversation_id: c.id, run_id: p.run_id, title: p.title, options: p.options });
+        state.pending.set(p.id, { id: p.id, kind: p.kind, conversation_id: c.id, run_id: p.run_id, title: p.title, options: p.options, tool_call: p.tool_call });
       }
       for (const r of c.runs) {
         state.runs.set(r.id, {

@@ -7,7 +7,8 @@ import type { PendingAnswer } from '../../ports/event-bus.ts';
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
   readonly users: Map<string, User & { readonly token_hash: string }>;
-  readonly projects: Set<string>;
+  /** Each project's directory on disk, by name (null: the default under `DATA_DIR`). */
+  readonly projects: Map<string, string | null>;
   readonly agents: Map<string, Agent>;
   readonly channels: Map<string, Channel>;
   readonly threads: Map<string, Thread>;
@@ -36,7 +37,7 @@ export interface MemoryState {
 export function emptyState(): MemoryState {
   return {
     users: new Map(),
-    projects: new Set(),
+    projects: new Map(),
     agents: new Map(),
     channels: new Map(),
     threads: new Map(),

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Agent, Channel } from '../../domain/model.ts';
+import type { Agent, Channel, Project } from '../../domain/model.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import { select } from './sql.ts';
 
@@ -17,5 +17,6 @@ export function mikroOrmCatalog(orm: MikroORM): Catalog {
         from channels order by id collate "C"`, []),
     projects: async () =>
       (await select<{ name: string }>(orm, 'select name from projects order by name collate "C"', [])).map((row) => row.name),
+    project: async (name) => (await select<Project>(orm, 'select name, directory from projects where name = ?', [name]))[0] ?? null,
   };
 }

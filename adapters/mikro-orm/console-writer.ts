@@ -159,8 +159,9 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     async addPending(fields) {
       const pending: Pending = { id: uuidv7(), ...fields };
       // Options as JSON text: an array bound as a value would be expanded into a list.
-      await select(orm, 'insert into pending (id, kind, conversation_id, run_id, title, options) values (?, ?, ?, ?, ?, ?::jsonb)',
-        [pending.id, pending.kind, pending.conversation_id, pending.run_id, pending.title, JSON.stringify(pending.options)]);
+      await select(orm, 'insert into pending (id, kind, conversation_id, run_id, title, options, tool_call) values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)',
+        [pending.id, pending.kind, pending.conversation_id, pending.run_id, pending.title, JSON.stringify(pending.options),
+          pending.tool_call === null ? null : JSON.stringify(pending.tool_call)]);
       return pending;
     },
 
@@ -169,7 +170,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         const ids = [...new Set(answers.map((answer) => answer.id))].filter(isUuid);
         // Locked: of two concurrent answers to one item, the second waits, then finds it gone.
         const rows = ids.length === 0 || !isUuid(threadId) ? [] : await sql<Pending>(`
-          select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options
+          select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options, p.tool_call
           from pending p join conversations c on c.id = p.conversation_id
           where c.thread_id = ? and p.id in (${ids.map(() => '?').join(', ')}) for update of p`, [threadId, ...ids]);
         const issues = checkPendingAnswers(new Map(rows.map((row) => [row.id, row])), answers);

@@ -69,7 +69,7 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
     async pendingByThread(threadId) {
       if (!isUuid(threadId)) return [];
       return select<Pending>(orm, `
-        select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options
+        select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options, p.tool_call
         from conversations c join pending p on p.conversation_id = c.id
         where c.thread_id = ? order by p.id`, [threadId]);
     },

@@ -39,7 +39,7 @@ export async function importWorld(orm: MikroORM, world: World): Promise<void> {
   const runs = conversations.flatMap(({ c }) => c.runs.map((r) => ({ c, r })));
   await orm.em.fork().transactional(async (em) => {
     await upsert(em, UserSchema, world.users, ['id']);
-    await upsert(em, ProjectSchema, world.projects.map((name) => ({ name })), ['name']);
+    await upsert(em, ProjectSchema, world.projects, ['name']);
     await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] })), ['id']);
     await upsert(em, ChannelSchema, world.channels, ['id']);
     await upsert(em, InstallationSchema, world.installations, ['id']);

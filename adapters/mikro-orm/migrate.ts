@@ -4,6 +4,7 @@ import { InitialSchema } from './migrations/0001-initial-schema.ts';
 import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts';
 import { AgentEnv } from './migrations/0003-agent-env.ts';
 import { TurnLeases } from './migrations/0004-turn-leases.ts';
+import { ToolCallsAndProjectDirectories } from './migrations/0005-tool-calls-and-project-directories.ts';
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
@@ -15,6 +16,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0003-agent-env', class: AgentEnv },
   { name: '0004-turn-leases', class: TurnLeases },
 ];
+  { name: '0005-tool-calls-and-project-directories', class: ToolCallsAndProjectDirectories },
 
 /** The table that records applied migrations. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';

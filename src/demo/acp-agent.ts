@@ -3,16 +3,23 @@
  * `node --import tsx src/demo/acp-agent.ts`. It offers modes and model/effort config options, and
  * states the session's posture in every reply, so tests and demos can see the posture arrive.
  *
- * Prompt markers: `[approval]` asks one permission; `[fail]` answers the prompt with a JSON-RPC
+ * Prompt markers: `[approval]` proposes an edit (a tool call of kind `edit` with a diff, its
+ * location and raw input), asks permission for it, and writes `notes.md` in the session's directory
+ * when allowed; `[fail]` answers the prompt with a JSON-RPC
  * error; `[crash]` exits with status 1 after the first chunk; `[slow]` waits between chunks;
  * `[wait]` sends nothing more until the turn is cancelled (`session/cancel`); `[hang]` sends
  * nothing more and ignores cancel too; `[garbled]` sends a NUL and a surrogate pair split across
- * two chunks, in text and in a tool call's title; `[env]` names the environment variables it got.
+ * two chunks, in text and in a tool call's title; `[env]` names the environment variables it got;
+ * `[stderr]` writes its whole environment to stderr (what a careless agent may do). With
+ * `DEMO_AGENT_REQUIRE_AUTH` set it offers an auth method and answers `session/new` with
+ * `auth_required`, as an agent without credentials does.
  */
 import { randomUUID } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 interface DemoSession {
   mode: string;
   model: string;
@@ -36,6 +43,8 @@ function configOptions(session: DemoSession): acp.SessionConfigOption[] {
   return [
     { id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: session.model, options: MODELS.map((value) => ({ value, name: value })) },
     { id: 'effort', name: 'Effort', category: 'thought_level', type: 'select', currentValue: session.effort, options: EFFORTS.map((value) => ({ value, name: value })) },
+/** Each session's working directory (its `cwd`). */
+const directories = new Map<string, string>();
   ];
 }
 
@@ -70,7 +79,11 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
     // U+1F600 as two UTF-16 code units, each in its own chunk, and NULs the database cannot store.
     await say('split \ud83d');
     await say('\ude00 pair, a NUL \u0000 here\n');
+  if (session.turns === 1) {
+    await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
+  }
     await update({ sessionUpdate: 'tool_call', toolCallId: `nul-${session.turns}`, title: 'bad \u0000 title \udc00', kind: 'other', status: 'completed' });
+  if (text.includes('[stderr]')) process.stderr.write(`environment: ${JSON.stringify(process.env)}\n`);
   }
   if (text.includes('[fail]')) throw acp.RequestError.internalError(undefined, 'the demo agent was asked to fail');
   await update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Considering the request.' } });
@@ -80,7 +93,7 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   if (text.includes('[approval]')) {
     const answer = await client.request(acp.methods.client.session.requestPermission, {
       sessionId: params.sessionId,
-      toolCall: { toolCallId, title: 'Write a file in the workspace', kind: 'edit' },
+      toolCall: edit,
       options: [
         { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
         { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
@@ -89,6 +102,17 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
     await say(answer.outcome.outcome === 'selected' ? `Permission: ${answer.outcome.optionId}.\n` : 'Permission: cancelled.\n');
   }
   await update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+    // As Claude Code proposes a Write: the edit tool call with its diff, then the ask about it.
+    const path = join(directories.get(params.sessionId) ?? process.cwd(), 'notes.md');
+    const oldText = await readFile(path, 'utf8').catch(() => null);
+    const newText = `${oldText ?? '# Notes\n'}- ${text.replace(/\s+/g, ' ').trim()}\n`;
+    const edit: acp.ToolCall = {
+      toolCallId: `edit-${session.turns}`, title: `Write ${path}`, kind: 'edit', status: 'pending',
+      content: [{ type: 'diff', path, oldText, newText }],
+      locations: [{ path, line: 1 }],
+      rawInput: { file_path: path, content: newText },
+    };
+    await update({ sessionUpdate: 'tool_call', ...edit });
   for (const word of ['All ', 'done ', 'here.\n']) await say(word);
   // One line a test can parse: the posture that arrived, and counters that show session reuse.
   await say(`[demo] mode=${session.mode} model=${session.model} effort=${session.effort} turn=${session.turns} sessions=${sessions.size} pid=${process.pid}\n`);
@@ -98,13 +122,22 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
 const app = acp
   .agent({ name: 'demo-agent' })
   .onRequest(acp.methods.agent.initialize, () => ({
+    if (answer.outcome.outcome === 'selected' && answer.outcome.optionId === 'allow') {
+      await writeFile(path, newText);
+      await update({ sessionUpdate: 'tool_call_update', toolCallId: edit.toolCallId, status: 'completed', rawOutput: { bytes: Buffer.byteLength(newText) } });
+    } else {
+      await update({ sessionUpdate: 'tool_call_update', toolCallId: edit.toolCallId, status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'The user refused the edit.' } }] });
+    }
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: { loadSession: false },
     agentInfo: { name: 'demo-agent', version: '0.1.0' },
   }))
-  .onRequest(acp.methods.agent.session.new, () => {
+  .onRequest(acp.methods.agent.session.new, ({ params }) => {
+  await update({ sessionUpdate: 'usage_update', used: 1200 * session.turns, size: 200_000, cost: { amount: 0.01 * session.turns, currency: 'USD' } });
     const sessionId = randomUUID();
     const session: DemoSession = { mode: 'default', model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
+    if (process.env.DEMO_AGENT_REQUIRE_AUTH) throw acp.RequestError.authRequired(undefined, 'Please run /login: the provider said {"error":"invalid x-api-key"}');
+    directories.set(sessionId, params.cwd);
     sessions.set(sessionId, session);
     return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
   })
@@ -112,6 +145,7 @@ const app = acp
     if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
     sessionOf(params.sessionId).mode = params.modeId;
   })
+    authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
   .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
     const session = sessionOf(params.sessionId);
     const value = String(params.value);

@@ -10,7 +10,7 @@ import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { projectDirectory } from '../runs/directives.ts';
+import { runDirectory } from '../runs/directives.ts';
 import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
 
@@ -51,7 +51,7 @@ export function threadMoves(deps: {
         run: outcome.run,
         agent,
         prompt: write.turn.text,
-        cwd: write.turn.directory ?? projectDirectory(deps.dataDir, outcome.thread.project),
+        cwd: write.turn.directory ?? (await runDirectory(storage.catalog, deps.dataDir, outcome.thread.project)),
         mode: outcome.conversation.permission_mode,
       });
     }
@@ -119,7 +119,7 @@ export function threadMoves(deps: {
         conversation: moved,
         ledger: null,
         gateway: { operation: 'teleport', from, to },
-        turn: body.prompt === null ? null : { text: body.prompt, directory: projectDirectory(deps.dataDir, thread.project), lease: deps.lease },
+        turn: body.prompt === null ? null : { text: body.prompt, directory: await runDirectory(storage.catalog, deps.dataDir, thread.project), lease: deps.lease },
       }, agent);
     },
 
@@ -148,7 +148,7 @@ export function threadMoves(deps: {
           to: { conversation_id: next.id, route: route.id },
           hint: body.hint,
         },
-        turn: { text: body.brief, directory: projectDirectory(deps.dataDir, thread.project), lease: deps.lease },
+        turn: { text: body.brief, directory: await runDirectory(storage.catalog, deps.dataDir, thread.project), lease: deps.lease },
       }, agent);
       return moved.ok ? ok({ conversation_id: moved.value.conversation_id }) : moved;
     },

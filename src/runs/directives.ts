@@ -5,6 +5,7 @@ import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
+import type { Catalog } from '../../ports/catalog.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { CONSOLE_CHANNEL } from '../console/reads.ts';
 import type { Kicker } from './kick.ts';
@@ -19,13 +20,22 @@ export interface Directive {
   readonly effort: string | null;
 }
 
-/** A project's working directory under `DATA_DIR`: one path segment, never `..`. */
+/** A project's default working directory, under `DATA_DIR`: one path segment, never `..`. */
 export function projectDirectory(dataDir: string, project: string | null): string {
   const segment = project === null ? '_no_project' : project.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+$/, '_');
   return resolve(join(dataDir, 'projects', segment));
 }
 
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
+/**
+ * Where a thread's runs work (their session's `cwd`, recorded as the run's `directory`): the
+ * directory on disk the world names for the project, else its default under `DATA_DIR`.
+ */
+export async function runDirectory(catalog: Catalog, dataDir: string, project: string | null): Promise<string> {
+  const named = project === null ? null : (await catalog.project(project))?.directory ?? null;
+  return named ?? projectDirectory(dataDir, project);
+}
+
 
 /**
  * The directive use case (contract section 4): a new console thread by the caller's key, or an
@@ -148,7 +158,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
   const { storage, bus, kicker } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
-    const directory = projectDirectory(deps.dataDir, thread.project);
+    const directory = await runDirectory(storage.catalog, deps.dataDir, thread.project);
     const outcome = await storage.writer.writeDirective({
       thread_id: thread.id,
       conversation_id: conversation.id,

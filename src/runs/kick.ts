@@ -189,8 +189,26 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
         }
         // Agent output nobody can send back is repaired, not refused: NULs and lone surrogates replaced.
         const update = storableValue(raw);
-        if (update.kind === 'tool_call') await writer.appendModelMessage(runId, { role: 'tool', content: update.title });
-        await emit(threadId, 'message', { run_id: runId, update });
+        switch (update.kind) {
+          case 'tool_call':
+          case 'tool_call_update':
+            if (update.kind === 'tool_call') await writer.appendModelMessage(runId, { role: 'tool', content: update.call.title ?? '' });
+            // The tool call as the agent sent it (an update: what changed), flat beside the run id.
+            await emit(threadId, 'tool_call', { run_id: runId, update: update.kind === 'tool_call_update', ...update.call });
+            return;
+          case 'plan':
+            await emit(threadId, 'plan', { run_id: runId, entries: update.entries });
+            return;
+          case 'usage':
+            await emit(threadId, 'usage', { run_id: runId, used: update.used, size: update.size, cost: update.cost });
+            return;
+          case 'commands':
+            await emit(threadId, 'available_commands', { run_id: runId, commands: update.commands });
+            return;
+          default:
+            // Thoughts and mode changes.
+            await emit(threadId, 'message', { run_id: runId, update });
+        }
       },
       onPermission: async (raw) => {
         touch();
@@ -202,7 +220,8 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
           conversation_id: conversation.id,
           run_id: runId,
           title: ask.title,
-          options: ask.options.map(({ id, name }) => ({ id, name })),
+          options: ask.options.map(({ id, name, kind }) => ({ id, name, kind })),
+          tool_call: ask.tool_call,
         });
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);

@@ -20,7 +20,7 @@ export function parseWorld(value: unknown): Result<World, Issue[]> {
   if (issues.length > 0) return fail(issues);
   return ok({
     users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token) })),
-    projects: file.projects,
+    projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null } : project)),
     agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
     channels: file.channels,
     installations: file.installations,

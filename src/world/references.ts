@@ -26,7 +26,12 @@ export function referenceIssues(world: WorldFile): Issue[] {
   const artifacts = unique(world.artifacts, 'artifacts');
   const threads = new Map(world.threads.map((thread) => [thread.id, thread]));
   unique(world.threads, 'threads');
-  const projects = new Set(world.projects);
+  const projects = new Set<string>();
+  world.projects.forEach((project, i) => {
+    const projectName = typeof project === 'string' ? project : project.name;
+    if (projects.has(projectName)) problem(`projects.${i}`, `repeats the project ${projectName}`);
+    projects.add(projectName);
+  });
   const user = (id: string, path: string) => users.has(id) || problem(path, `names no user (${id})`);
 
   world.agents.forEach((agent, i) => {

@@ -1,6 +1,7 @@
+import { isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
 import { ENV_NAME_PATTERN } from '../../domain/agent-env.ts';
-import { RUN_STATUSES } from '../../domain/model.ts';
+import { PERMISSION_OPTION_KINDS, RUN_STATUSES } from '../../domain/model.ts';
 import { isStorableText } from '../../domain/text.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 
@@ -12,7 +13,34 @@ const nullable = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable
 const envName = v.pipe(v.string(), v.regex(ENV_NAME_PATTERN, 'must be a variable name: a letter or _, then at most 199 letters, digits or _'));
 const envValue = v.pipe(v.string(), v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'));
 
-const Option = v.object({ id: name, name: v.string() });
+const Option = v.object({
+  id: name,
+  name: v.string(),
+  kind: nullable(v.picklist(PERMISSION_OPTION_KINDS, `must be one of ${PERMISSION_OPTION_KINDS.join(', ')}`)),
+});
+/** A tool call as ACP describes it (`id` for `toolCallId`); its other fields are kept as given. */
+const ToolCall = v.looseObject({ id: v.string() });
+
+/**
+ * A project: its name alone (its directory is `DATA_DIR/projects/<name>`), or a name and the
+ * absolute path of a directory on disk (a repository), where its runs work.
+ */
+const Project = v.union(
+  [
+    name,
+    v.object({
+      name,
+      directory: nullable(v.pipe(
+        v.string(),
+        v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'),
+        v.check((path) => isAbsolute(path), 'must be an absolute path'),
+        v.maxLength(4096, 'must be at most 4096 characters'),
+        v.transform((path) => resolve(path)),
+      )),
+    }),
+  ],
+  'must be a project name or {"name", "directory"}',
+);
 
 type PlaceInput = {
   id: string;
@@ -54,6 +82,7 @@ const Pending = v.object({
   run_id: nullable(uuid7),
   title: v.string(),
   options: v.optional(v.array(Option), []),
+  tool_call: nullable(ToolCall),
 });
 const Conversation = v.object({
   id: uuid7,
@@ -84,7 +113,7 @@ const Thread = v.object({
 /** The world file (contract section 6), as written: tokens in clear, defaults filled in. */
 export const WorldFileSchema = v.object({
   users: v.array(v.object({ id: name, name: v.string(), token: v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters')) })),
-  projects: names,
+  projects: v.optional(v.array(Project), []),
   agents: v.array(
     v.object({
       id: name,

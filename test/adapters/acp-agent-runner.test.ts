@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,12 +107,14 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
     assert.ok(existsSync(join(scratch, 'work', 'nested')));
     assert.deepEqual(
       first.updates.map((update) => update.kind),
-      ['text', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text'],
+      ['text', 'commands', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text', 'usage'],
     );
     assert.match(first.text, /^Working on: hello\nAll done here\.\n\[demo\] /);
-    assert.deepEqual(first.updates[3], { kind: 'tool_call', id: 'call-1', title: 'Look around the workspace', status: 'pending' });
-    assert.deepEqual(first.updates[4], { kind: 'tool_call_update', id: 'call-1', title: null, status: 'completed' });
-    assert.deepEqual(first.updates[2], { kind: 'plan', entries: [{ content: 'Answer the prompt', status: 'in_progress' }] });
+    assert.deepEqual(first.updates[1], { kind: 'commands', commands: [{ name: 'review', description: 'Review the changes so far', hint: 'what to look at' }] });
+    assert.deepEqual(first.updates[4], { kind: 'tool_call', call: { id: 'call-1', title: 'Look around the workspace', kind: 'read', status: 'pending' } });
+    assert.deepEqual(first.updates[5], { kind: 'tool_call_update', call: { id: 'call-1', status: 'completed' } });
+    assert.deepEqual(first.updates[3], { kind: 'plan', entries: [{ content: 'Answer the prompt', priority: 'medium', status: 'in_progress' }] });
+    assert.deepEqual(first.updates[10], { kind: 'usage', used: 1200, size: 200_000, cost: { amount: 0.01, currency: 'USD' } });
   });
 
   it('delivers updates in order even when the caller is slow to take them', { timeout: TEST_TIMEOUT }, async () => {
@@ -124,7 +126,7 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
       },
     });
     assert.equal(updates.length, seen.length);
-    assert.deepEqual(seen, ['text', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text']);
+    assert.deepEqual(seen, ['text', 'commands', 'thought', 'plan', 'tool_call', 'tool_call_update', 'text', 'text', 'text', 'text', 'usage']);
   });
 
   it('reuses a session: no new session, the agent counts a second turn', { timeout: TEST_TIMEOUT }, async () => {
@@ -152,17 +154,31 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
     const asked: PermissionAsk[] = [];
     const rejected = await turn(runner, { prompt: 'edit [approval]', onPermission: async (ask) => (asked.push(ask), { outcome: 'selected', optionId: 'reject' }) });
     assert.match(rejected.text, /Permission: reject\./);
+    const path = join(scratch, 'work', 'nested', 'notes.md');
+    const newText = '# Notes\n- edit [approval]\n';
+    // The ask carries its tool call whole: what an edit is, its diff, where and with what input.
     assert.deepEqual(asked, [
       {
-        title: 'Write a file in the workspace',
+        title: `Write ${path}`,
         options: [
           { id: 'allow', name: 'Allow', kind: 'allow_once' },
           { id: 'reject', name: 'Reject', kind: 'reject_once' },
         ],
+        tool_call: {
+          id: 'edit-1', title: `Write ${path}`, kind: 'edit', status: 'pending',
+          content: [{ type: 'diff', path, oldText: null, newText }],
+          locations: [{ path, line: 1 }],
+          rawInput: { file_path: path, content: newText },
+        },
       },
     ]);
+    assert.ok(!existsSync(path), 'a refused edit writes nothing');
+    assert.deepEqual(rejected.updates.find((update) => update.kind === 'tool_call_update' && update.call.id === 'edit-1'), {
+      kind: 'tool_call_update', call: { id: 'edit-1', status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'The user refused the edit.' } }] },
+    });
     const allowed = await turn(runner, { prompt: '[approval]', onPermission: decide({ outcome: 'selected', optionId: 'allow' }) });
     assert.match(allowed.text, /Permission: allow\./);
+    assert.equal(readFileSync(path, 'utf8'), '# Notes\n- [approval]\n');
     const cancelled = await turn(runner, { prompt: '[approval]', onPermission: decide({ outcome: 'cancelled' }) });
     assert.match(cancelled.text, /Permission: cancelled\./);
     // An option the agent never offered cannot be chosen: it is answered as cancelled.
@@ -176,7 +192,7 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
       within(runner.runTurn({ ...base(), prompt: '[fail]', onUpdate: (update) => void updates.push(update) })),
       (error: Error) => /^the agent answered the request with error -?\d+$/.test(error.message) && !error.message.includes('asked to fail'),
     );
-    assert.deepEqual(updates, [{ kind: 'text', text: 'Working on: [fail]\n' }]);
+    assert.deepEqual(updates.filter((update) => update.kind === 'text'), [{ kind: 'text', text: 'Working on: [fail]\n' }]);
   });
 
   it('changes the mode of a live session; a session it does not know is left alone', { timeout: TEST_TIMEOUT }, async () => {
@@ -200,9 +216,22 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
     assert.ok(elapsed < 5000, `took ${elapsed} ms`);
   });
 
+  it('an agent that needs authentication fails with a clear reason naming its methods, never its own text', { timeout: TEST_TIMEOUT }, async () => {
+    const locked = { ...demo, id: 'locked', env: { DEMO_AGENT_REQUIRE_AUTH: '1' } };
+    await assert.rejects(within(runner.runTurn({ ...base(), agent: locked })), (error: Error) => {
+      assert.equal(error.message, 'the agent needs authentication (it offers demo-login); give it credentials through its env or env_pass');
+      return true;
+    });
+  });
+
+  it('an agent that exits before it answers initialize fails with how it ended', { timeout: TEST_TIMEOUT }, async () => {
+    const quitter = { ...demo, id: 'quitter', command: [process.execPath, '-e', 'process.exit(3)'] };
+    await assert.rejects(within(runner.runTurn({ ...base(), agent: quitter })), /^Error: the agent could not start: exited with status 3$/);
+  });
+
   it('rejects a turn whose agent command cannot start', { timeout: TEST_TIMEOUT }, async () => {
     const missing = { ...demo, id: 'missing', command: [join(scratch, 'no-such-agent')] };
-    await assert.rejects(within(runner.runTurn({ ...base(), agent: missing })), /the agent process could not start/);
+    await assert.rejects(within(runner.runTurn({ ...base(), agent: missing })), /^Error: the agent could not start: its command was not found$/);
   });
 });
 

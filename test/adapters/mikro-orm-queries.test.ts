@@ -59,6 +59,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       agents: () => storage.catalog.agents(),
       channels: () => storage.catalog.channels(),
       projects: () => storage.catalog.projects(),
+      project: () => storage.catalog.project('acme-web'),
       ready: () => storage.ready(),
       'events since': () => storage.events.since(F.root, 2, 2),
       findByKey: () => storage.writer.findByKey('bob', testId(5_500)),
@@ -94,6 +95,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       () => storage.events.since(F.root, 2, 2),
       () => storage.writer.findByKey('bob', testId(5_500)),
       () => storage.writer.sessionOf(F.conv),
+      () => storage.catalog.project('acme-web'),
       // A write, explained only: the next seq is one probe of the (thread_id, seq) key.
       () => storage.events.append(F.root, 'message', {}),
     ];
@@ -120,7 +122,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       owner: 'carol', key, project: null, title: 't', conversation: { agent: 'claude', model: null, permission_mode: null, effort: null },
     });
     const created = await newThread('queries-test');
-    const question = await storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [] });
+    const question = await storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
     const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', text: 'x', directory: null, permission_mode: null, lease: { holder: 'queries', ms: 60_000 } };
     let runId = '';
     const transactions: Record<string, () => Promise<unknown>> = {
@@ -148,7 +150,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       setPermissionMode: () => storage.writer.setPermissionMode(created.conversation.id, 'plan'),
       setSession: () => storage.writer.setSession(created.conversation.id, 's'),
       appendMessage: () => storage.writer.appendMessage(created.thread.id, { role: 'assistant', text: 'y', artifact_id: null }),
-      addPending: () => storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [] }),
+      addPending: () => storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [], tool_call: null }),
     };
     for (const [name, run] of Object.entries(single)) assert.equal((await statementsOf(run)).length, 1, name);
   });

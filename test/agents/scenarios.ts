@@ -146,7 +146,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.ok(types.indexOf('run_finished') < types.indexOf('reflex_asleep'));
         if (item.tool_call !== undefined) {
           // The asked-about call runs to completion on the socket, under the id the approval showed.
-          const updates = events.filter((e) => e.type === 'tool_call' && (e.data as { id?: string }).id === item.tool_call.id);
+          const updates = events.filter((e) => (e.type as string) === 'tool_call' && (e.data as { id?: string }).id === item.tool_call.id);
           const statuses = updates.map((e) => (e.data as { status?: string }).status).filter((status) => status !== undefined);
           assert.equal(statuses.at(-1), 'completed', JSON.stringify(updates.map((e) => e.data)));
         }

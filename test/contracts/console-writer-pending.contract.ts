@@ -12,7 +12,8 @@ export function pendingAndRunsTests({ storage, newThread, directive, runs, conve
       const started = await storage().writer.writeDirective(directive(t));
       assert.ok(started.kind === 'started');
       const add = (kind: 'approval' | 'question', run_id: string | null) => storage().writer.addPending({
-        kind, conversation_id: t.conversation.id, run_id, title: kind, options: kind === 'approval' ? [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] : [],
+        kind, conversation_id: t.conversation.id, run_id, title: kind, options: kind === 'approval' ? [{ id: 'allow', name: 'Allow', kind: 'allow_once' }, { id: 'deny', name: 'Deny', kind: 'reject_once' }] : [],
+        tool_call: kind === 'approval' ? { id: 'call-1', title: 'Write a.ts', kind: 'edit' } : null,
       });
       return { t, run: started.run, approval: await add('approval', started.run.id), question: await add('question', null) };
     };
@@ -61,8 +62,8 @@ export function pendingAndRunsTests({ storage, newThread, directive, runs, conve
     const t = await newThread();
     const started = await storage().writer.writeDirective(directive(t));
     assert.ok(started.kind === 'started');
-    await storage().writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'a', options: [{ id: 'ok', name: 'OK' }] });
-    const kept = await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [] });
+    await storage().writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'a', options: [{ id: 'ok', name: 'OK', kind: 'allow_once' }], tool_call: null });
+    const kept = await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
     const ended = await storage().writer.finishRun(started.run.id, 'failed', 'agent crashed');
     assert.deepEqual(ended, { ...started.run, status: 'failed', error: 'agent crashed', ended_at: ended.ended_at });
     assert.ok(ended.ended_at !== null && Date.parse(ended.ended_at) >= Date.parse(started.run.started_at));

@@ -86,7 +86,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const started = await storage().writer.writeDirective(directive(t));
       assert.ok(started.kind === 'started');
       const ask = await storage().writer.addPending({
-        kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow' }],
+        kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }], tool_call: null,
       });
       assert.deepEqual(await storage().writer.pendingAnswers([ask.id]), []);
       assert.deepEqual(await storage().writer.answerPending(t.thread.id, [{ id: ask.id, option: 'allow' }]), { ok: true });
@@ -147,7 +147,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.deepEqual(await storage().writer.writeMove(write), { kind: 'busy', busy: { turnRunning: true, approvals: 0, questions: 0 } });
       await storage().writer.finishRun(started.run.id, 'succeeded', null);
       await storage().writer.releaseTurn(started.run.id);
-      await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [] });
+      await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
       assert.deepEqual(await storage().writer.writeMove(summonOf(t.thread.id)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1 } });
       assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), before.events);
       assert.deepEqual(await ledger(t.thread.id), before.ledger);

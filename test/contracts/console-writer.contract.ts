@@ -211,10 +211,34 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
     it('adds pending items that the pending read then shows', async () => {
       const t = await newThread();
       const approval = await storage.writer.addPending({
-        kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: 'Edit "a.ts"?', options: [{ id: 'yes', name: 'Yes' }],
+        kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: 'Edit "a.ts"?', options: [{ id: 'yes', name: 'Yes', kind: 'allow_once' }], tool_call: null,
       });
       assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
       assert.equal(approval.title, 'Edit "a.ts"?');
+    });
+
+    it('keeps an approval\'s ACP tool call whole (diff, locations, raw input and output) and its options\' ids, names and kinds', async () => {
+      const t = await newThread();
+      const tool_call = {
+        id: 'toolu_01', title: 'Write /srv/acme/notes.md', kind: 'edit', status: 'pending', name: 'Write',
+        content: [
+          { type: 'diff' as const, path: '/srv/acme/notes.md', oldText: null, newText: 'line "one"\nü🚀\n' },
+          { type: 'content' as const, content: { type: 'text', text: 'why' } },
+          { type: 'terminal' as const, terminalId: 'term-1' },
+        ],
+        locations: [{ path: '/srv/acme/notes.md', line: 1 }, { path: '/srv/acme/other.md' }],
+        rawInput: { file_path: '/srv/acme/notes.md', content: 'line "one"', nested: { list: [1, null, true] } },
+        rawOutput: null,
+      };
+      const options = [
+        { id: 'allow_always', name: 'Always Allow', kind: 'allow_always' as const },
+        { id: 'allow', name: 'Allow', kind: 'allow_once' as const },
+        { id: 'reject', name: 'Reject', kind: 'reject_once' as const },
+        { id: 'never', name: 'Never', kind: 'reject_always' as const },
+      ];
+      const approval = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: tool_call.title, options, tool_call });
+      assert.deepEqual(approval.tool_call, tool_call);
+      assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
     });
 
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });

@@ -195,8 +195,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
     it('answers pending approvals and questions of the thread', async () => {
       assert.deepEqual(await storage.conversations.pendingByThread(F.root), [
         { id: F.pending, kind: 'approval', conversation_id: F.conv, run_id: F.runs[2], title: 'Run tests?',
-          options: [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] },
-        { id: F.question, kind: 'question', conversation_id: F.conv, run_id: null, title: 'Which branch?', options: [] },
+          options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }, { id: 'deny', name: 'Deny', kind: 'reject_once' }],
+          tool_call: { id: 'call-1', title: 'Run tests?', kind: 'execute', rawInput: { command: 'npm test' } } },
+        { id: F.question, kind: 'question', conversation_id: F.conv, run_id: null, title: 'Which branch?', options: [], tool_call: null },
       ]);
       assert.deepEqual(await storage.conversations.pendingByThread(F.bobThread), []);
     });
@@ -206,7 +207,18 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const withEnv = (agents: World['agents']) => agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] }));
       assert.deepEqual(await storage.catalog.agents(), withEnv(world.agents));
       assert.deepEqual(await storage.catalog.channels(), world.channels);
-      assert.deepEqual(await storage.catalog.projects(), world.projects);
+      assert.deepEqual(await storage.catalog.projects(), world.projects.map((project) => project.name));
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null });
+      assert.equal(await storage.catalog.project('nope'), null);
+    });
+
+    it("keeps a project's directory on disk, and a re-import replaces it", async () => {
+      const world = fixtureWorld();
+      await storage.importWorld({ ...world, projects: [{ name: 'acme-web', directory: '/srv/acme web' }, { name: 'infra', directory: null }] });
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: '/srv/acme web' });
+      assert.deepEqual(await storage.catalog.projects(), ['acme-web', 'infra']);
+      await storage.importWorld(world);
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null });
     });
 
     it("keeps an agent's env literals and env_pass names (names only), and a re-import replaces them", async () => {

@@ -91,8 +91,8 @@ describe('turns end: cancel, idle agents, garbled output', () => {
     const deltas = events.filter((e) => typeof e.data.delta === 'string').map((e) => e.data.delta as string).join('');
     assert.ok(deltas.includes('split \u{1F600} pair'), 'the pair is joined again across chunks');
     assert.ok(deltas.includes('a NUL \uFFFD here'));
-    const tool = events.find((e) => (e.data.update as { id?: string } | undefined)?.id?.startsWith('nul-'));
-    assert.equal((tool!.data.update as { title: string }).title, 'bad \uFFFD title \uFFFD');
+    const tool = events.find((e) => e.type === 'tool_call' && String(e.data.id).startsWith('nul-'));
+    assert.equal(tool!.data.title, 'bad \uFFFD title \uFFFD');
     const ledger = (await get(`${P}/${t.thread_id}/messages`)).json();
     assert.ok(ledger.items[0].text.includes('split \u{1F600} pair, a NUL \uFFFD here'));
     assert.equal((await runOf(t)).status, 'succeeded');

@@ -17,7 +17,7 @@ describe('pending waiters', () => {
       thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'h', ms: 60_000 },
     });
     assert.ok(started.kind === 'started');
-    const ask = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow' }] });
+    const ask = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }], tool_call: null });
     return { storage, thread: t.thread, run: started.run, ask };
   };
 

@@ -55,7 +55,7 @@ export function fixtureWorld(): World {
       { id: 'alice', name: 'Alice', token_hash: sha256('token-alice') },
       { id: 'bob', name: 'Bob', token_hash: sha256('token-bob') },
     ],
-    projects: ['acme-web', 'infra'],
+    projects: [{ name: 'acme-web', directory: null }, { name: 'infra', directory: null }],
     agents: [
       {
         id: 'claude',
@@ -109,8 +109,9 @@ export function fixtureWorld(): World {
         conversations: [
           { id: F.conv, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false,
             pending: [
-              { id: F.pending, kind: 'approval', run_id: F.runs[2], title: 'Run tests?', options: [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] },
-              { id: F.question, kind: 'question', run_id: null, title: 'Which branch?', options: [] },
+              { id: F.pending, kind: 'approval', run_id: F.runs[2], title: 'Run tests?', options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }, { id: 'deny', name: 'Deny', kind: 'reject_once' }],
+                tool_call: { id: 'call-1', title: 'Run tests?', kind: 'execute', rawInput: { command: 'npm test' } } },
+              { id: F.question, kind: 'question', run_id: null, title: 'Which branch?', options: [], tool_call: null },
             ],
             runs: [
               { id: F.runs[0], directory: '/srv/acme', status: 'succeeded', error: null, ended_at: '2026-01-01T00:10:00.000Z',

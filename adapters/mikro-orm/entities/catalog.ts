@@ -13,12 +13,13 @@ export const UserSchema = defineEntity({
   },
 });
 
-/** `projects`: the project vocabulary. */
+/** `projects`: the project vocabulary; `directory` is a project's directory on disk (null: under `DATA_DIR`). */
 export const ProjectSchema = defineEntity({
   name: 'Project',
   tableName: 'projects',
   properties: {
     name: p.text().primary(),
+    directory: p.text().nullable(),
   },
 });
 

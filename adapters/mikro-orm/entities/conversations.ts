@@ -69,7 +69,9 @@ export const PendingSchema = defineEntity({
     conversation_id: p.manyToOne(ConversationSchema).mapToPk().fieldName('conversation_id'),
     run_id: p.uuid().nullable(),
     title: p.text(),
-    options: p.json<{ id: string; name: string }[]>(),
+    options: p.json<{ id: string; name: string; kind: string | null }[]>(),
+    /** The ACP tool call an approval asks about. */
+    tool_call: p.json<Record<string, unknown>>().nullable(),
   },
   indexes: [{ name: 'pending_conversation_id_index', properties: ['conversation_id'] }],
 });
