@@ -15,8 +15,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0002-directives-and-events', class: DirectivesAndEvents },
   { name: '0003-agent-env', class: AgentEnv },
   { name: '0004-turn-leases', class: TurnLeases },
-];
   { name: '0005-tool-calls-and-project-directories', class: ToolCallsAndProjectDirectories },
+];
 
 /** The table that records applied migrations. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';

@@ -15,11 +15,11 @@
  * `auth_required`, as an agent without credentials does.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 interface DemoSession {
   mode: string;
   model: string;
@@ -36,6 +36,8 @@ const MODELS = ['opus', 'sonnet'];
 const EFFORTS = ['low', 'high'];
 
 const sessions = new Map<string, DemoSession>();
+/** Each session's working directory (its `cwd`). */
+const directories = new Map<string, string>();
 /** The `[wait]` turns, each ended by its session's `session/cancel`. */
 const cancels = new Map<string, () => void>();
 
@@ -43,8 +45,6 @@ function configOptions(session: DemoSession): acp.SessionConfigOption[] {
   return [
     { id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: session.model, options: MODELS.map((value) => ({ value, name: value })) },
     { id: 'effort', name: 'Effort', category: 'thought_level', type: 'select', currentValue: session.effort, options: EFFORTS.map((value) => ({ value, name: value })) },
-/** Each session's working directory (its `cwd`). */
-const directories = new Map<string, string>();
   ];
 }
 
@@ -68,7 +68,11 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   const say = (words: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: words } });
 
   await say(`Working on: ${text}\n`);
+  if (session.turns === 1) {
+    await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
+  }
   if (text.includes('[crash]')) process.exit(1);
+  if (text.includes('[stderr]')) process.stderr.write(`environment: ${JSON.stringify(process.env)}\n`);
   if (text.includes('[env]')) await say(`[demo-env] ${Object.keys(process.env).sort().join(',')}\n`);
   if (text.includes('[hang]')) await new Promise(() => {});
   if (text.includes('[wait]')) {
@@ -79,11 +83,7 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
     // U+1F600 as two UTF-16 code units, each in its own chunk, and NULs the database cannot store.
     await say('split \ud83d');
     await say('\ude00 pair, a NUL \u0000 here\n');
-  if (session.turns === 1) {
-    await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
-  }
     await update({ sessionUpdate: 'tool_call', toolCallId: `nul-${session.turns}`, title: 'bad \u0000 title \udc00', kind: 'other', status: 'completed' });
-  if (text.includes('[stderr]')) process.stderr.write(`environment: ${JSON.stringify(process.env)}\n`);
   }
   if (text.includes('[fail]')) throw acp.RequestError.internalError(undefined, 'the demo agent was asked to fail');
   await update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Considering the request.' } });
@@ -91,17 +91,6 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   const toolCallId = `call-${session.turns}`;
   await update({ sessionUpdate: 'tool_call', toolCallId, title: 'Look around the workspace', kind: 'read', status: 'pending' });
   if (text.includes('[approval]')) {
-    const answer = await client.request(acp.methods.client.session.requestPermission, {
-      sessionId: params.sessionId,
-      toolCall: edit,
-      options: [
-        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-        { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-      ],
-    });
-    await say(answer.outcome.outcome === 'selected' ? `Permission: ${answer.outcome.optionId}.\n` : 'Permission: cancelled.\n');
-  }
-  await update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
     // As Claude Code proposes a Write: the edit tool call with its diff, then the ask about it.
     const path = join(directories.get(params.sessionId) ?? process.cwd(), 'notes.md');
     const oldText = await readFile(path, 'utf8').catch(() => null);
@@ -113,31 +102,43 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
       rawInput: { file_path: path, content: newText },
     };
     await update({ sessionUpdate: 'tool_call', ...edit });
-  for (const word of ['All ', 'done ', 'here.\n']) await say(word);
-  // One line a test can parse: the posture that arrived, and counters that show session reuse.
-  await say(`[demo] mode=${session.mode} model=${session.model} effort=${session.effort} turn=${session.turns} sessions=${sessions.size} pid=${process.pid}\n`);
-  return { stopReason: 'end_turn' };
-}
-
-const app = acp
-  .agent({ name: 'demo-agent' })
-  .onRequest(acp.methods.agent.initialize, () => ({
+    const answer = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId: params.sessionId,
+      toolCall: edit,
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+      ],
+    });
+    await say(answer.outcome.outcome === 'selected' ? `Permission: ${answer.outcome.optionId}.\n` : 'Permission: cancelled.\n');
     if (answer.outcome.outcome === 'selected' && answer.outcome.optionId === 'allow') {
       await writeFile(path, newText);
       await update({ sessionUpdate: 'tool_call_update', toolCallId: edit.toolCallId, status: 'completed', rawOutput: { bytes: Buffer.byteLength(newText) } });
     } else {
       await update({ sessionUpdate: 'tool_call_update', toolCallId: edit.toolCallId, status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'The user refused the edit.' } }] });
     }
+  }
+  await update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+  for (const word of ['All ', 'done ', 'here.\n']) await say(word);
+  // One line a test can parse: the posture that arrived, and counters that show session reuse.
+  await say(`[demo] mode=${session.mode} model=${session.model} effort=${session.effort} turn=${session.turns} sessions=${sessions.size} pid=${process.pid}\n`);
+  await update({ sessionUpdate: 'usage_update', used: 1200 * session.turns, size: 200_000, cost: { amount: 0.01 * session.turns, currency: 'USD' } });
+  return { stopReason: 'end_turn' };
+}
+
+const app = acp
+  .agent({ name: 'demo-agent' })
+  .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: { loadSession: false },
     agentInfo: { name: 'demo-agent', version: '0.1.0' },
+    authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
   }))
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
-  await update({ sessionUpdate: 'usage_update', used: 1200 * session.turns, size: 200_000, cost: { amount: 0.01 * session.turns, currency: 'USD' } });
     const sessionId = randomUUID();
-    const session: DemoSession = { mode: 'default', model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
     if (process.env.DEMO_AGENT_REQUIRE_AUTH) throw acp.RequestError.authRequired(undefined, 'Please run /login: the provider said {"error":"invalid x-api-key"}');
     directories.set(sessionId, params.cwd);
+    const session: DemoSession = { mode: 'default', model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
     sessions.set(sessionId, session);
     return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
   })
@@ -145,7 +146,6 @@ const app = acp
     if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
     sessionOf(params.sessionId).mode = params.modeId;
   })
-    authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
   .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
     const session = sessionOf(params.sessionId);
     const value = String(params.value);
