@@ -81,6 +81,9 @@ export async function startAgentProcess(
   const plog = log.child({ agentPid: child.pid });
   let ended = false;
   let stopping = false;
+  const redact = redactor(secrets);
+  // What `initialize` offered, named when the agent later wants authentication.
+  let authMethods: readonly acp.AuthMethod[] = [];
   const exited = new Promise<string>((resolve) => {
     child.once('error', (error) => resolve(`the agent process could not start: ${error.message}`));
     child.once('exit', (code, signal) =>
@@ -90,9 +93,6 @@ export async function startAgentProcess(
     ended = true;
     // Whatever the agent left running in its group (a shell, a bundled CLI) ends with it, crash or not.
     signalGroup('SIGKILL');
-  const redact = redactor(secrets);
-  // What `initialize` offered, named when the agent later wants authentication.
-  let authMethods: readonly acp.AuthMethod[] = [];
     if (child.pid !== undefined) liveGroups.delete(child.pid);
     // An exit nobody asked for is worth a warning: the next turn restarts the agent.
     if (stopping) plog.info(reason);
@@ -166,6 +166,7 @@ export async function startAgentProcess(
         clientInfo: { name: 'agent-console', version: '0.1.0' },
       }),
     );
+    authMethods = init.authMethods ?? [];
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
@@ -180,6 +181,5 @@ export async function startAgentProcess(
 function track(state: SessionState | undefined, update: acp.SessionUpdate): void {
   if (!state) return;
   if (update.sessionUpdate === 'current_mode_update' && state.modes) state.modes.currentModeId = update.currentModeId;
-    authMethods = init.authMethods ?? [];
   if (update.sessionUpdate === 'config_option_update') state.configOptions = update.configOptions;
 }

@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import * as v from 'valibot';
 import type { WireEvent } from '../../domain/events.ts';
+import { WorldFileSchema } from '../../src/world/schema.ts';
 import { typesOf } from '../support/live-client.ts';
 import { probeAdvertised, type Advertised } from './advertised.ts';
 import type { FakeModel } from './fakes/server.ts';
@@ -71,6 +73,11 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       scratch = scratchDir(spec.name);
       fake = await spec.startFake();
       agent = spec.worldAgent(fake, scratch, installed!.argv);
+      if (learnsVocabularies()) {
+        // The service learns what the agent offers: the world names none of it, so nothing narrows it.
+        const { models: _m, efforts: _e, permission_modes: _p, default_permission_mode: _d, ...bare } = agent;
+        agent = bare;
+      }
       const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TMPDIR: process.env.TMPDIR ?? '/tmp', ...agent.env };
       for (const name of agent.env_pass ?? []) if (spec.serviceEnv?.[name] !== undefined) env[name] = spec.serviceEnv[name];
       advertised = await probeAdvertised(agent.command, env, join(scratch, 'probe-cwd'));
@@ -234,6 +241,16 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       spec.checkRequests?.(fake);
     });
   });
+}
+
+/**
+ * Whether this service learns each agent's vocabularies from the agent itself (its world file then
+ * takes an agent entry with no lists). Until it does, the world lists them and `/permissions` and
+ * `/routes` are checked against the agent's advertisement as a narrowing of it.
+ */
+function learnsVocabularies(): boolean {
+  const world = { users: [], projects: [], agents: [{ id: 'probe', command: ['probe'] }], channels: [] };
+  return v.safeParse(WorldFileSchema, world).success;
 }
 
 /** The pending item's tool call shows the write it asks about: a diff of the file with its new text. */

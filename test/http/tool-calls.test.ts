@@ -85,7 +85,7 @@ describe('tool calls in full: the live socket and the approval item carry what A
     // The same tool call was announced on the socket before the ask.
     assert.deepEqual(events.find((e) => e.type === 'tool_call' && e.data.id === 'edit-1')?.data, { run_id: t.run_id, update: false, ...toolCall });
     const pending = events.find((e) => e.type === 'approval_requested')!.data.pending;
-    const listed = (await d.get(`${P}/${t.thread_id}/pending`)).json();
+    const listed = (await d.get(`${P}/${t.thread_id}/pending`)).json() as { id: string }[];
     assert.deepEqual(listed, [pending]);
     assert.deepEqual(listed[0], {
       id: listed[0].id, kind: 'approval', conversation_id: t.conversation_id, run_id: t.run_id, title: `Write ${path}`,
