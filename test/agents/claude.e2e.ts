@@ -35,6 +35,7 @@ describeRealAgent({
   allowOption: (options) => options.find((option) => option.id === 'allow'),
   rejectOption: (options) => options.find((option) => option.id === 'reject'),
   refusedEnd: 'run_finished',
+  secret: KEY,
   checkRequests: (fake) => {
     for (const request of fake.requests.filter((r) => r.method === 'POST')) assert.equal(request.headers['x-api-key'], KEY, `${request.method} ${request.url}`);
   },

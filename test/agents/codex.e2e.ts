@@ -48,6 +48,7 @@ describeRealAgent({
   allowOption: (options) => options.find((option) => option.id === 'approved'),
   rejectOption: (options) => options.find((option) => option.id === 'abort'),
   refusedEnd: 'run_cancelled',
+  secret: KEY,
   checkRequests: (fake) => {
     for (const request of fake.requests) assert.equal(request.headers.authorization, `Bearer ${KEY}`, `${request.method} ${request.url}`);
   },

@@ -39,6 +39,7 @@ describeRealAgent({
   allowOption: (options) => options.find((option) => option.id === 'proceed_once'),
   rejectOption: (options) => options.find((option) => option.id === 'cancel'),
   refusedEnd: 'run_finished',
+  secret: KEY,
   checkRequests: (fake) => {
     for (const request of fake.requests) assert.equal(request.headers['x-goog-api-key'], KEY, `${request.method} ${request.url}`);
   },

@@ -41,6 +41,8 @@ export interface RealAgentSpec {
   readonly refusedEnd: 'run_finished' | 'run_cancelled';
   /** What every request to the fake model must carry (the passed key), checked at the end. */
   readonly checkRequests?: (fake: FakeModel) => void;
+  /** The key passed through `env_pass`: it must never show in the service's log. */
+  readonly secret?: string;
   /** Bound of one turn, approval included. */
   readonly turnMs: number;
 }
@@ -236,9 +238,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       }
     });
 
-    it('every model call went to the fake on loopback', () => {
+    it('every model call went to the fake on loopback, with the passed key, which the log never shows', () => {
       assert.ok(fake.requests.length > 0, 'the fake model was never called');
       spec.checkRequests?.(fake);
+      if (spec.secret !== undefined) assert.ok(!service.log().some((line) => line.includes(spec.secret!)), 'the passed key shows in the service log');
     });
   });
 }

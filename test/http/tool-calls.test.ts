@@ -88,12 +88,12 @@ describe('tool calls in full: the live socket and the approval item carry what A
     const listed = (await d.get(`${P}/${t.thread_id}/pending`)).json() as { id: string }[];
     assert.deepEqual(listed, [pending]);
     assert.deepEqual(listed[0], {
-      id: listed[0].id, kind: 'approval', conversation_id: t.conversation_id, run_id: t.run_id, title: `Write ${path}`,
+      id: listed[0]!.id, kind: 'approval', conversation_id: t.conversation_id, run_id: t.run_id, title: `Write ${path}`,
       options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }, { id: 'reject', name: 'Reject', kind: 'reject_once' }],
       tool_call: toolCall,
     });
     assert.ok(!existsSync(path), 'nothing is written before the answer');
-    assert.equal((await d.post(`${P}/${t.thread_id}/responses`, { responses: [{ id: listed[0].id, option: 'allow' }] })).status, 202);
+    assert.equal((await d.post(`${P}/${t.thread_id}/responses`, { responses: [{ id: listed[0]!.id, option: 'allow' }] })).status, 202);
     const done = await t.socket.until(asleep);
     t.socket.close();
     assert.equal(readFileSync(path, 'utf8'), newText);
