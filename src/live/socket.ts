@@ -25,6 +25,8 @@ export interface LiveOptions {
   readonly pingMs?: number;
   /** Bytes a client may have waiting to be sent before it is closed with 1013. */
   readonly maxBuffered?: number;
+  /** How often a socket waiting on a key looks for the key's row, in case its signal was lost. */
+  readonly keyRecheckMs?: number;
 }
 
 const AFTER = /^(0|[1-9][0-9]{0,9})$/;
@@ -97,8 +99,10 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
       start(threadId, after ?? 0);
     };
     // The row may have been written between the lookup and the listener, or its thread_created
-    // signal lost while the bus reconnected: storage is asked again in both cases.
-    const lookUp = (): void => {
+    // signal lost (the bus reconnected, or another instance's notification was cut): storage is
+    // asked again then, and every few seconds while the socket waits. Only the first lookup's
+    // failure closes the socket; a later one waits for the next.
+    const lookUp = (fatal = false): void => {
       storage.writer
         .findByKey(userId, target.key)
         .then((row) => {
@@ -107,18 +111,21 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
         .catch((error: unknown) => {
           if (!waiting) return;
           log.warn({ err: error }, 'live socket key lookup failed');
-          ws.close(1011, 'lookup failed');
+          if (fatal) ws.close(1011, 'lookup failed');
         });
     };
+    const again = setInterval(() => waiting && lookUp(), options.keyRecheckMs ?? 5_000);
+    again.unref();
     const stop = bus.onSignal((signal) => {
       if (signal.kind === 'thread_created' && signal.owner === userId && signal.key === target.key) begin(signal.thread_id);
       else if (signal.kind === 'reconnected' && waiting) lookUp();
     });
     cleanups.push(() => {
       waiting = false;
+      clearInterval(again);
       stop();
     });
-    lookUp();
+    lookUp(true);
   }
 
   async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
