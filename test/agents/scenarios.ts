@@ -139,11 +139,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.equal(item.run_id, turn.run_id);
         const allow = spec.allowOption(item.options);
         assert.ok(allow, `no allow option among ${JSON.stringify(item.options)}`);
-        if (item.tool_call !== undefined) {
-          assertShowsDiff(item.tool_call, task);
-          // Options keep their ACP kinds.
-          assert.equal(allow.kind, 'allow_once', JSON.stringify(item.options));
-        }
+        // The item carries the tool call it asks about, with the diff to approve; options keep their ACP kinds.
+        assert.ok(item.tool_call, `the approval carries no tool call: ${JSON.stringify(item)}`);
+        assertShowsDiff(item.tool_call, task);
+        assert.equal(allow.kind, 'allow_once', JSON.stringify(item.options));
         assert.ok(!existsSync(join((await runOf(turn.thread_id, turn.conversation_id, turn.run_id)).directory, task.name)), 'written before approval');
 
         const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: item.id, option: allow.id }] });
@@ -153,12 +152,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.ok(types.includes('run_finished'), types.join(', '));
         assert.equal(types.at(-1), 'reflex_asleep');
         assert.ok(types.indexOf('run_finished') < types.indexOf('reflex_asleep'));
-        if (item.tool_call !== undefined) {
-          // The asked-about call runs to completion on the socket, under the id the approval showed.
-          const updates = events.filter((e) => (e.type as string) === 'tool_call' && (e.data as { id?: string }).id === item.tool_call.id);
-          const statuses = updates.map((e) => (e.data as { status?: string }).status).filter((status) => status !== undefined);
-          assert.equal(statuses.at(-1), 'completed', JSON.stringify(updates.map((e) => e.data)));
-        }
+        // The asked-about call runs to completion on the socket, under the id the approval showed.
+        const updates = events.filter((e) => e.type === 'tool_call' && (e.data as { id?: string }).id === item.tool_call.id);
+        const statuses = updates.map((e) => (e.data as { status?: string }).status).filter((status) => status !== undefined);
+        assert.equal(statuses.at(-1), 'completed', JSON.stringify(updates.map((e) => e.data)));
         const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
         assert.equal(run.status, 'succeeded');
         assert.equal(readFileSync(join(run.directory, task.name), 'utf8').trim(), task.text);
@@ -193,7 +190,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.equal(pending.json.length, 1, JSON.stringify(pending.json));
         const reject = spec.rejectOption(pending.json[0].options);
         assert.ok(reject, `no reject option among ${JSON.stringify(pending.json[0].options)}`);
-        if (reject.kind !== undefined) assert.equal(reject.kind, 'reject_once');
+        assert.equal(reject.kind, 'reject_once');
         const answered = await service.api('POST', `/threads/${turn.thread_id}/responses`, { responses: [{ id: pending.json[0].id, option: reject.id }] });
         assert.equal(answered.status, 202);
         const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
