@@ -4,6 +4,8 @@ export const EVENT_TYPES = [
   'message',
   'approval_requested',
   'question_asked',
+  // A mode, model or effort the agent did not take (not offered by the session, or refused): the run goes on.
+  'posture_refused',
   'tool_call',
   'plan',
   'usage',

@@ -160,13 +160,17 @@ export interface Artifact {
   readonly created_at: string;
 }
 
-/** An agent the service can run, with its vocabularies. */
+/**
+ * An agent the service can run, as the world file names it. Its vocabularies are what the agent
+ * itself advertises (see `offeredAgent`); a list given here narrows that, null narrows nothing.
+ */
 export interface Agent {
   readonly id: string;
-  readonly models: readonly string[];
-  readonly efforts: readonly string[];
-  readonly permission_modes: readonly string[];
-  readonly default_permission_mode: string;
+  readonly models: readonly string[] | null;
+  readonly efforts: readonly string[] | null;
+  readonly permission_modes: readonly string[] | null;
+  /** Null: the mode a new session of the agent starts in. */
+  readonly default_permission_mode: string | null;
   /** The Agent Client Protocol process; null for the bundled demo agent. */
   readonly command: readonly string[] | null;
   /** Literal variables set in the agent's environment (absent: none). */

@@ -1,5 +1,5 @@
-import type { Address, Agent, Channel, ChannelPlace } from './model.ts';
-import { channelRoutes, type RouteInfo } from './vocabulary.ts';
+import type { Address, Channel, ChannelPlace } from './model.ts';
+import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';
 
 /** A destination on a channel (spec: ChannelAddress). */
 export interface ChannelAddress {
@@ -39,7 +39,8 @@ export interface OperationsInput {
   /** The conversation that would move (the thread's latest), or null. */
   readonly conversation: { readonly agent: string; readonly address: Address | null } | null;
   readonly channels: readonly Channel[];
-  readonly agents: readonly Agent[];
+  /** The agents whose offer is known, with their vocabularies in force. */
+  readonly agents: readonly OfferedAgent[];
   readonly busy: Busy;
 }
 
@@ -109,7 +110,7 @@ export function sourceAddress(input: OperationsInput): ChannelAddress | null {
 }
 
 /** The routes of one agent on a channel (teleport keeps the conversation's agent). */
-export const agentRoutesOn = (channel: Channel, agents: readonly Agent[], agent: string): RouteInfo[] =>
+export const agentRoutesOn = (channel: Channel, agents: readonly OfferedAgent[], agent: string): RouteInfo[] =>
   channelRoutes(channel, agents).filter((route) => route.agent === agent);
 
 /**

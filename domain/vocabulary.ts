@@ -1,5 +1,46 @@
 import type { Agent, Channel } from './model.ts';
 
+/** What an agent advertised on a session of its own: its modes (and the one a session starts in), models and efforts. */
+export interface AgentOffer {
+  readonly modes: readonly string[];
+  /** The mode a new session starts in; null when the agent has no modes. */
+  readonly currentMode: string | null;
+  readonly models: readonly string[];
+  readonly efforts: readonly string[];
+}
+
+/** An agent's vocabularies in force: what it offers, narrowed by its world entry. */
+export interface OfferedAgent {
+  readonly id: string;
+  readonly models: readonly string[];
+  readonly efforts: readonly string[];
+  readonly permission_modes: readonly string[];
+  /** Null only when the agent offers no mode at all. */
+  readonly default_permission_mode: string | null;
+}
+
+/** A world list narrows what is offered (in the world's order); null narrows nothing (the agent's order). */
+const narrow = (world: readonly string[] | null, offered: readonly string[]): string[] =>
+  world === null ? [...offered] : world.filter((value) => offered.includes(value));
+
+/**
+ * The vocabularies an agent really has: each list is the agent's own, narrowed to the world's when
+ * the world gives one (never widened: a value the agent does not advertise is not offered, even if
+ * the world names it). The default mode is the world's when it is offered, else the mode a new
+ * session starts in when that is offered, else the first mode offered.
+ */
+export function offeredAgent(agent: Agent, offer: AgentOffer): OfferedAgent {
+  const modes = narrow(agent.permission_modes, offer.modes);
+  const preferred = [agent.default_permission_mode, offer.currentMode].find((mode) => mode !== null && modes.includes(mode));
+  return {
+    id: agent.id,
+    models: narrow(agent.models, offer.models),
+    efforts: narrow(agent.efforts, offer.efforts),
+    permission_modes: modes,
+    default_permission_mode: preferred ?? modes[0] ?? null,
+  };
+}
+
 /** A route a directive may name: an agent and one of its models (`agent:model`). */
 export interface RouteInfo {
   readonly id: string;
@@ -11,14 +52,14 @@ export interface RouteInfo {
 export interface AgentPostures {
   readonly agent: string;
   readonly modes: readonly string[];
-  readonly default: string;
+  readonly default: string | null;
 }
 
 /** The route id of an agent and model; an agent with no models has one route named by the agent alone. */
 export const routeId = (agent: string, model: string | null): string => (model === null ? agent : `${agent}:${model}`);
 
-/** The routes of a channel: each of its agents with each of its models. */
-export function channelRoutes(channel: Channel, agents: readonly Agent[]): RouteInfo[] {
+/** The routes of a channel: each of its agents (those whose offer is known) with each of its models. */
+export function channelRoutes(channel: Channel, agents: readonly OfferedAgent[]): RouteInfo[] {
   const routes: RouteInfo[] = [];
   for (const agentId of channel.agents) {
     const agent = agents.find((candidate) => candidate.id === agentId);
@@ -35,14 +76,14 @@ export function findRoute(routes: readonly RouteInfo[], id: string): RouteInfo |
 }
 
 /** The postures of every agent. */
-export const agentPostures = (agents: readonly Agent[]): AgentPostures[] =>
+export const agentPostures = (agents: readonly OfferedAgent[]): AgentPostures[] =>
   agents.map((agent) => ({ agent: agent.id, modes: agent.permission_modes, default: agent.default_permission_mode }));
 
 /** Whether a posture belongs to an agent's vocabulary. */
-export const isPostureOf = (agent: Agent, mode: string): boolean => agent.permission_modes.includes(mode);
+export const isPostureOf = (agent: OfferedAgent, mode: string): boolean => agent.permission_modes.includes(mode);
 
 /** Whether an effort level is advertised by an agent. */
-export const isEffortOf = (agent: Agent, effort: string): boolean => agent.efforts.includes(effort);
+export const isEffortOf = (agent: OfferedAgent, effort: string): boolean => agent.efforts.includes(effort);
 
 /** UUIDs of any version, lower or upper case: what a path id or a cursor must look like. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

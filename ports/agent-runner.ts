@@ -27,6 +27,17 @@ export interface PermissionAsk {
 /** The user's decision; `cancelled` when the turn ended first. */
 export type PermissionDecision = { readonly outcome: 'selected'; readonly optionId: string } | { readonly outcome: 'cancelled' };
 
+/**
+ * A part of a conversation's posture the agent did not take: its session does not offer that value,
+ * or the agent answered the change with an error. The turn goes on in the posture the session has.
+ */
+export interface PostureRefusal {
+  readonly part: 'mode' | 'model' | 'effort';
+  readonly value: string;
+  /** Why, in a sentence of the service's own (the agent's error text is logged, never recorded). */
+  readonly reason: string;
+}
+
 /** One prompt turn of one conversation. */
 export interface TurnRequest {
   readonly agent: Agent;
@@ -43,6 +54,8 @@ export interface TurnRequest {
   readonly onSession: (sessionId: string) => void | Promise<void>;
   readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;
   readonly onPermission: (ask: PermissionAsk) => Promise<PermissionDecision>;
+  /** A part of the posture the agent did not take before the prompt; absent, refusals are only logged. */
+  readonly onPostureRefused?: (refusal: PostureRefusal) => void | Promise<void>;
   /**
    * Aborted to cancel the turn: the agent is asked to stop (ACP `session/cancel`), and if it has not
    * ended its turn within the runner's grace period its process (group) is ended, so the turn
@@ -63,8 +76,11 @@ export interface TurnResult {
  */
 export interface AgentRunner {
   runTurn(request: TurnRequest): Promise<TurnResult>;
-  /** Switches a live session's posture (`session/set_mode`); a session that is not live is left alone. */
-  setMode(agent: Agent, sessionId: string, mode: string): Promise<void>;
+  /**
+   * Switches a live session's posture (`session/set_mode`); a session that is not live is left alone.
+   * Answers the refusal when the agent does not take the mode, else null.
+   */
+  setMode(agent: Agent, sessionId: string, mode: string): Promise<PostureRefusal | null>;
   /** Stops every agent process. */
   close(): Promise<void>;
 }

@@ -2,12 +2,14 @@ import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import { parseOrigin } from '../domain/origin.ts';
 import { memoryChannelPort } from '../adapters/memory/channel-port.ts';
+import type { AgentOffers } from '../ports/agent-offers.ts';
 import type { AgentRunner } from '../ports/agent-runner.ts';
 import type { ChannelPort } from '../ports/channel-port.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
+import { agentVocabularies } from './agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from './artifacts/view.ts';
 import { consoleReadRoutes } from './console/read-routes.ts';
@@ -44,6 +46,8 @@ export interface AppOptions {
   readonly fetchUiResource: FetchUiResource;
   /** Runs agent turns (Agent Client Protocol). */
   readonly runner: AgentRunner;
+  /** What each agent offers, learned from the agent (the ACP runner's `offers`). */
+  readonly offers: AgentOffers;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
   /** The channels conversations move to; by default the world file's, in memory. */
@@ -67,7 +71,9 @@ export function createApp(options: AppOptions): App {
   const { config, log } = options;
   const { storage } = options;
   const authenticate = authenticator(storage.userByTokenHash);
-  const reads = consoleReads(storage, config);
+  // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
+  const vocabularies = agentVocabularies(storage.catalog, options.offers);
+  const reads = consoleReads(storage, vocabularies, config);
   const loads = artifactLoads({ storage, fetchUiResource: options.fetchUiResource, config, log });
 
   const { runner, bus } = options;
@@ -86,7 +92,7 @@ export function createApp(options: AppOptions): App {
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs });
   sweeps.start();
-  const turns = { storage, bus, kicker: kicks, dataDir: config.dataDir, lease };
+  const turns = { storage, vocabularies, bus, kicker: kicks, dataDir: config.dataDir, lease };
   const submit = directives(turns);
   const moves = threadMoves({ ...turns, channels: options.channels ?? memoryChannelPort(storage.catalog) });
   const live = liveSocket({ storage, bus, authenticate, log });
@@ -97,7 +103,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, log }), turnCanceller({ storage, bus })), ...operationRoutes(moves), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus })), ...operationRoutes(moves), liveHttpRoute],
         authenticate,
       ),
     ),

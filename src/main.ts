@@ -39,12 +39,14 @@ const bus = await (config.storage === 'postgres'
     })
   : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))
 ).catch((error: unknown) => refuseStart(error, storage.close));
+const runner = createAcpAgentRunner({ log, env: process.env });
 const app = createApp({
   config,
   log,
   storage,
   bus,
-  runner: createAcpAgentRunner({ log, env: process.env }),
+  runner,
+  offers: runner.offers,
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],

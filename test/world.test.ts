@@ -21,6 +21,18 @@ describe('the world file', () => {
     assert.ok(!JSON.stringify(world).includes('"token"'), 'tokens are kept only as hashes');
   });
 
+  it("an agent's lists and default mode may be left out (null: what the agent advertises); given ones still hold its conversations", async () => {
+    const value = await demo();
+    const codex = value.agents.find((a: { id: string }) => a.id === 'codex');
+    assert.equal(codex.models, undefined, 'the demo world gives codex no lists: it offers what the demo agent advertises');
+    value.agents[0] = { id: 'claude' };
+    const parsed = parseWorld(value);
+    assert.ok(parsed.ok, JSON.stringify(!parsed.ok && parsed.error));
+    const claude = parsed.value.agents[0]!;
+    assert.deepEqual([claude.models, claude.efforts, claude.permission_modes, claude.default_permission_mode], [null, null, null, null]);
+    await refuses((w) => (w.agents[0].default_permission_mode = 'yolo'), 'agents.0.default_permission_mode', /one of the agent permission_modes/);
+  });
+
   const refuses = async (mutate: (w: any) => void, path: string, reason: RegExp) => {
     const value = await demo();
     mutate(value);

@@ -5,11 +5,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
 import { AUTH_REQUIRED, authenticationReason, redactor, startupReason } from './agent-diagnostics.ts';
+import type { AgentOffer } from '../../domain/vocabulary.ts';
+import { offerOf } from './offer.ts';
 
 /** What the client knows about one session of a process, kept current from the agent's updates. */
 export interface SessionState {
   modes: acp.SessionModeState | null;
   configOptions: acp.SessionConfigOption[];
+  /**
+   * The session's `models` field (ACP's earlier, unstable model list, which Claude Code and Gemini CLI
+   * still send; the SDK's types no longer name it, but passes it through), or null.
+   */
+  models: SessionModels | null;
+}
+
+/** ACP's unstable `models` field of a session: the models it offers and the current one. */
+export interface SessionModels {
+  availableModels: { modelId: string; name?: string }[];
+  currentModelId: string;
 }
 
 /** Where a running turn receives its session's updates and permission requests. */
@@ -27,6 +40,13 @@ export interface AgentProcess {
   readonly sessions: Map<string, SessionState>;
   /** The running turn of each session. */
   readonly routes: Map<string, TurnRoute>;
+  /** What the agent advertised, from its latest session (null before its first): a restarted agent learns anew. */
+  readonly offer: AgentOffer | null;
+  /**
+   * Learns what the agent offers from a session's state: `fresh` for a new session's answer (its
+   * mode is the one sessions start in), false for a later change (the lists are refreshed).
+   */
+  learn(state: SessionState, fresh: boolean): void;
   /** Resolves, with a sentence saying how, once the process has ended. */
   readonly exited: Promise<string>;
   alive(): boolean;
@@ -106,10 +126,15 @@ export async function startAgentProcess(
 
   const sessions = new Map<string, SessionState>();
   const routes = new Map<string, TurnRoute>();
+  let offer: AgentOffer | null = null;
+  const learn = (state: SessionState, fresh: boolean): void => {
+    offer = offerOf(state, fresh ? null : offer);
+  };
   const app = acp
     .client({ name: 'agent-console' })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
-      track(sessions.get(params.sessionId), params.update);
+      const state = sessions.get(params.sessionId);
+      if (track(state, params.update)) learn(state!, false);
       routes.get(params.sessionId)?.update(params.update);
     })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
@@ -170,16 +195,31 @@ export async function startAgentProcess(
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
-    return { pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, stop };
+    return {
+      pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, stop, learn,
+      get offer() {
+        return offer;
+      },
+    };
   } catch (error) {
     await stop();
     throw new Error(startupReason(error), { cause: error });
   }
 }
 
-/** Keeps a session's known mode and config options current, so posture is only sent when it differs. */
-function track(state: SessionState | undefined, update: acp.SessionUpdate): void {
-  if (!state) return;
-  if (update.sessionUpdate === 'current_mode_update' && state.modes) state.modes.currentModeId = update.currentModeId;
-  if (update.sessionUpdate === 'config_option_update') state.configOptions = update.configOptions;
+/**
+ * Keeps a session's known mode and config options current, so posture is only sent when it differs;
+ * answers whether the update changed them (what the agent offers is then learned again).
+ */
+function track(state: SessionState | undefined, update: acp.SessionUpdate): boolean {
+  if (!state) return false;
+  if (update.sessionUpdate === 'current_mode_update' && state.modes) {
+    state.modes.currentModeId = update.currentModeId;
+    return true;
+  }
+  if (update.sessionUpdate === 'config_option_update') {
+    state.configOptions = update.configOptions;
+    return true;
+  }
+  return false;
 }

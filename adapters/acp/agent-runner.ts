@@ -1,12 +1,16 @@
-import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
 import { agentEnvironment, agentSecrets } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
+import type { AgentOffer } from '../../domain/vocabulary.ts';
+import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
-import { type AgentProcess, type SessionState, startAgentProcess } from './agent-process.ts';
+import { type AgentProcess, type SessionModels, type SessionState, startAgentProcess } from './agent-process.ts';
 import { applyPosture, setSessionMode } from './posture.ts';
 import { openTurnRoute } from './turn-route.ts';
 
@@ -23,6 +27,15 @@ export interface AcpAgentRunnerOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** How long a cancelled turn may take to end before its agent process group is ended (default 5 s). */
   readonly cancelGraceMs?: number;
+  /** How long `offers` waits for an agent to start and open its probe session (default 10 s). */
+  readonly offerTimeoutMs?: number;
+  /** How long an agent that did not say what it offers is answered null at once, before it is asked again (default 30 s). */
+  readonly offerRetryMs?: number;
+}
+
+/** The ACP runner, which also learns what each agent offers from the agent itself. */
+export interface AcpAgentRunner extends AgentRunner {
+  readonly offers: AgentOffers;
 }
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
@@ -36,10 +49,16 @@ function defaultDemoAgent(): readonly string[] {
  * on first use (and `initialize`d once), started again by the next turn after it exits. All the
  * sessions of an agent share its process and its one connection, so turns run concurrently.
  */
-export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunner {
+export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRunner {
   const log = options.log.child({ component: 'acp' });
   const demoAgent = options.demoAgent ?? defaultDemoAgent();
   const processes = new Map<string, Promise<AgentProcess>>();
+  /** The started processes, by agent id, while they live: where a known offer is read without waiting. */
+  const live = new Map<string, AgentProcess>();
+  /** Probes in flight, and until when an agent that did not say what it offers is answered null at once. */
+  const probes = new Map<string, Promise<AgentOffer | null>>();
+  const silentUntil = new Map<string, number>();
+  let scratch: Promise<string> | null = null;
   let closed = false;
 
   function start(agent: Agent): Promise<AgentProcess> {
@@ -52,9 +71,68 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
     const forget = () => {
       if (processes.get(agent.id) === started) processes.delete(agent.id);
     };
-    started.then((proc) => proc.exited.then(forget), forget);
+    started.then((proc) => {
+      live.set(agent.id, proc);
+      return proc.exited.then(() => {
+        if (live.get(agent.id) === proc) live.delete(agent.id);
+        forget();
+      });
+    }, forget);
     return started;
   }
+
+  /**
+   * Learns what an agent offers: starts it if it is not running and opens a session in a scratch
+   * directory of this runner (no project's), whose answer says what the agent advertises. The
+   * process stays up for the turns that follow.
+   */
+  async function probe(agent: Agent): Promise<AgentOffer | null> {
+    const proc = await processFor(agent);
+    if (proc.offer !== null) return proc.offer;
+    scratch ??= mkdtemp(join(tmpdir(), 'agent-offers-'));
+    const cwd = join(await scratch, agent.id.replace(/[^A-Za-z0-9._-]/g, '_'));
+    await mkdir(cwd, { recursive: true });
+    const created = await proc.guard(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }));
+    const state = stateOf(created);
+    proc.sessions.set(created.sessionId, state);
+    proc.learn(state, true);
+    return proc.offer;
+  }
+
+  const offerTimeoutMs = options.offerTimeoutMs ?? 10_000;
+  const offerRetryMs = options.offerRetryMs ?? 30_000;
+  const offers: AgentOffers = async (agent) => {
+    if (closed) return null;
+    const known = live.get(agent.id);
+    if (known?.alive() && known.offer !== null) return known.offer;
+    if ((silentUntil.get(agent.id) ?? 0) > Date.now()) return null;
+    let probing = probes.get(agent.id);
+    if (probing === undefined) {
+      const agentLog = log.child({ agent: agent.id });
+      probing = probe(agent).then(
+        (offer) => {
+          silentUntil.delete(agent.id);
+          return offer;
+        },
+        (error: unknown) => {
+          agentLog.warn({ err: error }, 'the agent did not say what it offers; it is left out of routes and vocabularies for now');
+          silentUntil.set(agent.id, Date.now() + offerRetryMs);
+          return null;
+        },
+      );
+      probes.set(agent.id, probing);
+      const settled = probing;
+      void settled.finally(() => {
+        if (probes.get(agent.id) === settled) probes.delete(agent.id);
+      });
+    }
+    // Bounded: a probe that takes longer goes on (its answer is kept), but nobody waits for it.
+    const answer = await Promise.race([probing, sleep(offerTimeoutMs, 'late' as const, { ref: false })]);
+    if (answer !== 'late') return answer;
+    if (!silentUntil.has(agent.id)) log.warn({ agent: agent.id, ms: offerTimeoutMs }, 'the agent did not say what it offers in time; it is left out for now');
+    silentUntil.set(agent.id, Date.now() + offerRetryMs);
+    return null;
+  };
 
   async function processFor(agent: Agent): Promise<AgentProcess> {
     // A process may have died before its exit was noticed: try once more with a fresh one.
@@ -78,7 +156,9 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       const loading = proc.agent.request(acp.methods.agent.session.load, { sessionId: request.sessionId, cwd, mcpServers: [] });
       try {
         const loaded = await proc.guard(loading);
-        proc.sessions.set(request.sessionId, stateOf(loaded));
+        const state = stateOf(loaded);
+        proc.sessions.set(request.sessionId, state);
+        proc.learn(state, false);
         sessionId = request.sessionId;
       } catch (error) {
         if (!proc.alive()) throw error;
@@ -87,7 +167,9 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
     }
     if (sessionId === null) {
       const created = await proc.guard(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }));
-      proc.sessions.set(created.sessionId, stateOf(created));
+      const state = stateOf(created);
+      proc.sessions.set(created.sessionId, state);
+      proc.learn(state, true);
       sessionId = created.sessionId;
     }
     await request.onSession(sessionId);
@@ -95,6 +177,8 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
   }
 
   return {
+    offers,
+
     async runTurn(request: TurnRequest): Promise<TurnResult> {
       if (closed) throw new Error('the agent runner is closed');
       const proc = await processFor(request.agent);
@@ -127,7 +211,8 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       if (request.signal?.aborted) cancel();
       request.signal?.addEventListener('abort', cancel, { once: true });
       try {
-        await applyPosture(proc, sessionId, request, turnLog);
+        // What the agent did not take is reported, and the turn goes on in the posture the session has.
+        for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
         const answer = await Promise.race([
           proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: request.prompt }] })),
           abandoned,
@@ -145,11 +230,13 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       }
     },
 
-    async setMode(agent: Agent, sessionId: string, mode: string): Promise<void> {
+    async setMode(agent: Agent, sessionId: string, mode: string) {
       const entry = processes.get(agent.id);
       const proc = entry ? await entry.catch(() => null) : null;
-      if (proc === null || !proc.alive() || !proc.sessions.has(sessionId)) return;
-      await setSessionMode(proc, sessionId, mode, log.child({ agent: agent.id, sessionId }));
+      if (proc === null || !proc.alive() || !proc.sessions.has(sessionId)) return null;
+      const refusal = await setSessionMode(proc, sessionId, mode);
+      if (refusal !== null) log.warn({ agent: agent.id, sessionId, ...refusal }, 'the agent did not take the mode');
+      return refusal;
     },
 
     async close(): Promise<void> {
@@ -157,10 +244,19 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AgentRunne
       const running = [...processes.values()];
       processes.clear();
       await Promise.all(running.map(async (entry) => (await entry.catch(() => null))?.stop()));
+      if (scratch !== null) await rm(await scratch, { recursive: true, force: true }).catch(() => {});
     },
   };
 }
 
 function stateOf(answer: acp.NewSessionResponse | acp.LoadSessionResponse): SessionState {
-  return { modes: answer.modes ?? null, configOptions: answer.configOptions ?? [] };
+  return { modes: answer.modes ?? null, configOptions: answer.configOptions ?? [], models: modelsOf(answer) };
+}
+
+/** The `models` field an agent may still send beside the typed answer; null when absent or not well formed. */
+function modelsOf(answer: object): SessionModels | null {
+  const models = (answer as { models?: unknown }).models as Partial<SessionModels> | null | undefined;
+  if (models == null || !Array.isArray(models.availableModels)) return null;
+  const available = models.availableModels.filter((model) => typeof model?.modelId === 'string');
+  return { availableModels: available, currentModelId: typeof models.currentModelId === 'string' ? models.currentModelId : '' };
 }

@@ -1,6 +1,8 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
+import type { PostureRefusal } from '../../ports/agent-runner.ts';
 import type { AgentProcess } from './agent-process.ts';
+import { type PosturePart, postureOption, selectValues } from './offer.ts';
 
 /** A conversation's posture; null leaves that part as the session has it. */
 export interface Posture {
@@ -11,55 +13,86 @@ export interface Posture {
 
 /**
  * Brings a session to the conversation's posture before a prompt (contract section 5): the mode
- * with `session/set_mode`, model and effort with `session/set_config_option`. Whatever the agent
- * does not offer is skipped; what the session already has is not sent again. `log` names the session.
+ * with `session/set_mode`, model and effort with `session/set_config_option`; what the session
+ * already has is not sent again. Answers what the agent did not take (a value this session does not
+ * offer, or a change it answered with an error): the caller reports it, and the turn goes on.
+ * `log` names the session.
  */
-export async function applyPosture(proc: AgentProcess, sessionId: string, posture: Posture, log: Logger): Promise<void> {
-  if (posture.mode !== null) await setSessionMode(proc, sessionId, posture.mode, log);
-  if (posture.model !== null && !(await setSelectOption(proc, sessionId, 'model', posture.model))) {
-    log.debug({ model: posture.model }, 'the agent offers no such model option; left as is');
-  }
-  if (posture.effort !== null && !(await setSelectOption(proc, sessionId, 'thought_level', posture.effort))) {
-    log.debug({ effort: posture.effort }, 'the agent offers no such effort option; left as is');
-  }
+export async function applyPosture(proc: AgentProcess, sessionId: string, posture: Posture, log: Logger): Promise<PostureRefusal[]> {
+  const refusals: PostureRefusal[] = [];
+  const note = (refusal: PostureRefusal | null) => {
+    if (refusal === null) return;
+    log.warn(refusal, 'the agent did not take a part of the posture');
+    refusals.push(refusal);
+  };
+  if (posture.mode !== null) note(await setSessionMode(proc, sessionId, posture.mode));
+  if (posture.model !== null) note(await setSessionModel(proc, sessionId, posture.model));
+  if (posture.effort !== null) note(await setSelectOption(proc, sessionId, 'effort', posture.effort));
+  return refusals;
 }
 
 /** Sets a session's mode: through its modes, else through a config option of category `mode`. */
-export async function setSessionMode(proc: AgentProcess, sessionId: string, mode: string, log: Logger): Promise<void> {
+export async function setSessionMode(proc: AgentProcess, sessionId: string, mode: string): Promise<PostureRefusal | null> {
   const state = proc.sessions.get(sessionId);
-  if (!state) return;
+  if (!state) return null;
   const modes = state.modes;
   if (modes && modes.availableModes.some((offered) => offered.id === mode)) {
-    if (modes.currentModeId === mode) return;
-    await proc.guard(proc.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: mode }));
+    if (modes.currentModeId === mode) return null;
+    const refused = await refusalOf('mode', mode, proc.guard(proc.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: mode })));
     // Agents may or may not echo a current_mode_update for a change the client asked for.
-    modes.currentModeId = mode;
-    return;
+    if (refused === null) modes.currentModeId = mode;
+    return refused;
   }
   // The spec prefers config options to modes; an agent may offer only those.
-  if (!(await setSelectOption(proc, sessionId, 'mode', mode))) log.debug({ mode }, 'the agent offers no such mode; left as is');
+  return setSelectOption(proc, sessionId, 'mode', mode);
 }
 
-/** Sets the select option of `category` to `value` when offered; false when the session has none. */
-async function setSelectOption(proc: AgentProcess, sessionId: string, category: string, value: string): Promise<boolean> {
+/** Sets a session's model: through its `model` config option, else through its `models` field (`session/set_model`). */
+async function setSessionModel(proc: AgentProcess, sessionId: string, model: string): Promise<PostureRefusal | null> {
   const state = proc.sessions.get(sessionId);
-  const option = state?.configOptions.find((candidate) => candidate.category === category && candidate.type === 'select');
-  if (!state || !option || option.type !== 'select' || !selectValues(option.options).includes(value)) return false;
-  if (option.currentValue === value) return true;
-  const answer = await proc.guard(
-    proc.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: option.id, value }),
-  );
-  // The answer is the full, current set: one option can change others.
-  state.configOptions = answer.configOptions;
-  return true;
+  if (!state) return null;
+  const models = state.models;
+  if (postureOption(state.configOptions, 'model') !== null || models === null || !models.availableModels.some((m) => m.modelId === model)) {
+    return setSelectOption(proc, sessionId, 'model', model);
+  }
+  if (models.currentModelId === model) return null;
+  // Not in the SDK's method list any more: sent by name, as the agents that send `models` expect.
+  const refused = await refusalOf('model', model, proc.guard(proc.agent.request('session/set_model', { sessionId, modelId: model })));
+  if (refused === null) models.currentModelId = model;
+  return refused;
 }
 
-/** Every value of a select, whether its options are flat or grouped. */
-function selectValues(options: acp.SessionConfigSelectOptions): string[] {
-  const values: string[] = [];
-  for (const entry of options as (acp.SessionConfigSelectOption | acp.SessionConfigSelectGroup)[]) {
-    if ('group' in entry) values.push(...entry.options.map((option) => option.value));
-    else values.push(entry.value);
+/** Sets the select option carrying `part` to `value`; a refusal when the session does not offer it or the agent refuses. */
+async function setSelectOption(proc: AgentProcess, sessionId: string, part: PosturePart, value: string): Promise<PostureRefusal | null> {
+  const state = proc.sessions.get(sessionId);
+  if (!state) return null;
+  const option = postureOption(state.configOptions, part);
+  if (option === null || !selectValues(option).includes(value)) return { part, value, reason: `the agent's session does not offer ${part} ${value}` };
+  if (option.currentValue === value) return null;
+  let answer: acp.SetSessionConfigOptionResponse | undefined;
+  const refused = await refusalOf(part, value, proc.guard(proc.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: option.id, value })).then((a) => {
+    answer = a;
+  }));
+  // The answer is the full, current set: one option can change others, and what the agent offers with them.
+  if (answer !== undefined) {
+    state.configOptions = answer.configOptions;
+    proc.learn(state, false);
   }
-  return values;
+  return refused;
+}
+
+/**
+ * Null once `request` succeeds; a refusal when the agent answered it with an error. Anything else
+ * (the process ended, the connection failed) rejects: the turn cannot go on.
+ */
+async function refusalOf(part: PosturePart, value: string, request: Promise<unknown>): Promise<PostureRefusal | null> {
+  try {
+    await request;
+    return null;
+  } catch (error) {
+    const cause = (error as Error).cause;
+    // `guard` has logged the agent's own text; only its code is recorded.
+    if (cause instanceof acp.RequestError) return { part, value, reason: `the agent refused it: error ${cause.code}` };
+    throw error;
+  }
 }

@@ -5,6 +5,7 @@ import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts'
 import { AgentEnv } from './migrations/0003-agent-env.ts';
 import { TurnLeases } from './migrations/0004-turn-leases.ts';
 import { ToolCallsAndProjectDirectories } from './migrations/0005-tool-calls-and-project-directories.ts';
+import { AgentOffers } from './migrations/0006-agent-offers.ts';
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
@@ -16,6 +17,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0003-agent-env', class: AgentEnv },
   { name: '0004-turn-leases', class: TurnLeases },
   { name: '0005-tool-calls-and-project-directories', class: ToolCallsAndProjectDirectories },
+  { name: '0006-agent-offers', class: AgentOffers },
 ];
 
 /** The table that records applied migrations. */

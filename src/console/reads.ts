@@ -5,6 +5,7 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { AccessibleThread } from '../../ports/thread-store.ts';
+import { offeredOnly, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { ledgerMessage, type LedgerMessage } from '../artifacts/overview.ts';
 import type { Config } from '../config.ts';
 
@@ -27,7 +28,7 @@ export interface ChannelInfo {
  * query, no messages) and answers `thread_unavailable` for an unknown or inaccessible id, never
  * the empty list the sub-resource read alone would give.
  */
-export function consoleReads(storage: Storage, config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
+export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
   const toMessage = ledgerMessage(config);
   const thread = async (user: User, id: string): Read<AccessibleThread> => {
     const found = await storage.threads.findAccessible(user.id, id);
@@ -35,17 +36,17 @@ export function consoleReads(storage: Storage, config: Pick<Config, 'viewerOrigi
   };
 
   return {
+    // What the agents advertise, narrowed by the catalog; an agent that does not say (in time) is left out.
     routes: async (): Promise<RouteInfo[]> => {
-      const [channels, agents] = await Promise.all([storage.catalog.channels(), storage.catalog.agents()]);
-      const console = channels.find((channel) => channel.id === CONSOLE_CHANNEL);
-      return console === undefined ? [] : channelRoutes(console, agents);
+      const console = (await storage.catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
+      return console === undefined ? [] : channelRoutes(console, offeredOnly(await vocabularies.all(console.agents)));
     },
     channels: async (user: User): Promise<ChannelInfo[]> =>
       (await storage.catalog.channels())
         .filter((channel) => channel.linked_users.includes(user.id))
         .map(({ id, kind, name, shared, browsable }) => ({ id, kind, name, shared, browsable })),
     projects: (): Promise<string[]> => storage.catalog.projects(),
-    permissions: async (): Promise<AgentPostures[]> => agentPostures(await storage.catalog.agents()),
+    permissions: async (): Promise<AgentPostures[]> => agentPostures(offeredOnly(await vocabularies.all())),
     threads: (user: User, page: PageRequest): Promise<Page<Thread>> => storage.threads.listAccessible(user.id, page),
     thread: async (user: User, id: string): Read<Thread> => {
       const found = await thread(user, id);

@@ -2,6 +2,9 @@
  * The bundled demo agent: a small, deterministic Agent Client Protocol agent over stdio, run as
  * `node --import tsx src/demo/acp-agent.ts`. It offers modes and model/effort config options, and
  * states the session's posture in every reply, so tests and demos can see the posture arrive.
+ * What it offers is its profile's (`DEMO_AGENT_PROFILE`, see `agent-profiles.ts`; `claude` by
+ * default); `DEMO_AGENT_REFUSE` (comma-separated) names values it advertises but refuses to be set
+ * to, as a real agent may (Claude Code refuses `bypassPermissions` as root).
  *
  * Prompt markers: `[approval]` proposes an edit (a tool call of kind `edit` with a diff, its
  * location and raw input), asks permission for it, and writes `notes.md` in the session's directory
@@ -19,6 +22,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
+import { DEFAULT_DEMO_PROFILE, DEMO_PROFILES } from './agent-profiles.ts';
 
 interface DemoSession {
   mode: string;
@@ -27,13 +31,16 @@ interface DemoSession {
   turns: number;
 }
 
-const MODES = [
-  { id: 'default', name: 'Default' },
-  { id: 'acceptEdits', name: 'Accept edits' },
-  { id: 'plan', name: 'Plan' },
-];
-const MODELS = ['opus', 'sonnet'];
-const EFFORTS = ['low', 'high'];
+const profileName = process.env.DEMO_AGENT_PROFILE ?? DEFAULT_DEMO_PROFILE;
+const profile = DEMO_PROFILES[profileName];
+if (profile === undefined) {
+  process.stderr.write(`unknown DEMO_AGENT_PROFILE ${profileName}\n`);
+  process.exit(2);
+}
+const MODES = profile.modes.map((id) => ({ id, name: id }));
+const MODELS = [...profile.models];
+const EFFORTS = [...profile.efforts];
+const REFUSED = new Set((process.env.DEMO_AGENT_REFUSE ?? '').split(',').filter((value) => value !== ''));
 
 const sessions = new Map<string, DemoSession>();
 /** Each session's working directory (its `cwd`). */
@@ -42,10 +49,14 @@ const directories = new Map<string, string>();
 const cancels = new Map<string, () => void>();
 
 function configOptions(session: DemoSession): acp.SessionConfigOption[] {
-  return [
-    { id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: session.model, options: MODELS.map((value) => ({ value, name: value })) },
-    { id: 'effort', name: 'Effort', category: 'thought_level', type: 'select', currentValue: session.effort, options: EFFORTS.map((value) => ({ value, name: value })) },
+  const select = (id: string, name: string, category: string | null, currentValue: string, values: readonly string[]): acp.SessionConfigOption => ({
+    id, name, type: 'select', currentValue, options: values.map((value) => ({ value, name: value })), ...(category === null ? {} : { category }),
+  });
+  const options = [
+    select('model', 'Model', 'model', session.model, MODELS),
+    select(profile!.effortOption.id, 'Effort', profile!.effortOption.category, session.effort, EFFORTS),
   ];
+  return profile!.modeOption ? [select('mode', 'Mode', 'mode', session.mode, MODES.map((mode) => mode.id)), ...options] : options;
 }
 
 function sessionOf(sessionId: string): DemoSession {
@@ -138,19 +149,30 @@ const app = acp
     const sessionId = randomUUID();
     if (process.env.DEMO_AGENT_REQUIRE_AUTH) throw acp.RequestError.authRequired(undefined, 'Please run /login: the provider said {"error":"invalid x-api-key"}');
     directories.set(sessionId, params.cwd);
-    const session: DemoSession = { mode: 'default', model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
+    const session: DemoSession = { mode: MODES[0]!.id, model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
     sessions.set(sessionId, session);
     return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
   })
-  .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+  .onRequest(acp.methods.agent.session.setMode, async ({ params, client }) => {
     if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
-    sessionOf(params.sessionId).mode = params.modeId;
+    if (REFUSED.has(params.modeId)) throw acp.RequestError.invalidParams(undefined, `the demo agent refuses mode ${params.modeId}`);
+    const session = sessionOf(params.sessionId);
+    session.mode = params.modeId;
+    // Codex tells of a mode change through its config options.
+    if (profile!.modeOption) {
+      await client.notify(acp.methods.client.session.update, {
+        sessionId: params.sessionId,
+        update: { sessionUpdate: 'config_option_update', configOptions: configOptions(session) },
+      });
+    }
   })
   .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
     const session = sessionOf(params.sessionId);
     const value = String(params.value);
+    if (REFUSED.has(value)) throw acp.RequestError.invalidParams(undefined, `the demo agent refuses ${params.configId}=${value}`);
     if (params.configId === 'model' && MODELS.includes(value)) session.model = value;
-    else if (params.configId === 'effort' && EFFORTS.includes(value)) session.effort = value;
+    else if (params.configId === profile!.effortOption.id && EFFORTS.includes(value)) session.effort = value;
+    else if (params.configId === 'mode' && profile!.modeOption && MODES.some((mode) => mode.id === value)) session.mode = value;
     else throw acp.RequestError.invalidParams(undefined, `unknown option ${params.configId}=${value}`);
     return { configOptions: configOptions(session) };
   })

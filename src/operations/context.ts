@@ -1,9 +1,11 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Channel, Conversation, Thread, User } from '../../domain/model.ts';
+import type { OfferedAgent } from '../../domain/vocabulary.ts';
 import type { OperationsInput } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { offeredOnly, type AgentVocabularies } from '../agents/vocabularies.ts';
 
 /** What the operation rules look at for one thread, read for one caller. */
 export interface MoveContext {
@@ -11,33 +13,45 @@ export interface MoveContext {
   /** The conversation that would move: the thread's latest. */
   readonly conversation: Conversation | null;
   readonly channels: readonly Channel[];
+  /** Every agent of the catalog (what a kick runs). */
   readonly agents: readonly Agent[];
+  /** The agents whose offer is known, with the vocabularies they advertise: what routes are made of. */
+  readonly offered: readonly OfferedAgent[];
   readonly input: OperationsInput;
 }
 
 /** Reads a thread the caller can access (404 otherwise) with its conversations, pending items and the channels. */
-export async function moveContext(storage: Storage, channelPort: ChannelPort, user: User, threadId: string): Promise<Result<MoveContext, Failure>> {
+export async function moveContext(
+  storage: Storage,
+  channelPort: ChannelPort,
+  vocabularies: AgentVocabularies,
+  user: User,
+  threadId: string,
+): Promise<Result<MoveContext, Failure>> {
   const found = await storage.threads.findAccessible(user.id, threadId);
   if (found === null) return fail({ code: 'thread_unavailable' });
   const thread = found.row;
-  const [conversations, pending, channels, agents] = await Promise.all([
+  const [conversations, pending, channels, known] = await Promise.all([
     storage.conversations.listByThread(thread.id),
     storage.conversations.pendingByThread(thread.id),
     channelPort.channels(),
-    storage.catalog.agents(),
+    vocabularies.all(),
   ]);
+  const agents = known.map((k) => k.agent);
+  const offered = offeredOnly(known);
   const conversation = conversations.at(-1) ?? null;
   return ok({
     thread,
     conversation,
     channels,
     agents,
+    offered,
     input: {
       userId: user.id,
       thread: { id: thread.id, channel: thread.channel, title: thread.title },
       conversation: conversation === null ? null : { agent: conversation.agent, address: conversation.address },
       channels,
-      agents,
+      agents: offered,
       busy: {
         turnRunning: conversations.some((c) => c.turn_running),
         approvals: pending.filter((p) => p.kind === 'approval').length,

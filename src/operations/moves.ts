@@ -10,6 +10,7 @@ import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
+import type { AgentVocabularies } from '../agents/vocabularies.ts';
 import { runDirectory } from '../runs/directives.ts';
 import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
@@ -28,6 +29,7 @@ export interface TeleportBody {
 /** Teleport and summon, and the reads that offer them (spec: ThreadOperations, ChannelAddress). */
 export function threadMoves(deps: {
   readonly storage: Storage;
+  readonly vocabularies: AgentVocabularies;
   readonly channels: ChannelPort;
   readonly bus: EventBus;
   readonly kicker: Kicker;
@@ -61,12 +63,12 @@ export function threadMoves(deps: {
 
   return {
     async operations(user: User, threadId: string): Answer<ThreadOperations> {
-      const context = await moveContext(storage, channels, user, threadId);
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
       return context.ok ? ok(threadOperations(context.value.input)) : context;
     },
 
     async addresses(user: User, threadId: string, channelId: string, inside: string | null): Answer<ChannelAddress[]> {
-      const context = await moveContext(storage, channels, user, threadId);
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
       if (!context.ok) return context;
       const channel = context.value.channels.find((c) => c.id === channelId);
       if (channel === undefined) return fail(conflict('This channel is not connected'));
@@ -82,7 +84,7 @@ export function threadMoves(deps: {
       const toConsole = body.destination.channel === CONSOLE;
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
-      const context = await moveContext(storage, channels, user, threadId);
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
       if (!context.ok) return context;
       const { thread, conversation, input } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to move'));
@@ -94,7 +96,7 @@ export function threadMoves(deps: {
       if (barred !== undefined) return fail(conflict(barred));
       const channel = context.value.channels.find((c) => c.id === channelId);
       if (channel === undefined) return fail(conflict('This channel is not connected'));
-      if (agentRoutesOn(channel, context.value.agents, conversation.agent).length === 0) {
+      if (agentRoutesOn(channel, context.value.offered, conversation.agent).length === 0) {
         return fail(conflict(`${conversation.agent} is not connected to this channel`));
       }
       let address: Address | null = null;
@@ -124,18 +126,20 @@ export function threadMoves(deps: {
     },
 
     async summon(user: User, threadId: string, body: { route: string; brief: string; hint: string | null }): Answer<{ conversation_id: string }> {
-      const context = await moveContext(storage, channels, user, threadId);
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
       if (!context.ok) return context;
-      const { thread, conversation, input, agents } = context.value;
+      const { thread, conversation, input, agents, offered } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to hand over'));
-      const known = context.value.channels.flatMap((c) => channelRoutes(c, agents)).some((r) => r.id === body.route);
+      // Routes are what the agents advertise: a model an agent does not offer is no route.
+      const known = context.value.channels.flatMap((c) => channelRoutes(c, offered)).some((r) => r.id === body.route);
       if (!known) return fail(invalid('body.route', 'is not a route of any connected channel'));
       const offer = threadOperations(input);
       if (offer.summon.reason !== null) return fail(conflict(offer.summon.reason));
       const route = Object.values(offer.summon.routes).flat().find((r) => r.id === body.route);
       if (route === undefined) return fail(conflict(`${body.route} is not offered here: summon hands over to another agent on this channel`));
       const agent = agents.find((a) => a.id === route.agent)!;
-      const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: agent.default_permission_mode, effort: null, address: conversation.address };
+      const posture = offered.find((a) => a.id === route.agent)!.default_permission_mode;
+      const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };
       // The brief is what the new agent starts from: its first turn, in place, written with the hand-over.
       const moved = await move({
         source_thread_id: thread.id,

@@ -2,11 +2,12 @@ import { join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
-import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId } from '../../domain/vocabulary.ts';
+import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { offeredOnly, type AgentVocabularies, type KnownAgent } from '../agents/vocabularies.ts';
 import { CONSOLE_CHANNEL } from '../console/reads.ts';
 import type { Kicker } from './kick.ts';
 
@@ -26,7 +27,6 @@ export function projectDirectory(dataDir: string, project: string | null): strin
   return resolve(join(dataDir, 'projects', segment));
 }
 
-const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 /**
  * Where a thread's runs work (their session's `cwd`, recorded as the run's `directory`): the
  * directory on disk the world names for the project, else its default under `DATA_DIR`.
@@ -36,6 +36,7 @@ export async function runDirectory(catalog: Catalog, dataDir: string, project: s
   return named ?? projectDirectory(dataDir, project);
 }
 
+const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
 /**
  * The directive use case (contract section 4): a new console thread by the caller's key, or an
@@ -45,6 +46,7 @@ export async function runDirectory(catalog: Catalog, dataDir: string, project: s
  */
 export function directives(deps: {
   readonly storage: Storage;
+  readonly vocabularies: AgentVocabularies;
   readonly bus: EventBus;
   readonly kicker: Kicker;
   readonly dataDir: string;
@@ -73,30 +75,54 @@ export function directives(deps: {
     return created;
   }
 
-  /** The model of a route id (`agent:model`), or null for an agent's model-less route. */
-  const modelOf = (id: string, agent: Agent): string | null => id.slice(agent.id.length + 1) || null;
+  /** The console channel's routes, from what its agents advertise (asked only when a directive needs them). */
+  async function consoleRoutes(): Promise<{ routes: RouteInfo[]; known: KnownAgent[] }> {
+    const console = (await storage.catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
+    if (console === undefined) return { routes: [], known: [] };
+    const known = await deps.vocabularies.all(console.agents);
+    return { routes: channelRoutes(console, offeredOnly(known)), known };
+  }
 
   return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
-    const [agents, channels, projects] = await Promise.all([storage.catalog.agents(), storage.catalog.channels(), storage.catalog.projects()]);
-    const console = channels.find((channel) => channel.id === CONSOLE_CHANNEL);
-    const routes = console === undefined ? [] : channelRoutes(console, agents);
     const issues: Issue[] = [];
-    const route = body.model === null ? (routes[0] ?? null) : findRoute(routes, body.model);
-    if (body.model !== null && route === null) issues.push({ path: 'body.model', message: 'is not a route of GET /routes' });
-    if (body.project !== null && !projects.includes(body.project)) issues.push({ path: 'body.project', message: 'is not a project of GET /projects' });
+    let offered: { routes: RouteInfo[]; known: KnownAgent[] } | null = null;
+    let route: RouteInfo | null = null;
+    if (body.model !== null) {
+      offered = await consoleRoutes();
+      route = findRoute(offered.routes, body.model);
+      if (route === null) issues.push({ path: 'body.model', message: 'is not a route of GET /routes' });
+    }
+    if (body.project !== null && !(await storage.catalog.projects()).includes(body.project)) {
+      issues.push({ path: 'body.project', message: 'is not a project of GET /projects' });
+    }
     if (issues.length > 0) return fail({ code: 'validation_failed', errors: issues });
 
-    const agentOf = (id: string) => agents.find((a) => a.id === id) ?? null;
     const found = await existing(user, ref);
     if (!found.ok) return found;
-    const agent = found.value === null ? (route === null ? null : agentOf(route.agent)) : agentOf(found.value.conversation.agent);
-    if (agent === null) return fail({ code: 'conflict', detail: 'No agent is offered for this thread' });
+    let known: KnownAgent | null;
+    if (found.value === null) {
+      // A new thread without a model takes the first route offered.
+      offered ??= await consoleRoutes();
+      route ??= offered.routes[0] ?? null;
+      const id = route?.agent;
+      known = offered.known.find((candidate) => candidate.agent.id === id) ?? null;
+    } else {
+      known = await deps.vocabularies.one(found.value.conversation.agent);
+    }
+    if (known === null) return fail({ code: 'conflict', detail: 'No agent is offered for this thread' });
+    const { agent } = known;
     if (found.value !== null && body.model !== null) {
       const current = routeId(found.value.conversation.agent, found.value.conversation.model);
       if (body.model !== current) return fail({ code: 'conflict', detail: `The thread is routed to ${current}; re-routing needs a manual handoff` });
     }
-    if (body.permission_mode !== null && !isPostureOf(agent, body.permission_mode)) return fail(invalid('body.permission_mode', `is not a permission mode of ${agent.id}`));
-    if (body.effort !== null && !isEffortOf(agent, body.effort)) return fail(invalid('body.effort', `is not an effort of ${agent.id}`));
+    // Checked against what the agent advertises: a pick it does not offer never reaches a run.
+    const unsaid = known.offered === null ? ` (${agent.id} did not say what it offers: it did not start or answer in time)` : '';
+    if (body.permission_mode !== null && (known.offered === null || !isPostureOf(known.offered, body.permission_mode))) {
+      return fail(invalid('body.permission_mode', `is not a permission mode of ${agent.id}${unsaid}`));
+    }
+    if (body.effort !== null && (known.offered === null || !isEffortOf(known.offered, body.effort))) {
+      return fail(invalid('body.effort', `is not an effort of ${agent.id}${unsaid}`));
+    }
 
     // Model, project and effort count on the first directive only: they are written with the thread.
     const { thread, conversation } =
@@ -108,8 +134,8 @@ export function directives(deps: {
         title: body.text.replace(/\s+/g, ' ').trim().slice(0, 80),
         conversation: {
           agent: agent.id,
-          model: route === null ? null : modelOf(route.id, agent),
-          permission_mode: body.permission_mode ?? agent.default_permission_mode,
+          model: route?.model ?? null,
+          permission_mode: body.permission_mode ?? known.offered?.default_permission_mode ?? null,
           effort: body.effort,
         },
       }));

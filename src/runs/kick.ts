@@ -177,6 +177,11 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
       effort: conversation.effort,
       signal: entry.controller.signal,
       onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
+      // A posture the agent did not take reaches the console; the turn goes on in the session's own.
+      onPostureRefused: async (refusal) => {
+        touch();
+        await emit(threadId, 'posture_refused', { run_id: runId, conversation_id: conversation.id, ...refusal });
+      },
       onUpdate: async (raw: TurnUpdate) => {
         touch();
         if (entry.lost) return;

@@ -5,12 +5,22 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { EventBus, PendingAnswer } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { isPostureOf } from '../../domain/vocabulary.ts';
+import type { AgentVocabularies } from '../agents/vocabularies.ts';
+import type { Emit } from './emit.ts';
 
 /**
  * Batch answers to pending approvals and questions (atomic: all applied or none), and the posture
  * switch of a conversation, which also reaches a live agent session.
  */
-export function responses(deps: { readonly storage: Storage; readonly bus: EventBus; readonly runner: AgentRunner; readonly log: Logger }) {
+export function responses(deps: {
+  readonly storage: Storage;
+  readonly bus: EventBus;
+  readonly runner: AgentRunner;
+  readonly vocabularies: AgentVocabularies;
+  readonly emit: Emit;
+  readonly log: Logger;
+}) {
   const { storage, bus, runner, log } = deps;
   return {
     async answer(user: User, threadId: string, answers: readonly PendingAnswer[]): Promise<Result<{ answered: number }, Failure>> {
@@ -33,16 +43,26 @@ export function responses(deps: { readonly storage: Storage; readonly bus: Event
       if (conversation === null) return fail({ code: 'conversation_unavailable' });
       const thread = await storage.threads.findAccessible(user.id, conversation.thread_id);
       if (thread?.row.owner !== user.id) return fail({ code: 'not_thread_owner' });
-      const agent = (await storage.catalog.agents()).find((candidate) => candidate.id === conversation.agent);
-      if (agent === undefined || !agent.permission_modes.includes(mode)) {
-        return fail({ code: 'validation_failed', errors: [{ path: 'body.permission_mode', message: `is not a permission mode of ${conversation.agent}` }] });
+      const known = await deps.vocabularies.one(conversation.agent);
+      // Checked against what the agent advertises, narrowed by the catalog.
+      if (known?.offered == null || !isPostureOf(known.offered, mode)) {
+        const unsaid = known !== null && known.offered === null ? ' (it did not say what it offers: it did not start or answer in time)' : '';
+        return fail({ code: 'validation_failed', errors: [{ path: 'body.permission_mode', message: `is not a permission mode of ${conversation.agent}${unsaid}` }] });
       }
+      const { agent } = known;
       const updated = await storage.writer.setPermissionMode(conversationId, mode);
       if (updated === null) return fail({ code: 'conversation_unavailable' });
       const session = await storage.writer.sessionOf(conversationId);
       // The posture is stored; a live session hears it now if it can (every later prompt sets it anyway),
-      // so an agent that fails or does not answer cannot fail or hold this request.
-      if (session !== null) void runner.setMode(agent, session, mode).catch((error: unknown) => log.warn({ err: error }, 'set_mode on a live session failed'));
+      // so an agent that fails or does not answer cannot fail or hold this request. A refusal is an event.
+      if (session !== null) {
+        void runner
+          .setMode(agent, session, mode)
+          .then((refusal) =>
+            refusal === null ? null : deps.emit(conversation.thread_id, 'posture_refused', { run_id: null, conversation_id: conversationId, ...refusal }),
+          )
+          .catch((error: unknown) => log.warn({ err: error }, 'set_mode on a live session failed'));
+      }
       return ok(updated);
     },
   };

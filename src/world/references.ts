@@ -35,7 +35,8 @@ export function referenceIssues(world: WorldFile): Issue[] {
   const user = (id: string, path: string) => users.has(id) || problem(path, `names no user (${id})`);
 
   world.agents.forEach((agent, i) => {
-    if (!agent.permission_modes.includes(agent.default_permission_mode)) {
+    const { default_permission_mode: mode, permission_modes: modes } = agent;
+    if (mode !== null && modes !== null && !modes.includes(mode)) {
       problem(`agents.${i}.default_permission_mode`, 'must be one of the agent permission_modes');
     }
     agent.env_pass.forEach((name, j) => {
@@ -76,11 +77,11 @@ export function referenceIssues(world: WorldFile): Issue[] {
       const cat = `${at}.conversations.${j}`;
       const agent = agents.get(conversation.agent);
       if (agent === undefined) return problem(`${cat}.agent`, `names no agent (${conversation.agent})`);
-      if (conversation.model !== null && !agent.models.includes(conversation.model)) problem(`${cat}.model`, `is not a model of ${agent.id}`);
-      if (conversation.permission_mode !== null && !agent.permission_modes.includes(conversation.permission_mode)) {
-        problem(`${cat}.permission_mode`, `is not a permission mode of ${agent.id}`);
-      }
-      if (conversation.effort !== null && !agent.efforts.includes(conversation.effort)) problem(`${cat}.effort`, `is not an effort of ${agent.id}`);
+      // Checked against the lists the world gives; what an agent advertises is only known once it runs.
+      const outside = (list: readonly string[] | null, value: string | null) => value !== null && list !== null && !list.includes(value);
+      if (outside(agent.models, conversation.model)) problem(`${cat}.model`, `is not a model of ${agent.id}`);
+      if (outside(agent.permission_modes, conversation.permission_mode)) problem(`${cat}.permission_mode`, `is not a permission mode of ${agent.id}`);
+      if (outside(agent.efforts, conversation.effort)) problem(`${cat}.effort`, `is not an effort of ${agent.id}`);
       const runs = new Set(conversation.runs.map((run) => run.id));
       conversation.pending.forEach((pending, k) => {
         if (pending.run_id !== null && !runs.has(pending.run_id)) problem(`${cat}.pending.${k}.run_id`, 'names no run of this conversation');

@@ -117,10 +117,12 @@ export const WorldFileSchema = v.object({
   agents: v.array(
     v.object({
       id: name,
-      models: names,
-      efforts: names,
-      permission_modes: v.pipe(v.array(name), v.minLength(1, 'must name at least one mode')),
-      default_permission_mode: name,
+      // Absent (null): whatever the agent advertises; a list narrows that, never widens it.
+      models: nullable(v.array(name)),
+      efforts: nullable(v.array(name)),
+      permission_modes: nullable(v.array(name)),
+      // Absent (null): the mode a new session of the agent starts in.
+      default_permission_mode: nullable(name),
       command: nullable(v.pipe(v.array(v.string()), v.minLength(1, 'must name a program'))),
       env: v.optional(v.record(envName, envValue), {}),
       env_pass: v.optional(v.array(envName), []),

@@ -230,7 +230,18 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(codex?.env_pass, ['CODEX_API_KEY']);
       await storage.importWorld(world);
       const again = (await storage.catalog.agents()).find((a) => a.id === 'codex');
-      assert.deepEqual([again?.env, again?.env_pass], [{}, []]);
+      assert.deepEqual([again?.env, again?.env_pass], [{ DEMO_AGENT_PROFILE: 'codex' }, []]);
+    });
+
+    it("keeps an agent's absent lists and default mode as null (no narrowing of what it advertises), and a re-import gives them back", async () => {
+      const world = fixtureWorld();
+      const open = { models: null, efforts: null, permission_modes: null, default_permission_mode: null };
+      await storage.importWorld({ ...world, agents: world.agents.map((a) => (a.id === 'codex' ? { ...a, ...open } : a)) });
+      const codex = (await storage.catalog.agents()).find((a) => a.id === 'codex')!;
+      assert.deepEqual([codex.models, codex.efforts, codex.permission_modes, codex.default_permission_mode], [null, null, null, null]);
+      await storage.importWorld(world);
+      const again = (await storage.catalog.agents()).find((a) => a.id === 'codex')!;
+      assert.deepEqual([again.models, again.permission_modes, again.default_permission_mode], [[], ['auto', 'read-only'], 'auto']);
     });
 
     it('imports idempotently: the same world again changes nothing and doubles nothing', async () => {

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Agent, Channel, ChannelPlace } from '../../domain/model.ts';
+import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { NEW_CONSOLE_THREAD, placesInside, threadOperations, type OperationsInput } from '../../domain/operations.ts';
+import type { OfferedAgent } from '../../domain/vocabulary.ts';
 
 const AGENTS = ['claude', 'codex', 'gemini'];
 const USERS = ['alice', 'bob'];
 
-const agentArb: fc.Arbitrary<Agent[]> = fc.constant(
-  AGENTS.map((id, i) => ({ id, models: i === 1 ? [] : ['m1', 'm2'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default', command: null })),
+const agentArb: fc.Arbitrary<OfferedAgent[]> = fc.constant(
+  AGENTS.map((id, i) => ({ id, models: i === 1 ? [] : ['m1', 'm2'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default' })),
 );
 const placeArb = (prefix: string): fc.Arbitrary<ChannelPlace[]> =>
   fc.array(

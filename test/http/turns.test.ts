@@ -194,8 +194,13 @@ describe('racing first directives', () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
     const kicked: string[] = [];
+    const { agentVocabularies } = await import('../../src/agents/vocabularies.ts');
+    const { fakeAgentOffers } = await import('../support/fake-agent-offers.ts');
+    // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
+    const claude = { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] };
     const submit = directives({
       storage, bus: createMemoryEventBus(), dataDir: '/tmp/console-race', lease: { holder: 'h', ms: 60_000 },
+      vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
     });
     const alice = { id: 'alice', name: 'Alice' };

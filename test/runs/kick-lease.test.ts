@@ -30,7 +30,7 @@ function slowRunner(ms: number): AgentRunner & { cancelled: boolean } {
       });
       return { sessionId: 'session-1', stopReason: request.signal?.aborted ? 'cancelled' : 'end_turn' };
     },
-    setMode: async () => {},
+    setMode: async () => null,
     close: async () => {},
   };
   return runner;

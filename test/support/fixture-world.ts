@@ -65,7 +65,9 @@ export function fixtureWorld(): World {
         default_permission_mode: 'default',
         command: null,
       },
-      { id: 'codex', models: [], efforts: [], permission_modes: ['auto', 'read-only'], default_permission_mode: 'auto', command: null },
+      // Served by the demo agent's Codex profile; the world narrows it to no model choice, no effort and two of its modes.
+      { id: 'codex', models: [], efforts: [], permission_modes: ['auto', 'read-only'], default_permission_mode: 'auto', command: null,
+        env: { DEMO_AGENT_PROFILE: 'codex' } },
     ],
     channels: [
       { id: 'console', kind: 'console', name: 'Console', shared: false, browsable: false, agents: ['claude', 'codex'], linked_users: ['alice', 'bob'], addresses: [] },

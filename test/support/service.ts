@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import { type AcpAgentRunner, createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fail } from '../../domain/result.ts';
@@ -47,14 +47,17 @@ export async function startService(
     },
   });
   const log = createLogger('debug', sink);
+  // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or kicks a run.
+  const runner = extra.runner ?? createAcpAgentRunner({ log, env: process.env });
   const app = createApp({
     config: loaded.value,
     log,
     storage: createMemoryStorage(),
     // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
     fetchUiResource: async () => fail('no MCP provider in this test'),
-    // The real runner: the bundled demo agent starts only when a test kicks a run.
-    runner: createAcpAgentRunner({ log, env: process.env }),
+    runner,
+    // A runner the test brings answers offers too when it is the ACP one.
+    offers: 'offers' in runner ? (runner as AcpAgentRunner).offers : async () => null,
     bus: createMemoryEventBus(),
     ...extra,
   });

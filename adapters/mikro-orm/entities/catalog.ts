@@ -23,16 +23,19 @@ export const ProjectSchema = defineEntity({
   },
 });
 
-/** `agents`: an agent and its vocabularies; `command` is null for the bundled demo agent. */
+/**
+ * `agents`: an agent and the lists that narrow what it advertises (null: no narrowing; a null
+ * default mode is the one its sessions start in); `command` is null for the bundled demo agent.
+ */
 export const AgentSchema = defineEntity({
   name: 'Agent',
   tableName: 'agents',
   properties: {
     id: p.text().primary(),
-    models: p.array(),
-    efforts: p.array(),
-    permission_modes: p.array(),
-    default_permission_mode: p.text(),
+    models: p.array().nullable(),
+    efforts: p.array().nullable(),
+    permission_modes: p.array().nullable(),
+    default_permission_mode: p.text().nullable(),
     command: p.json<string[]>().nullable(),
     /** Literal variables of the agent's environment; `env_pass` holds names only, never values. */
     env: p.json<Record<string, string>>(),

@@ -1,0 +1,31 @@
+import pino from 'pino';
+import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import type { Agent } from '../../domain/model.ts';
+import { agentOffersContract } from '../contracts/agent-offers.contract.ts';
+
+const agent = (id: string, fields: Partial<Agent> = {}): Agent => ({
+  id, models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, ...fields,
+});
+
+// The bundled demo agent under its two profiles: what they advertise is written out here, as a user would read it.
+agentOffersContract('ACP runner against the demo agent', async () => {
+  const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, offerTimeoutMs: 1_500 });
+  return {
+    offers: runner.offers,
+    working: [
+      {
+        agent: agent('claude'),
+        offer: { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] },
+      },
+      {
+        agent: agent('codex', { env: { DEMO_AGENT_PROFILE: 'codex' } }),
+        offer: { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-only', models: ['gpt-5-codex', 'gpt-5'], efforts: ['low', 'medium', 'high'] },
+      },
+    ],
+    broken: agent('ghost', { command: ['/nonexistent/acp-agent'] }),
+    // Starts, reads nothing, answers nothing: `initialize` never returns.
+    silent: agent('mute', { command: ['sleep', '60'] }),
+    boundMs: 1_500,
+    close: () => runner.close(),
+  };
+});
