@@ -18,3 +18,4 @@ export * from './events.ts';
 export * from './operations.ts';
 export * from './text.ts';
 export * from './run-errors.ts';
+export * from './bounds.ts';

@@ -12,6 +12,7 @@ import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import { type AgentProcess, type SessionModels, type SessionState, startAgentProcess } from './agent-process.ts';
 import { applyPosture, setSessionMode } from './posture.ts';
+import { redactor } from './agent-diagnostics.ts';
 import { openTurnRoute } from './turn-route.ts';
 
 /** Options of {@link createAcpAgentRunner}. */
@@ -185,7 +186,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const sessionId = await sessionFor(proc, request);
       if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
       const turnLog = log.child({ agent: request.agent.id, sessionId });
-      const route = openTurnRoute(request, turnLog);
+      const route = openTurnRoute(request, turnLog, redactor(agentSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
       proc.routes.set(sessionId, route);
       let grace: NodeJS.Timeout | undefined;
       let abandon!: (error: Error) => void;

@@ -15,7 +15,13 @@ export interface OpenTurnRoute extends TurnRoute {
  * in arrival order but does not wait for them, so each delivery is chained on the previous one; a
  * permission request waits for the updates before it (the tool call it is about comes first).
  */
-export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>, log: Logger): OpenTurnRoute {
+export function openTurnRoute(
+  request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>,
+  log: Logger,
+  /** Hides the agent's own secrets (its env and env_pass values) in what it sends, before anyone stores or sees it. */
+  redact: (text: string) => string = (text) => text,
+): OpenTurnRoute {
+  const hide = <T>(value: T): T => redactedValue(value, redact);
   let chain: Promise<void> = Promise.resolve();
   let failure: { readonly error: unknown } | null = null;
   // The turn's tool calls as known so far: a permission ask about one carries all of it.
@@ -27,8 +33,10 @@ export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermiss
 
   return {
     update(update) {
-      const mapped = toTurnUpdate(update);
-      if (mapped === null) return;
+      const found = toTurnUpdate(update);
+      if (found === null) return;
+      // A command's output can print the agent's key (`env`, a config file): it is hidden here.
+      const mapped = hide(found);
       if (mapped.kind === 'tool_call' || mapped.kind === 'tool_call_update') calls.set(mapped.call.id, mergeToolCall(calls.get(mapped.call.id), mapped.call));
       chain = chain.then(async () => {
         // After a failed delivery the turn is lost to its caller: later updates would be out of order.
@@ -38,7 +46,7 @@ export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermiss
     async permission(params) {
       await chain;
       try {
-        return toPermissionResponse(await request.onPermission(toPermissionAsk(params, calls.get(params.toolCall.toolCallId))), params);
+        return toPermissionResponse(await request.onPermission(hide(toPermissionAsk(params, calls.get(params.toolCall.toolCallId)))), params);
       } catch (error) {
         // The agent still needs an answer; the turn fails once it ends.
         fail(error);
@@ -53,4 +61,14 @@ export function openTurnRoute(request: Pick<TurnRequest, 'onUpdate' | 'onPermiss
       if (failure !== null) throw failure.error;
     },
   };
+}
+
+/** A JSON-like value with `redact` applied to every string in it (keys too). */
+function redactedValue<T>(value: T, redact: (text: string) => string): T {
+  if (typeof value === 'string') return redact(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactedValue(item, redact)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key), redactedValue(item, redact)])) as T;
+  }
+  return value;
 }

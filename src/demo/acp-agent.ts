@@ -13,7 +13,9 @@
  * `[wait]` sends nothing more until the turn is cancelled (`session/cancel`); `[hang]` sends
  * nothing more and ignores cancel too; `[garbled]` sends a NUL and a surrogate pair split across
  * two chunks, in text and in a tool call's title; `[env]` names the environment variables it got;
- * `[stderr]` writes its whole environment to stderr (what a careless agent may do). With
+ * `[stderr]` writes its whole environment to stderr (what a careless agent may do); `[leak]` prints
+ * its environment's values in a reply and a tool call's output (what `env` run by an agent does);
+ * `[big]` sends a tool call whose output is 2 MB and a 100 KB diff. With
  * `DEMO_AGENT_REQUIRE_AUTH` set it offers an auth method and answers `session/new` with
  * `auth_required`, as an agent without credentials does.
  */
@@ -85,6 +87,18 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   if (text.includes('[crash]')) process.exit(1);
   if (text.includes('[stderr]')) process.stderr.write(`environment: ${JSON.stringify(process.env)}\n`);
   if (text.includes('[env]')) await say(`[demo-env] ${Object.keys(process.env).sort().join(',')}\n`);
+  if (text.includes('[leak]')) {
+    const values = Object.values(process.env).join(' ');
+    await say(`[demo-leak] ${values}\n`);
+    await update({ sessionUpdate: 'tool_call', toolCallId: `leak-${session.turns}`, title: 'Run env', kind: 'execute', status: 'completed', rawOutput: { stdout: values } });
+  }
+  if (text.includes('[big]')) {
+    await update({
+      sessionUpdate: 'tool_call', toolCallId: `big-${session.turns}`, title: 'Print a large file', kind: 'read', status: 'completed',
+      content: [{ type: 'diff', path: 'big.txt', oldText: null, newText: 'y'.repeat(100_000) }],
+      rawOutput: { stdout: 'x'.repeat(2_000_000) },
+    });
+  }
   if (text.includes('[hang]')) await new Promise(() => {});
   if (text.includes('[wait]')) {
     await new Promise<void>((resolve) => cancels.set(params.sessionId, resolve));

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Agent, Conversation, Run, RunStatus } from '../../domain/model.ts';
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
+import { boundedRecord, boundedStrings, boundedText, MAX_REPLY } from '../../domain/bounds.ts';
+import type { ToolCall } from '../../domain/model.ts';
 import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
 import type { AgentRunner, TurnUpdate } from '../../ports/agent-runner.ts';
 import type { ConsoleWriter } from '../../ports/console-writer.ts';
@@ -192,14 +194,15 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
           if (ready !== '') await emit(threadId, 'message', { run_id: runId, delta: storableText(ready) });
           return;
         }
-        // Agent output nobody can send back is repaired, not refused: NULs and lone surrogates replaced.
-        const update = storableValue(raw);
+        // Agent output nobody can send back is repaired, not refused: NULs and lone surrogates
+        // replaced, and bounded (a tool call may carry a whole file, again in every update).
+        const update = boundedStrings(storableValue(raw));
         switch (update.kind) {
           case 'tool_call':
           case 'tool_call_update':
             if (update.kind === 'tool_call') await writer.appendModelMessage(runId, { role: 'tool', content: update.call.title ?? '' });
             // The tool call as the agent sent it (an update: what changed), flat beside the run id.
-            await emit(threadId, 'tool_call', { run_id: runId, update: update.kind === 'tool_call_update', ...update.call });
+            await emit(threadId, 'tool_call', { run_id: runId, update: update.kind === 'tool_call_update', ...boundedCall(update.call) });
             return;
           case 'plan':
             await emit(threadId, 'plan', { run_id: runId, entries: update.entries });
@@ -219,14 +222,14 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
         touch();
         // An ask after the cancel is answered at once: nobody is left to answer it.
         if (entry.cancelled !== null || entry.lost) return { outcome: 'cancelled' } as const;
-        const ask = storableValue(raw);
+        const ask = boundedStrings(storableValue(raw));
         const pending = await writer.addPending({
           kind: 'approval',
           conversation_id: conversation.id,
           run_id: runId,
           title: ask.title,
           options: ask.options.map(({ id, name, kind }) => ({ id, name, kind })),
-          tool_call: ask.tool_call,
+          tool_call: ask.tool_call === null ? null : boundedCall(ask.tool_call),
         });
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);
@@ -242,7 +245,7 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
     });
     if (held !== '') await emit(threadId, 'message', { run_id: runId, delta: REPLACEMENT });
     if (entry.cancelled === null && reply !== '') {
-      const text = storableText(reply);
+      const text = boundedText(storableText(reply), MAX_REPLY);
       await writer.appendModelMessage(runId, { role: 'assistant', content: text });
       const message = await writer.appendMessage(threadId, { role: 'assistant', text, artifact_id: null });
       await emit(threadId, 'message', { run_id: runId, message });
@@ -263,6 +266,9 @@ async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): P
   if (entry.lost) return;
   await finish(deps, entry, threadId, runId, outcome);
 }
+
+/** A tool call within the stored bounds: its bulky parts dropped (and `truncated` set) when it is still too large. */
+const boundedCall = (call: ToolCall): ToolCall => boundedRecord(call, ['rawOutput', 'content', 'rawInput']);
 
 /**
  * Ends the run, stores its last events, then releases the turn: each step retried while storage
