@@ -39,3 +39,54 @@ export function startupReason(error: unknown): string {
   if (code === 'EACCES' || /\bEACCES\b/.test(message)) return 'the agent could not start: its command is not executable';
   return `the agent could not start: ${message.replace(/^the agent (process )?/, '')}`;
 }
+
+/**
+ * A request the agent answered with an error, as the service keeps it: the JSON-RPC code and a
+ * sentence of the service's own. The agent's text (which may quote a provider's body, a key) is
+ * neither its message nor its cause, so no `{ err }` log line can carry it: it is logged once,
+ * redacted, where it arrives.
+ */
+export class AgentRequestError extends Error {
+  override readonly name = 'AgentRequestError';
+  /** The JSON-RPC code the agent answered. */
+  readonly code: number;
+  constructor(message: string, code: number) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** How much of a stderr line is held while it arrives; the rest of a longer line is dropped. */
+export const MAX_STDERR_LINE = 64 * 1024;
+
+/**
+ * Splits a text stream into lines (`\n`, a `\r` before it dropped), holding at most `max`
+ * characters of a line: what comes past that before its newline is dropped as it arrives, so an
+ * agent that never ends a line cannot make it grow without bound. `end` gives an unterminated last line.
+ */
+export function lineSplitter(onLine: (line: string) => void, max = MAX_STDERR_LINE): { push(chunk: string): void; end(): void } {
+  let line = '';
+  const take = (chunk: string, from: number, to: number) => {
+    const room = max - line.length;
+    if (room > 0 && to > from) line += chunk.slice(from, Math.min(to, from + room));
+  };
+  const flush = () => {
+    const out = line.endsWith('\r') ? line.slice(0, -1) : line;
+    line = '';
+    onLine(out);
+  };
+  return {
+    push(chunk) {
+      let from = 0;
+      for (let newline = chunk.indexOf('\n'); newline >= 0; newline = chunk.indexOf('\n', from)) {
+        take(chunk, from, newline);
+        flush();
+        from = newline + 1;
+      }
+      take(chunk, from, chunk.length);
+    },
+    end() {
+      if (line !== '') flush();
+    },
+  };
+}

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import { AUTH_REQUIRED, authenticationReason, redactor, startupReason } from './agent-diagnostics.ts';
+import { AgentRequestError, AUTH_REQUIRED, authenticationReason, lineSplitter, redactor, startupReason } from './agent-diagnostics.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
 import { offerOf } from './offer.ts';
 
@@ -50,8 +49,17 @@ export interface AgentProcess {
   /** Resolves, with a sentence saying how, once the process has ended. */
   readonly exited: Promise<string>;
   alive(): boolean;
-  /** Waits for `request`, but never longer than the process lives; errors say what happened. */
+  /**
+   * Waits for `request`, but never longer than the process lives; errors say what happened. An
+   * error the agent answered rejects as an `AgentRequestError`, without the agent's own text.
+   */
   guard<T>(request: Promise<T>): Promise<T>;
+  /**
+   * `guard`, bounded by the start-up time limit (for `session/new` and `session/load`): an agent
+   * that has not answered `what` by then is taken for broken, and its process group is ended
+   * before this rejects (`the agent did not answer <what> within ...`).
+   */
+  bounded<T>(request: Promise<T>, what: string): Promise<T>;
   /** Ends the process (TERM, then KILL) and waits until it has exited. */
   stop(): Promise<void>;
 }
@@ -81,18 +89,33 @@ function trackGroup(pid: number): void {
 // Unreferenced: a pending wait must not keep the server alive.
 const delay = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 
+/** How much of a stderr line reaches the log (after its secrets are hidden). */
+const LOGGED_STDERR_LINE = 2000;
+
+/** Options of {@link startAgentProcess}. */
+export interface AgentProcessOptions {
+  /** The process's whole environment: never the service's own (see `agentEnvironment`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The values of the agent's own variables (see `agentSecrets`): what the agent writes reaches the log without them. */
+  readonly secrets?: readonly string[];
+  /** How long `initialize`, and each `bounded` request, may go unanswered before the process group is ended (default 30 s). */
+  readonly startTimeoutMs?: number;
+  /** Aborted to give the start up (the runner closes): the process is ended and the start rejects at once. */
+  readonly signal?: AbortSignal;
+}
+
+const LATE = Symbol('late');
+
+/** A time limit as a reason says it. */
+const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);
+
 /**
- * Spawns an agent with exactly `env` as its environment (never the service's own: see
- * `agentEnvironment`), connects to its stdio and runs `initialize`; rejects if it dies or refuses
- * first, with a reason that says so (`the agent could not start: ...`). `secrets` (the values of the
- * agent's own variables: see `agentSecrets`) never reach a log line: what the agent writes is redacted.
+ * Spawns an agent with exactly `options.env` as its environment, connects to its stdio and runs
+ * `initialize`; rejects if it dies, refuses or stays silent past the start-up time limit first,
+ * with a reason that says so (`the agent could not start: ...`), once its process group has ended.
  */
-export async function startAgentProcess(
-  argv: readonly string[],
-  log: Logger,
-  env: Readonly<Record<string, string>>,
-  secrets: readonly string[] = [],
-): Promise<AgentProcess> {
+export async function startAgentProcess(argv: readonly string[], log: Logger, options: AgentProcessOptions): Promise<AgentProcess> {
+  const { env, secrets = [], startTimeoutMs = 30_000, signal } = options;
   const [command, ...args] = argv;
   if (command === undefined) throw new Error('the agent has an empty command');
   // Its own process group: what the agent starts (a bundled CLI, shells) ends with it (see `stop`).
@@ -121,8 +144,15 @@ export async function startAgentProcess(
   });
   // A dead child's pipes error (EPIPE); without listeners that would crash this server.
   for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', (error) => plog.debug({ err: error }, 'agent pipe error'));
-  // The agent's stderr is its diagnostics: to the debug log, line by line, bounded, its secrets hidden.
-  createInterface({ input: child.stderr }).on('line', (line) => plog.debug({ stderr: redact(line.slice(0, 2000)) }, 'agent stderr'));
+  // The agent's stderr is its diagnostics: to the debug log, line by line, its secrets hidden, then
+  // cut (cut first, a secret across the cut would show its start). Lines are split here, not by
+  // readline, so a line without end is held only up to MAX_STDERR_LINE.
+  const lines = lineSplitter((line) => {
+    if (plog.isLevelEnabled('debug')) plog.debug({ stderr: redact(line).slice(0, LOGGED_STDERR_LINE) }, 'agent stderr');
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => lines.push(chunk));
+  child.stderr.on('end', () => lines.end());
 
   const sessions = new Map<string, SessionState>();
   const routes = new Map<string, TurnRoute>();
@@ -151,9 +181,10 @@ export async function startAgentProcess(
     } catch (error) {
       if (error instanceof acp.RequestError) {
         // Its message is the agent's own text, which may hold an upstream (model provider) body: logged, not recorded.
-        plog.info({ code: error.code, message: redact(error.message.slice(0, 2000)) }, 'the agent answered an error');
-        if (error.code === AUTH_REQUIRED) throw new Error(authenticationReason(authMethods), { cause: error });
-        throw new Error(`the agent answered the request with error ${error.code}`, { cause: error });
+        // Redacted whole, then cut; never kept as a cause, which `{ err }` lines would print whole.
+        plog.info({ code: error.code, message: redact(error.message).slice(0, 2000) }, 'the agent answered an error');
+        if (error.code === AUTH_REQUIRED) throw new AgentRequestError(authenticationReason(authMethods), error.code);
+        throw new AgentRequestError(`the agent answered the request with error ${error.code}`, error.code);
       }
       // The connection closes when stdout ends, usually just before the exit event: wait for it
       // briefly so the message says how the process ended.
@@ -172,6 +203,23 @@ export async function startAgentProcess(
     }
   };
 
+  async function bounded<T>(request: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<typeof LATE>((resolve) => {
+      timer = setTimeout(resolve, startTimeoutMs, LATE);
+      timer.unref();
+    });
+    try {
+      const answer = await Promise.race([guard(request), late]);
+      if (answer !== LATE) return answer as T;
+    } finally {
+      clearTimeout(timer);
+    }
+    plog.warn({ request: what, ms: startTimeoutMs }, 'the agent did not answer in time: stopping its process');
+    await stop();
+    throw new Error(`the agent did not answer ${what} within ${duration(startTimeoutMs)}`);
+  }
+
   async function stop(): Promise<void> {
     if (ended) return;
     stopping = true;
@@ -182,28 +230,38 @@ export async function startAgentProcess(
     signalGroup('SIGKILL');
   }
 
+  // A close of the runner while this start waits ends it at once.
+  let giveUp = () => {};
+  const givenUp = new Promise<never>((_, reject) => {
+    giveUp = () => reject(new Error('the agent runner is closed'));
+  });
+  givenUp.catch(() => {});
+  if (signal?.aborted) giveUp();
+  signal?.addEventListener('abort', giveUp, { once: true });
   try {
-    const init = await guard(
-      connection.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        // This client serves no files and no terminals: agents use their own.
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-        clientInfo: { name: 'agent-console', version: '0.1.0' },
-      }),
-    );
+    const initializing = connection.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      // This client serves no files and no terminals: agents use their own.
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: { name: 'agent-console', version: '0.1.0' },
+    });
+    const init = await Promise.race([bounded(initializing, 'initialize'), givenUp]);
     authMethods = init.authMethods ?? [];
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
     return {
-      pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, stop, learn,
+      pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, bounded, stop, learn,
       get offer() {
         return offer;
       },
     };
   } catch (error) {
     await stop();
+    if (signal?.aborted) throw new Error('the agent runner is closed');
     throw new Error(startupReason(error), { cause: error });
+  } finally {
+    signal?.removeEventListener('abort', giveUp);
   }
 }
 

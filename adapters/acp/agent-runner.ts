@@ -28,6 +28,12 @@ export interface AcpAgentRunnerOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** How long a cancelled turn may take to end before its agent process group is ended (default 5 s). */
   readonly cancelGraceMs?: number;
+  /**
+   * How long an agent may leave `initialize`, `session/new` or `session/load` unanswered before it is
+   * taken for broken: its process group is ended and the turn fails (default 30 s; real agents start
+   * in 3 to 8 s).
+   */
+  readonly startTimeoutMs?: number;
   /** How long `offers` waits for an agent to start and open its probe session (default 10 s). */
   readonly offerTimeoutMs?: number;
   /** How long an agent that did not say what it offers is answered null at once, before it is asked again (default 30 s). */
@@ -61,13 +67,17 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const silentUntil = new Map<string, number>();
   let scratch: Promise<string> | null = null;
   let closed = false;
+  /** Aborted by `close`: starts still waiting for `initialize` end their process at once. */
+  const closing = new AbortController();
 
   function start(agent: Agent): Promise<AgentProcess> {
     const agentLog = log.child({ agent: agent.id });
     const { env, missing } = agentEnvironment(agent, options.env ?? {});
     // Names only: a value may be a secret.
     if (missing.length > 0) agentLog.warn({ missing }, 'env_pass names variables the service environment does not hold');
-    const started = startAgentProcess(agent.command ?? demoAgent, agentLog, env, agentSecrets(agent, env));
+    const started = startAgentProcess(agent.command ?? demoAgent, agentLog, {
+      env, secrets: agentSecrets(agent, env), startTimeoutMs: options.startTimeoutMs, signal: closing.signal,
+    });
     processes.set(agent.id, started);
     const forget = () => {
       if (processes.get(agent.id) === started) processes.delete(agent.id);
@@ -93,7 +103,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     scratch ??= mkdtemp(join(tmpdir(), 'agent-offers-'));
     const cwd = join(await scratch, agent.id.replace(/[^A-Za-z0-9._-]/g, '_'));
     await mkdir(cwd, { recursive: true });
-    const created = await proc.guard(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }));
+    const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
     const state = stateOf(created);
     proc.sessions.set(created.sessionId, state);
     proc.learn(state, true);
@@ -156,7 +166,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     if (request.sessionId !== null && proc.capabilities.loadSession === true) {
       const loading = proc.agent.request(acp.methods.agent.session.load, { sessionId: request.sessionId, cwd, mcpServers: [] });
       try {
-        const loaded = await proc.guard(loading);
+        const loaded = await proc.bounded(loading, 'session/load');
         const state = stateOf(loaded);
         proc.sessions.set(request.sessionId, state);
         proc.learn(state, false);
@@ -167,12 +177,14 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       }
     }
     if (sessionId === null) {
-      const created = await proc.guard(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }));
+      const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
       const state = stateOf(created);
       proc.sessions.set(created.sessionId, state);
       proc.learn(state, true);
       sessionId = created.sessionId;
     }
+    // A turn cancelled meanwhile has rejected already: its caller is told of no session.
+    if (request.signal?.aborted) throw notReady();
     await request.onSession(sessionId);
     return sessionId;
   }
@@ -182,8 +194,12 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
 
     async runTurn(request: TurnRequest): Promise<TurnResult> {
       if (closed) throw new Error('the agent runner is closed');
-      const proc = await processFor(request.agent);
-      const sessionId = await sessionFor(proc, request);
+      // A cancel (or an idle time-out) is honoured while the agent starts and opens the session: the
+      // turn rejects at once; the start and the session request go on, bounded, since other turns
+      // may wait on the same process.
+      if (request.signal?.aborted) throw notReady();
+      const proc = await unlessAborted(processFor(request.agent), request.signal);
+      const sessionId = await unlessAborted(sessionFor(proc, request), request.signal);
       if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
       const turnLog = log.child({ agent: request.agent.id, sessionId });
       const route = openTurnRoute(request, turnLog, redactor(agentSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
@@ -242,12 +258,33 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
 
     async close(): Promise<void> {
       closed = true;
+      closing.abort();
       const running = [...processes.values()];
       processes.clear();
       await Promise.all(running.map(async (entry) => (await entry.catch(() => null))?.stop()));
       if (scratch !== null) await rm(await scratch, { recursive: true, force: true }).catch(() => {});
     },
   };
+}
+
+/** Why a turn cancelled before its session was ready rejects. */
+const notReady = () => new Error('the agent was not ready yet when the turn was cancelled');
+
+/** `work`, unless `signal` aborts first (or has): then rejects at once, and `work` goes on unwatched. */
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  let off = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    const abort = () => reject(notReady());
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    off = () => signal.removeEventListener('abort', abort);
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    off();
+  }
 }
 
 function stateOf(answer: acp.NewSessionResponse | acp.LoadSessionResponse): SessionState {

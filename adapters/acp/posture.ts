@@ -1,6 +1,7 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
 import type { PostureRefusal } from '../../ports/agent-runner.ts';
+import { AgentRequestError } from './agent-diagnostics.ts';
 import type { AgentProcess } from './agent-process.ts';
 import { type PosturePart, postureOption, selectValues } from './offer.ts';
 
@@ -90,9 +91,8 @@ async function refusalOf(part: PosturePart, value: string, request: Promise<unkn
     await request;
     return null;
   } catch (error) {
-    const cause = (error as Error).cause;
     // `guard` has logged the agent's own text; only its code is recorded.
-    if (cause instanceof acp.RequestError) return { part, value, reason: `the agent refused it: error ${cause.code}` };
+    if (error instanceof AgentRequestError) return { part, value, reason: `the agent refused it: error ${error.code}` };
     throw error;
   }
 }
