@@ -9,6 +9,16 @@ export interface AgentOffer {
   readonly efforts: readonly string[];
 }
 
+/**
+ * What is known of an agent's offer: what it advertised (possibly learned from a process that has
+ * since ended), why it is unavailable (its last probe failed or did not answer in time: a sentence of
+ * the service's own, never the agent's text), or nothing yet (it has not answered its first probe).
+ */
+export type AgentOfferState =
+  | { readonly kind: 'offered'; readonly offer: AgentOffer }
+  | { readonly kind: 'unavailable'; readonly reason: string }
+  | { readonly kind: 'unknown' };
+
 /** An agent's vocabularies in force: what it offers, narrowed by its world entry. */
 export interface OfferedAgent {
   readonly id: string;
@@ -48,11 +58,17 @@ export interface RouteInfo {
   readonly model: string | null;
 }
 
-/** An agent's approval postures and its default, as GET /permissions answers them. */
+/**
+ * An agent's approval postures, its default and its efforts, as GET /permissions answers them; an
+ * unavailable agent offers nothing and says why.
+ */
 export interface AgentPostures {
   readonly agent: string;
   readonly modes: readonly string[];
   readonly default: string | null;
+  readonly efforts: readonly string[];
+  /** Why the agent is unavailable; null when it offers. */
+  readonly unavailable: string | null;
 }
 
 /** The route id of an agent and model; an agent with no models has one route named by the agent alone. */
@@ -75,9 +91,22 @@ export function findRoute(routes: readonly RouteInfo[], id: string): RouteInfo |
   return routes.find((route) => route.id === id) ?? null;
 }
 
-/** The postures of every agent. */
-export const agentPostures = (agents: readonly OfferedAgent[]): AgentPostures[] =>
-  agents.map((agent) => ({ agent: agent.id, modes: agent.permission_modes, default: agent.default_permission_mode }));
+/** What is known of one agent's vocabularies: what it offers, or why it is unavailable (neither: nothing known yet). */
+export interface AgentStanding {
+  readonly id: string;
+  readonly offered: OfferedAgent | null;
+  readonly unavailable: string | null;
+}
+
+/** The postures of every agent that offers or is unavailable; one of which nothing is known yet is left out. */
+export const agentPostures = (agents: readonly AgentStanding[]): AgentPostures[] =>
+  agents.flatMap(({ id, offered, unavailable }): AgentPostures[] => {
+    if (offered !== null) return [{ agent: id, modes: offered.permission_modes, default: offered.default_permission_mode, efforts: offered.efforts, unavailable: null }];
+    return unavailable === null ? [] : [{ agent: id, modes: [], default: null, efforts: [], unavailable }];
+  });
+
+/** Whether a route id names an agent: the agent alone, or `agent:model`. */
+export const routeNamesAgent = (route: string, agent: string): boolean => route === agent || route.startsWith(`${agent}:`);
 
 /** Whether a posture belongs to an agent's vocabulary. */
 export const isPostureOf = (agent: OfferedAgent, mode: string): boolean => agent.permission_modes.includes(mode);

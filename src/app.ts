@@ -48,6 +48,12 @@ export interface AppOptions {
   readonly runner: AgentRunner;
   /** What each agent offers, learned from the agent (the ACP runner's `offers`). */
   readonly offers: AgentOffers;
+  /**
+   * Ask every agent connected to a channel what it offers as the app starts, in the background (reads
+   * never wait on an agent: without this, the first reads after a start answer without the agents).
+   * The service does; tests that need no agent leave it off.
+   */
+  readonly warmOffers?: boolean;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
   /** The channels conversations move to; by default the world file's, in memory. */
@@ -73,6 +79,7 @@ export function createApp(options: AppOptions): App {
   const authenticate = authenticator(storage.userByTokenHash);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
+  if (options.warmOffers === true) void vocabularies.warm().catch((error: unknown) => log.warn({ err: error }, 'asking the agents what they offer failed'));
   const reads = consoleReads(storage, vocabularies, config);
   const loads = artifactLoads({ storage, fetchUiResource: options.fetchUiResource, config, log });
 

@@ -47,6 +47,7 @@ const app = createApp({
   bus,
   runner,
   offers: runner.offers,
+  warmOffers: true,
   fetchUiResource: createFetchUiResource({ log }),
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],

@@ -1,7 +1,6 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
@@ -13,6 +12,8 @@ import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-run
 import { type AgentProcess, type SessionModels, type SessionState, startAgentProcess } from './agent-process.ts';
 import { applyPosture, setSessionMode } from './posture.ts';
 import { redactor } from './agent-diagnostics.ts';
+import { offerOf } from './offer.ts';
+import { createOfferCache } from './offer-cache.ts';
 import { openTurnRoute } from './turn-route.ts';
 
 /** Options of {@link createAcpAgentRunner}. */
@@ -34,9 +35,9 @@ export interface AcpAgentRunnerOptions {
    * in 3 to 8 s).
    */
   readonly startTimeoutMs?: number;
-  /** How long `offers` waits for an agent to start and open its probe session (default 10 s). */
+  /** How long an agent may take to start and open its probe session before it is unavailable (default 10 s). */
   readonly offerTimeoutMs?: number;
-  /** How long an agent that did not say what it offers is answered null at once, before it is asked again (default 30 s). */
+  /** How long an unavailable agent is answered as such before it is asked again, in the background (default 30 s). */
   readonly offerRetryMs?: number;
 }
 
@@ -60,11 +61,6 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const log = options.log.child({ component: 'acp' });
   const demoAgent = options.demoAgent ?? defaultDemoAgent();
   const processes = new Map<string, Promise<AgentProcess>>();
-  /** The started processes, by agent id, while they live: where a known offer is read without waiting. */
-  const live = new Map<string, AgentProcess>();
-  /** Probes in flight, and until when an agent that did not say what it offers is answered null at once. */
-  const probes = new Map<string, Promise<AgentOffer | null>>();
-  const silentUntil = new Map<string, number>();
   let scratch: Promise<string> | null = null;
   let closed = false;
   /** Aborted by `close`: starts still waiting for `initialize` end their process at once. */
@@ -83,67 +79,29 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       if (processes.get(agent.id) === started) processes.delete(agent.id);
     };
     started.then((proc) => {
-      live.set(agent.id, proc);
-      return proc.exited.then(() => {
-        if (live.get(agent.id) === proc) live.delete(agent.id);
-        forget();
-      });
+      // A new process may offer otherwise (an upgrade, new credentials): it is asked, and what was known is answered meanwhile.
+      offerCache.refresh(agent);
+      return proc.exited.then(forget);
     }, forget);
     return started;
   }
 
   /**
    * Learns what an agent offers: starts it if it is not running and opens a session in a scratch
-   * directory of this runner (no project's), whose answer says what the agent advertises. The
-   * process stays up for the turns that follow.
+   * directory of this runner (no project's), whose answer says what the agent advertises. Only this
+   * session is learned from: a turn's session changes its own options (Codex's efforts follow its
+   * model), never what the agent offers. The process stays up for the turns that follow.
    */
-  async function probe(agent: Agent): Promise<AgentOffer | null> {
+  async function probe(agent: Agent): Promise<AgentOffer> {
     const proc = await processFor(agent);
-    if (proc.offer !== null) return proc.offer;
     scratch ??= mkdtemp(join(tmpdir(), 'agent-offers-'));
     const cwd = join(await scratch, agent.id.replace(/[^A-Za-z0-9._-]/g, '_'));
     await mkdir(cwd, { recursive: true });
     const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
-    const state = stateOf(created);
-    proc.sessions.set(created.sessionId, state);
-    proc.learn(state, true);
-    return proc.offer;
+    return offerOf(stateOf(created), null);
   }
 
-  const offerTimeoutMs = options.offerTimeoutMs ?? 10_000;
-  const offerRetryMs = options.offerRetryMs ?? 30_000;
-  const offers: AgentOffers = async (agent) => {
-    if (closed) return null;
-    const known = live.get(agent.id);
-    if (known?.alive() && known.offer !== null) return known.offer;
-    if ((silentUntil.get(agent.id) ?? 0) > Date.now()) return null;
-    let probing = probes.get(agent.id);
-    if (probing === undefined) {
-      const agentLog = log.child({ agent: agent.id });
-      probing = probe(agent).then(
-        (offer) => {
-          silentUntil.delete(agent.id);
-          return offer;
-        },
-        (error: unknown) => {
-          agentLog.warn({ err: error }, 'the agent did not say what it offers; it is left out of routes and vocabularies for now');
-          silentUntil.set(agent.id, Date.now() + offerRetryMs);
-          return null;
-        },
-      );
-      probes.set(agent.id, probing);
-      const settled = probing;
-      void settled.finally(() => {
-        if (probes.get(agent.id) === settled) probes.delete(agent.id);
-      });
-    }
-    // Bounded: a probe that takes longer goes on (its answer is kept), but nobody waits for it.
-    const answer = await Promise.race([probing, sleep(offerTimeoutMs, 'late' as const, { ref: false })]);
-    if (answer !== 'late') return answer;
-    if (!silentUntil.has(agent.id)) log.warn({ agent: agent.id, ms: offerTimeoutMs }, 'the agent did not say what it offers in time; it is left out for now');
-    silentUntil.set(agent.id, Date.now() + offerRetryMs);
-    return null;
-  };
+  const offerCache = createOfferCache({ probe, log, timeoutMs: options.offerTimeoutMs ?? 10_000, retryMs: options.offerRetryMs ?? 30_000 });
 
   async function processFor(agent: Agent): Promise<AgentProcess> {
     // A process may have died before its exit was noticed: try once more with a fresh one.
@@ -169,7 +127,6 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
         const loaded = await proc.bounded(loading, 'session/load');
         const state = stateOf(loaded);
         proc.sessions.set(request.sessionId, state);
-        proc.learn(state, false);
         sessionId = request.sessionId;
       } catch (error) {
         if (!proc.alive()) throw error;
@@ -180,7 +137,6 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
       const state = stateOf(created);
       proc.sessions.set(created.sessionId, state);
-      proc.learn(state, true);
       sessionId = created.sessionId;
     }
     // A turn cancelled meanwhile has rejected already: its caller is told of no session.
@@ -190,7 +146,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   }
 
   return {
-    offers,
+    offers: offerCache.offers,
 
     async runTurn(request: TurnRequest): Promise<TurnResult> {
       if (closed) throw new Error('the agent runner is closed');
@@ -258,6 +214,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
 
     async close(): Promise<void> {
       closed = true;
+      offerCache.close();
       closing.abort();
       const running = [...processes.values()];
       processes.clear();

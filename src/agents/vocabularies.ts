@@ -1,34 +1,54 @@
+import type { Failure } from '../../domain/errors.ts';
 import type { Agent } from '../../domain/model.ts';
-import { offeredAgent, type OfferedAgent } from '../../domain/vocabulary.ts';
+import { offeredAgent, type AgentStanding, type OfferedAgent } from '../../domain/vocabulary.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 
-/** An agent of the catalog with its vocabularies in force; `offered` is null when the agent did not say what it offers. */
+/**
+ * An agent of the catalog with what is known of its vocabularies: `offered` when it said what it
+ * offers, `unavailable` (why) when its last probe failed or did not answer in time; both null while
+ * nothing is known yet.
+ */
 export interface KnownAgent {
   readonly agent: Agent;
   readonly offered: OfferedAgent | null;
+  readonly unavailable: string | null;
 }
+
+/** Which agents a caller needs checked: those are waited for (bounded) while nothing is known of them. */
+export type WaitFor = (agentId: string) => boolean;
+const waitForNone: WaitFor = () => false;
 
 /**
  * The agents' vocabularies as the console uses them: what each agent advertises (asked through
- * `offers`, in parallel), narrowed by the catalog. An agent whose offer is unknown offers nothing:
- * no route, no posture, no effort, so reads answer without it and checks refuse its vocabulary.
+ * `offers`, in parallel), narrowed by the catalog. Reads take what is known at once (the agent is
+ * asked in the background); only a check waits, and only for an agent of which nothing is known yet.
+ * An agent whose offer is not known offers nothing: no route, no posture, no effort.
  */
-export function agentVocabularies(catalog: Pick<Catalog, 'agents'>, offers: AgentOffers) {
-  const know = async (agent: Agent): Promise<KnownAgent> => {
-    const offer = await offers(agent);
-    return { agent, offered: offer === null ? null : offeredAgent(agent, offer) };
+export function agentVocabularies(catalog: Pick<Catalog, 'agents' | 'channels'>, offers: AgentOffers) {
+  const know = async (agent: Agent, wait: boolean): Promise<KnownAgent> => {
+    const state = await offers(agent, { wait });
+    return {
+      agent,
+      offered: state.kind === 'offered' ? offeredAgent(agent, state.offer) : null,
+      unavailable: state.kind === 'unavailable' ? state.reason : null,
+    };
   };
   return {
-    /** Every agent, or those named by `ids`, each with what it offers. */
-    async all(ids?: readonly string[]): Promise<KnownAgent[]> {
+    /** Every agent, or those named by `ids` (in the catalog's order), each with what is known of it. */
+    async all(ids?: readonly string[], wait: WaitFor = waitForNone): Promise<KnownAgent[]> {
       const agents = await catalog.agents();
-      return Promise.all(agents.filter((agent) => ids === undefined || ids.includes(agent.id)).map(know));
+      return Promise.all(agents.filter((agent) => ids === undefined || ids.includes(agent.id)).map((agent) => know(agent, wait(agent.id))));
     },
-    /** One agent by id with what it offers; null when the catalog has no such agent. */
-    async one(id: string): Promise<KnownAgent | null> {
+    /** One agent by id with what is known of it (waited for when `wait`); null when the catalog has no such agent. */
+    async one(id: string, wait = false): Promise<KnownAgent | null> {
       const agent = (await catalog.agents()).find((candidate) => candidate.id === id);
-      return agent === undefined ? null : know(agent);
+      return agent === undefined ? null : know(agent, wait);
+    },
+    /** Asks every agent connected to a channel what it offers, in the background: at start, so the first reads have it. */
+    async warm(): Promise<void> {
+      const connected = new Set((await catalog.channels()).flatMap((channel) => channel.agents));
+      for (const agent of await catalog.agents()) if (connected.has(agent.id)) void offers(agent);
     },
   };
 }
@@ -37,3 +57,13 @@ export type AgentVocabularies = ReturnType<typeof agentVocabularies>;
 
 /** The vocabularies of the agents whose offer is known. */
 export const offeredOnly = (known: readonly KnownAgent[]): OfferedAgent[] => known.flatMap((k) => (k.offered === null ? [] : [k.offered]));
+
+/** What is known of each agent, as the domain rules take it. */
+export const standings = (known: readonly KnownAgent[]): AgentStanding[] =>
+  known.map((k) => ({ id: k.agent.id, offered: k.offered, unavailable: k.unavailable }));
+
+/** The refusal for a request that needs agents that are unavailable: each named, with why. */
+export const unavailableFailure = (down: readonly KnownAgent[], lead = ''): Failure => ({
+  code: 'agent_unavailable',
+  detail: lead + down.map((k) => `${k.agent.id} is unavailable: ${k.unavailable}`).join('; '),
+});

@@ -5,7 +5,7 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { AccessibleThread } from '../../ports/thread-store.ts';
-import { offeredOnly, type AgentVocabularies } from '../agents/vocabularies.ts';
+import { offeredOnly, standings, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { ledgerMessage, type LedgerMessage } from '../artifacts/overview.ts';
 import type { Config } from '../config.ts';
 
@@ -36,7 +36,8 @@ export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, 
   };
 
   return {
-    // What the agents advertise, narrowed by the catalog; an agent that does not say (in time) is left out.
+    // What the agents advertised, narrowed by the catalog: what is known now, never waited for (an agent
+    // not known yet is asked in the background); an agent unknown or unavailable is left out.
     routes: async (): Promise<RouteInfo[]> => {
       const console = (await storage.catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
       return console === undefined ? [] : channelRoutes(console, offeredOnly(await vocabularies.all(console.agents)));
@@ -46,7 +47,11 @@ export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, 
         .filter((channel) => channel.linked_users.includes(user.id))
         .map(({ id, kind, name, shared, browsable }) => ({ id, kind, name, shared, browsable })),
     projects: (): Promise<string[]> => storage.catalog.projects(),
-    permissions: async (): Promise<AgentPostures[]> => agentPostures(offeredOnly(await vocabularies.all())),
+    // The agents of the channels linked to the caller (no read asks the others): what each offers, or why it is unavailable.
+    permissions: async (user: User): Promise<AgentPostures[]> => {
+      const linked = (await storage.catalog.channels()).filter((channel) => channel.linked_users.includes(user.id)).flatMap((channel) => channel.agents);
+      return agentPostures(standings(await vocabularies.all(linked)));
+    },
     threads: (user: User, page: PageRequest): Promise<Page<Thread>> => storage.threads.listAccessible(user.id, page),
     thread: async (user: User, id: string): Read<Thread> => {
       const found = await thread(user, id);

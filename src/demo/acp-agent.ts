@@ -15,7 +15,8 @@
  * two chunks, in text and in a tool call's title; `[env]` names the environment variables it got;
  * `[stderr]` writes its whole environment to stderr (what a careless agent may do); `[leak]` prints
  * its environment's values in a reply and a tool call's output (what `env` run by an agent does);
- * `[big]` sends a tool call whose output is 2 MB and a 100 KB diff. With
+ * `[big]` sends a tool call whose output is 2 MB and a 100 KB diff; `[narrow]` narrows the session's effort
+ * option to its current effort (`config_option_update`), as Codex does when its model changes. With
  * `DEMO_AGENT_REQUIRE_AUTH` set it offers an auth method and answers `session/new` with
  * `auth_required`, as an agent without credentials does.
  */
@@ -50,13 +51,14 @@ const directories = new Map<string, string>();
 /** The `[wait]` turns, each ended by its session's `session/cancel`. */
 const cancels = new Map<string, () => void>();
 
-function configOptions(session: DemoSession): acp.SessionConfigOption[] {
+/** A session's config options; `efforts` narrows its effort option (as Codex's does to what its model supports). */
+function configOptions(session: DemoSession, efforts: readonly string[] = EFFORTS): acp.SessionConfigOption[] {
   const select = (id: string, name: string, category: string | null, currentValue: string, values: readonly string[]): acp.SessionConfigOption => ({
     id, name, type: 'select', currentValue, options: values.map((value) => ({ value, name: value })), ...(category === null ? {} : { category }),
   });
   const options = [
     select('model', 'Model', 'model', session.model, MODELS),
-    select(profile!.effortOption.id, 'Effort', profile!.effortOption.category, session.effort, EFFORTS),
+    select(profile!.effortOption.id, 'Effort', profile!.effortOption.category, session.effort, efforts),
   ];
   return profile!.modeOption ? [select('mode', 'Mode', 'mode', session.mode, MODES.map((mode) => mode.id)), ...options] : options;
 }
@@ -85,6 +87,7 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
     await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
   }
   if (text.includes('[crash]')) process.exit(1);
+  if (text.includes('[narrow]')) await update({ sessionUpdate: 'config_option_update', configOptions: configOptions(session, [session.effort]) });
   if (text.includes('[stderr]')) process.stderr.write(`environment: ${JSON.stringify(process.env)}\n`);
   if (text.includes('[env]')) await say(`[demo-env] ${Object.keys(process.env).sort().join(',')}\n`);
   if (text.includes('[leak]')) {

@@ -5,7 +5,7 @@ import type { OperationsInput } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { offeredOnly, type AgentVocabularies } from '../agents/vocabularies.ts';
+import { offeredOnly, type AgentVocabularies, type KnownAgent } from '../agents/vocabularies.ts';
 
 /** What the operation rules look at for one thread, read for one caller. */
 export interface MoveContext {
@@ -13,30 +13,40 @@ export interface MoveContext {
   /** The conversation that would move: the thread's latest. */
   readonly conversation: Conversation | null;
   readonly channels: readonly Channel[];
-  /** Every agent of the catalog (what a kick runs). */
+  /** The agents of the channels and the conversation's own, as the catalog has them (what a kick runs). */
   readonly agents: readonly Agent[];
   /** The agents whose offer is known, with the vocabularies they advertise: what routes are made of. */
   readonly offered: readonly OfferedAgent[];
+  /** What is known of every agent (why one is unavailable). */
+  readonly known: readonly KnownAgent[];
   readonly input: OperationsInput;
 }
 
-/** Reads a thread the caller can access (404 otherwise) with its conversations, pending items and the channels. */
+/**
+ * Reads a thread the caller can access (404 otherwise) with its conversations, pending items and the
+ * channels. What the agents offer is what is known now; `wait` names the agents a move must check
+ * (given the conversation that would move): those are waited for, bounded, while nothing is known of them.
+ */
 export async function moveContext(
   storage: Storage,
   channelPort: ChannelPort,
   vocabularies: AgentVocabularies,
   user: User,
   threadId: string,
+  wait: (agentId: string, conversation: Conversation | null) => boolean = () => false,
 ): Promise<Result<MoveContext, Failure>> {
   const found = await storage.threads.findAccessible(user.id, threadId);
   if (found === null) return fail({ code: 'thread_unavailable' });
   const thread = found.row;
-  const [conversations, pending, channels, known] = await Promise.all([
+  const [conversations, pending, channels] = await Promise.all([
     storage.conversations.listByThread(thread.id),
     storage.conversations.pendingByThread(thread.id),
     channelPort.channels(),
-    vocabularies.all(),
   ]);
+  const latest = conversations.at(-1) ?? null;
+  // The agents of the channels, and the conversation's own: no read asks any other.
+  const ids = [...channels.flatMap((channel) => channel.agents), ...(latest === null ? [] : [latest.agent])];
+  const known = await vocabularies.all(ids, (id) => wait(id, latest));
   const agents = known.map((k) => k.agent);
   const offered = offeredOnly(known);
   const conversation = conversations.at(-1) ?? null;
@@ -46,6 +56,7 @@ export async function moveContext(
     channels,
     agents,
     offered,
+    known,
     input: {
       userId: user.id,
       thread: { id: thread.id, channel: thread.channel, title: thread.title },

@@ -5,12 +5,12 @@ import {
   agentRoutesOn, busyReason, CONSOLE, findPlace, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import { channelRoutes } from '../../domain/vocabulary.ts';
+import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
-import type { AgentVocabularies } from '../agents/vocabularies.ts';
+import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { runDirectory } from '../runs/directives.ts';
 import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
@@ -84,10 +84,13 @@ export function threadMoves(deps: {
       const toConsole = body.destination.channel === CONSOLE;
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
-      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
+      // The conversation's own agent is checked: waited for only while nothing is known of it.
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id, moving) => id === moving?.agent);
       if (!context.ok) return context;
       const { thread, conversation, input } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to move'));
+      const down = context.value.known.filter((k) => k.agent.id === conversation.agent && k.unavailable !== null);
+      if (down.length > 0) return fail(unavailableFailure(down));
       const offer = threadOperations(input);
       if (offer.teleport.reason !== null) return fail(conflict(offer.teleport.reason));
       // The destination is validated again: a listed address was a suggestion, and things change.
@@ -126,12 +129,15 @@ export function threadMoves(deps: {
     },
 
     async summon(user: User, threadId: string, body: { route: string; brief: string; hint: string | null }): Answer<{ conversation_id: string }> {
-      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
+      // The agent the route names is checked: waited for only while nothing is known of it.
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id) => routeNamesAgent(body.route, id));
       if (!context.ok) return context;
       const { thread, conversation, input, agents, offered } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to hand over'));
       // Routes are what the agents advertise: a model an agent does not offer is no route.
       const known = context.value.channels.flatMap((c) => channelRoutes(c, offered)).some((r) => r.id === body.route);
+      const down = context.value.known.filter((k) => k.unavailable !== null && routeNamesAgent(body.route, k.agent.id));
+      if (!known && down.length > 0) return fail(unavailableFailure(down));
       if (!known) return fail(invalid('body.route', 'is not a route of any connected channel'));
       const offer = threadOperations(input);
       if (offer.summon.reason !== null) return fail(conflict(offer.summon.reason));

@@ -2,12 +2,12 @@ import { join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
-import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, type RouteInfo } from '../../domain/vocabulary.ts';
+import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { offeredOnly, type AgentVocabularies, type KnownAgent } from '../agents/vocabularies.ts';
+import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
 import { CONSOLE_CHANNEL } from '../console/reads.ts';
 import type { Kicker } from './kick.ts';
 
@@ -75,11 +75,11 @@ export function directives(deps: {
     return created;
   }
 
-  /** The console channel's routes, from what its agents advertise (asked only when a directive needs them). */
-  async function consoleRoutes(): Promise<{ routes: RouteInfo[]; known: KnownAgent[] }> {
+  /** The console channel's routes, from what its agents advertise; `wait` names those a check needs (see AgentVocabularies). */
+  async function consoleRoutes(wait: WaitFor): Promise<{ routes: RouteInfo[]; known: KnownAgent[] }> {
     const console = (await storage.catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
     if (console === undefined) return { routes: [], known: [] };
-    const known = await deps.vocabularies.all(console.agents);
+    const known = await deps.vocabularies.all(console.agents, wait);
     return { routes: channelRoutes(console, offeredOnly(known)), known };
   }
 
@@ -88,8 +88,12 @@ export function directives(deps: {
     let offered: { routes: RouteInfo[]; known: KnownAgent[] } | null = null;
     let route: RouteInfo | null = null;
     if (body.model !== null) {
-      offered = await consoleRoutes();
-      route = findRoute(offered.routes, body.model);
+      const model = body.model;
+      // Only the agent the route names is waited for, and only while nothing is known of it.
+      offered = await consoleRoutes((id) => routeNamesAgent(model, id));
+      route = findRoute(offered.routes, model);
+      const down = offered.known.filter((k) => k.unavailable !== null && routeNamesAgent(model, k.agent.id));
+      if (route === null && down.length > 0) return fail(unavailableFailure(down));
       if (route === null) issues.push({ path: 'body.model', message: 'is not a route of GET /routes' });
     }
     if (body.project !== null && !(await storage.catalog.projects()).includes(body.project)) {
@@ -102,12 +106,15 @@ export function directives(deps: {
     let known: KnownAgent | null;
     if (found.value === null) {
       // A new thread without a model takes the first route offered.
-      offered ??= await consoleRoutes();
+      offered ??= await consoleRoutes(() => true);
       route ??= offered.routes[0] ?? null;
       const id = route?.agent;
       known = offered.known.find((candidate) => candidate.agent.id === id) ?? null;
+      const down = offered.known.filter((k) => k.unavailable !== null);
+      if (known === null && down.length > 0) return fail(unavailableFailure(down, 'No agent is offered for this thread: '));
     } else {
-      known = await deps.vocabularies.one(found.value.conversation.agent);
+      // A directive that picks nothing to check runs on what the thread has: it never waits on the agent's offer.
+      known = await deps.vocabularies.one(found.value.conversation.agent, body.permission_mode !== null || body.effort !== null);
     }
     if (known === null) return fail({ code: 'conflict', detail: 'No agent is offered for this thread' });
     const { agent } = known;
@@ -116,7 +123,8 @@ export function directives(deps: {
       if (body.model !== current) return fail({ code: 'conflict', detail: `The thread is routed to ${current}; re-routing needs a manual handoff` });
     }
     // Checked against what the agent advertises: a pick it does not offer never reaches a run.
-    const unsaid = known.offered === null ? ` (${agent.id} did not say what it offers: it did not start or answer in time)` : '';
+    if ((body.permission_mode !== null || body.effort !== null) && known.unavailable !== null) return fail(unavailableFailure([known]));
+    const unsaid = known.offered === null ? ` (nothing is known yet of what ${agent.id} offers)` : '';
     if (body.permission_mode !== null && (known.offered === null || !isPostureOf(known.offered, body.permission_mode))) {
       return fail(invalid('body.permission_mode', `is not a permission mode of ${agent.id}${unsaid}`));
     }

@@ -6,7 +6,7 @@ import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { EventBus, PendingAnswer } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { isPostureOf } from '../../domain/vocabulary.ts';
-import type { AgentVocabularies } from '../agents/vocabularies.ts';
+import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import type { Emit } from './emit.ts';
 
 /**
@@ -43,10 +43,11 @@ export function responses(deps: {
       if (conversation === null) return fail({ code: 'conversation_unavailable' });
       const thread = await storage.threads.findAccessible(user.id, conversation.thread_id);
       if (thread?.row.owner !== user.id) return fail({ code: 'not_thread_owner' });
-      const known = await deps.vocabularies.one(conversation.agent);
-      // Checked against what the agent advertises, narrowed by the catalog.
+      // Checked against what the agent advertises, narrowed by the catalog (waited for only while nothing is known).
+      const known = await deps.vocabularies.one(conversation.agent, true);
+      if (known?.unavailable != null) return fail(unavailableFailure([known]));
       if (known?.offered == null || !isPostureOf(known.offered, mode)) {
-        const unsaid = known !== null && known.offered === null ? ' (it did not say what it offers: it did not start or answer in time)' : '';
+        const unsaid = known !== null && known.offered === null ? ' (nothing is known yet of what it offers)' : '';
         return fail({ code: 'validation_failed', errors: [{ path: 'body.permission_mode', message: `is not a permission mode of ${conversation.agent}${unsaid}` }] });
       }
       const { agent } = known;

@@ -224,6 +224,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         // Learned from the agent: exactly its modes, its current mode the default, and a route per model.
         assert.deepEqual(postures.modes, advertised.modes);
         assert.equal(postures.default, advertised.currentMode);
+        const effort = advertised.configOptions.find((option) => option.category === 'thought_level')
+          ?? advertised.configOptions.find((option) => ['thought_level', 'reasoning_effort', 'effort'].includes(option.id));
+        if (agent.efforts === undefined) assert.deepEqual(postures.efforts, effort?.values ?? []);
+        assert.equal(postures.unavailable, null);
         const expected = advertisedModels.length === 0 ? [agent.id] : advertisedModels.map((model) => `${agent.id}:${model}`);
         assert.deepEqual(ours.map((route: { id: string }) => route.id).sort(), expected.sort());
       } else {

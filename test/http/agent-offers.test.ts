@@ -8,6 +8,7 @@ import { fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
 
+const AUTH = 'the agent needs authentication (it offers demo-login); give it credentials through its env or env_pass';
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console';
 const ended = (events: readonly WireEvent[]) => events.some((e) => e.type === 'reflex_asleep');
@@ -18,7 +19,8 @@ const replyOf = (events: readonly WireEvent[]) =>
 /**
  * The fixture world with agents that exercise the rule: claude gives no lists (all the demo agent's
  * Claude profile offers) and refuses bypassPermissions when asked to switch; codex (the Codex
- * profile) names a model and an effort the agent does not advertise; ghost cannot start.
+ * profile) names a model and an effort the agent does not advertise; ghost cannot start; locked
+ * needs authentication (the demo agent answers `session/new` with `auth_required`).
  */
 function world(): World {
   const base = fixtureWorld();
@@ -28,8 +30,9 @@ function world(): World {
       { id: 'claude', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, env: { DEMO_AGENT_REFUSE: 'bypassPermissions' } },
       { id: 'codex', models: ['gpt-5-codex', 'o3'], efforts: ['high', 'max'], permission_modes: null, default_permission_mode: null, command: null, env: { DEMO_AGENT_PROFILE: 'codex' } },
       { id: 'ghost', models: ['m1'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default', command: ['/nonexistent/acp-agent'] },
+      { id: 'locked', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, env: { DEMO_AGENT_REQUIRE_AUTH: '1' } },
     ],
-    channels: base.channels.map((channel) => (channel.id === 'console' ? { ...channel, agents: ['claude', 'codex', 'ghost'] } : channel)),
+    channels: base.channels.map((channel) => (channel.id === 'console' ? { ...channel, agents: ['claude', 'codex', 'ghost', 'locked'] } : channel)),
   };
 }
 
@@ -39,6 +42,8 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
     const storage = createMemoryStorage();
     await storage.importWorld(world());
     service = await startService({}, { storage });
+    // Reads never wait on an agent: the test waits until what each offers is known.
+    await service.knowOffers();
   });
   after(() => service.close());
 
@@ -60,18 +65,42 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
     ]);
   });
 
-  it("GET /permissions lists the agents' own modes, the default being the mode a session starts in", async () => {
+  it("GET /permissions lists the agents' own modes and efforts, the default being the mode a session starts in; an unavailable agent says why", async () => {
     assert.deepEqual((await get(`${P}/permissions`)).json(), [
-      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], default: 'default' },
-      { agent: 'codex', modes: ['read-only', 'auto', 'full-access'], default: 'read-only' },
+      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], default: 'default', efforts: ['low', 'medium', 'high'], unavailable: null },
+      // The world's efforts narrow the agent's: max is not advertised, low and medium are left out.
+      { agent: 'codex', modes: ['read-only', 'auto', 'full-access'], default: 'read-only', efforts: ['high'], unavailable: null },
+      { agent: 'ghost', modes: [], default: null, efforts: [], unavailable: 'the agent could not start: its command was not found' },
+      { agent: 'locked', modes: [], default: null, efforts: [], unavailable: AUTH },
     ]);
+  });
+
+  it('GET /permissions is described in the OpenAPI document with its efforts', async () => {
+    const doc = (await service.ask({ path: '/api/openapi.json' })).json();
+    assert.match(doc.paths['/api/console/permissions'].get.responses['200'].description, /"efforts"/);
+  });
+
+  it('a new-thread directive or a summon naming an unavailable agent is 409 saying why, without the agent\'s own text', async () => {
+    for (const [model, reason] of [['ghost:m1', 'ghost is unavailable: the agent could not start: its command was not found'], ['locked:opus', `locked is unavailable: ${AUTH}`], ['locked', `locked is unavailable: ${AUTH}`]] as const) {
+      const res = await post(`${P}/threads/${randomUUID()}/directives`, { text: 'hi', model });
+      assert.equal(res.status, 409, res.text);
+      assert.equal(res.json().detail, reason);
+      assert.doesNotMatch(res.text, /login:|x-api-key|Secret words/);
+    }
+    const made = await post(`${P}/threads/${randomUUID()}/directives`, { text: 'Hello', model: 'claude:opus' });
+    assert.equal(made.status, 202, made.text);
+    const socket = await live(made.json().thread_id);
+    await socket.until(ended);
+    socket.close();
+    const summon = await post(`${P}/threads/${made.json().thread_id}/summon`, { route: 'locked:opus', brief: 'take over' });
+    assert.equal(summon.status, 409, summon.text);
+    assert.equal(summon.json().detail, `locked is unavailable: ${AUTH}`);
   });
 
   it('a directive naming a model, mode or effort the agent does not offer is 422, and nothing is written', async () => {
     const before = (await get(`${P}/threads?limit=200`)).json().items.length;
     for (const [body, path] of [
       [{ text: 'nope', model: 'codex:o3' }, 'body.model'],
-      [{ text: 'nope', model: 'ghost:m1' }, 'body.model'],
       [{ text: 'nope', model: 'codex:gpt-5-codex', effort: 'max' }, 'body.effort'],
       // Advertised by the agent, but narrowed out by the world.
       [{ text: 'nope', model: 'codex:gpt-5-codex', effort: 'medium' }, 'body.effort'],
@@ -93,7 +122,8 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
     const socket = await live(thread_id);
     const events = await socket.until(ended);
     socket.close();
-    assert.match(replyOf(events), /mode=read-only model=gpt-5-codex effort=high/);
+    // The agent's own env values are hidden in what it says, and the profile's name (`codex`) is one.
+    assert.match(replyOf(events), /mode=read-only model=gpt-5-(codex|\[redacted\]) effort=high/);
     const conversation = (await get(`${P}/threads/${thread_id}/conversations`)).json()[0];
     assert.equal(conversation.permission_mode, 'read-only');
 

@@ -22,6 +22,8 @@ describe('console reads', () => {
   let service: TestService;
   before(async () => {
     service = await startFixtureService();
+    // Reads never wait on an agent: what each offers is known first.
+    await service.knowOffers();
   });
   after(() => service.close());
 
@@ -55,8 +57,8 @@ describe('console reads', () => {
   it('GET /projects and /permissions', async () => {
     assert.deepEqual((await get(`${P}/projects`)).json(), ['acme-web', 'infra']);
     assert.deepEqual((await get(`${P}/permissions`)).json(), [
-      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan'], default: 'default' },
-      { agent: 'codex', modes: ['auto', 'read-only'], default: 'auto' },
+      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan'], default: 'default', efforts: ['low', 'high'], unavailable: null },
+      { agent: 'codex', modes: ['auto', 'read-only'], default: 'auto', efforts: [], unavailable: null },
     ]);
   });
 

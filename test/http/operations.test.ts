@@ -16,6 +16,8 @@ describe('thread operations: teleport and summon', () => {
   let consoleThread: string; // alice's, idle, one claude conversation
   before(async () => {
     service = await startFixtureService();
+    // Reads never wait on an agent: what each offers is known first.
+    await service.knowOffers();
     const key = randomUUID();
     const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
     const res = await post(`${P}/${key}/directives`, { text: 'Start here', model: 'claude:opus', project: 'acme-web' });

@@ -1,26 +1,23 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { createOfferCache } from '../../adapters/acp/offer-cache.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 
-/** What the fake answers for an agent: its offer, `broken` (null at once) or `silent` (null once the bound has passed). */
+/** What the fake answers for an agent: its offer, `broken` (it cannot start) or `silent` (it never answers). */
 export type FakeOffer = AgentOffer | 'broken' | 'silent';
 
 /**
- * An {@link AgentOffers} from a table by agent id, for tests that need no agent process. It keeps the
- * port's contract (the same suite as the ACP adapter): an unknown or broken agent is null, a silent
- * one is null after `boundMs` and at once while it is remembered as silent.
+ * An {@link AgentOffers} from a table by agent id, for tests that need no agent process: the ACP
+ * adapter's cache over a probe that reads the table, so it keeps the port's contract (the same suite
+ * as the ACP adapter). An unknown or broken agent cannot start; a silent one never answers, and is
+ * unavailable once `boundMs` has passed.
  */
-export function fakeAgentOffers(table: Readonly<Record<string, FakeOffer>>, options: { readonly boundMs?: number } = {}): AgentOffers {
-  const boundMs = options.boundMs ?? 200;
-  const silent = new Set<string>();
-  return async (agent) => {
+export function fakeAgentOffers(table: Readonly<Record<string, FakeOffer>>, options: { readonly boundMs?: number; readonly retryMs?: number } = {}): AgentOffers {
+  const probe = async (agent: { readonly id: string }): Promise<AgentOffer> => {
     const entry = table[agent.id];
-    if (entry === undefined || entry === 'broken') return null;
-    if (entry === 'silent') {
-      if (!silent.has(agent.id)) await sleep(boundMs);
-      silent.add(agent.id);
-      return null;
-    }
+    if (entry === undefined || entry === 'broken') throw new Error('the agent could not start: its command was not found');
+    if (entry === 'silent') return new Promise<never>(() => {});
     return entry;
   };
+  return createOfferCache({ probe, log: pino({ level: 'silent' }), timeoutMs: options.boundMs ?? 200, retryMs: options.retryMs ?? 30_000 }).offers;
 }

@@ -6,6 +6,7 @@ import { type AcpAgentRunner, createAcpAgentRunner } from '../../adapters/acp/ag
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fail } from '../../domain/result.ts';
+import type { AgentOffers } from '../../ports/agent-offers.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
 import { createLogger } from '../../src/logging.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -23,6 +24,11 @@ export interface TestService {
   readonly sandboxOrigin: string | null;
   readonly logs: Record<string, unknown>[];
   readonly ask: (request: Ask) => Promise<Answer>;
+  /**
+   * Waits until what every agent of the world offers is known (or it is known to be unavailable):
+   * reads never wait on an agent, so a test that reads routes or postures first calls this.
+   */
+  readonly knowOffers: () => Promise<void>;
   readonly close: () => Promise<void>;
 }
 
@@ -49,15 +55,17 @@ export async function startService(
   const log = createLogger('debug', sink);
   // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or kicks a run.
   const runner = extra.runner ?? createAcpAgentRunner({ log, env: process.env });
+  const storage = extra.storage ?? createMemoryStorage();
+  // A runner the test brings answers offers too when it is the ACP one.
+  const offers: AgentOffers = extra.offers ?? ('offers' in runner ? (runner as AcpAgentRunner).offers : async () => ({ kind: 'unknown' }));
   const app = createApp({
     config: loaded.value,
     log,
-    storage: createMemoryStorage(),
+    storage,
     // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
     fetchUiResource: async () => fail('no MCP provider in this test'),
     runner,
-    // A runner the test brings answers offers too when it is the ACP one.
-    offers: 'offers' in runner ? (runner as AcpAgentRunner).offers : async () => null,
+    offers,
     bus: createMemoryEventBus(),
     ...extra,
   });
@@ -69,6 +77,9 @@ export async function startService(
     sandboxOrigin: loaded.value.sandboxOrigin,
     logs,
     ask: (request) => ask(port, request),
+    knowOffers: async () => {
+      await Promise.all((await storage.catalog.agents()).map((agent) => offers(agent, { wait: true })));
+    },
     close: () => shutdown(server, app, 1000),
   };
 }
