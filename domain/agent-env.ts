@@ -59,3 +59,13 @@ export function agentSecrets(agent: Pick<Agent, 'env' | 'env_pass'>, env: Readon
   const literals = Object.values(agent.env ?? {}).filter((value) => value.length >= MIN_LITERAL_SECRET);
   return [...passed, ...literals];
 }
+
+/**
+ * The values an agent got through `env_pass` (the service's secrets, by definition), of at least
+ * {@link MIN_LITERAL_SECRET} characters: hidden in everything the agent sends (its replies, tool
+ * calls, asks) before it is stored or broadcast. Literal `env` values are configuration (base URLs,
+ * homes, profiles), written in the world file: the agent may mention them.
+ */
+export function passedSecrets(agent: Pick<Agent, 'env_pass'>, env: Readonly<Record<string, string>>): string[] {
+  return (agent.env_pass ?? []).flatMap((name) => (Object.hasOwn(env, name) && env[name]!.length >= MIN_LITERAL_SECRET ? [env[name]!] : []));
+}

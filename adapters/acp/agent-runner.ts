@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import { agentEnvironment, agentSecrets } from '../../domain/agent-env.ts';
+import { agentEnvironment, agentSecrets, passedSecrets } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
@@ -158,7 +158,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const sessionId = await unlessAborted(sessionFor(proc, request), request.signal);
       if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
       const turnLog = log.child({ agent: request.agent.id, sessionId });
-      const route = openTurnRoute(request, turnLog, redactor(agentSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
+      const route = openTurnRoute(request, turnLog, redactor(passedSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
       proc.routes.set(sessionId, route);
       let grace: NodeJS.Timeout | undefined;
       let abandon!: (error: Error) => void;
