@@ -5,14 +5,15 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
-import type { ConsoleWriter, DirectiveAnswer, ExpiredTurn, NewConsoleThread, NewConversation } from '../../ports/console-writer.ts';
+import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
 import { APPEND } from './event-log.ts';
-import { iso, isUuid, select } from './sql.ts';
+import { isUuid, select } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
+import { writeMove } from './move-writer.ts';
+import { retriedOnSeqRace } from './write-helpers.ts';
 
-const THREAD = `id, key, channel, owner, project, title, fork_of, fork_cutoff, ${iso('created_at')} as created_at`;
-const CONVERSATION = `id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at`;
-const RUN = `id, conversation_id, directory, status, error, ${iso('started_at')} as started_at, ${iso('ended_at')} as ended_at`;
+import { CONVERSATION, RUN, THREAD } from './columns.ts';
+import { mikroOrmTurnLeases } from './turn-leases.ts';
 
 /**
  * The console's writes. Each method is one transaction, or one statement where that suffices, and
@@ -26,56 +27,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
 
     createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
 
-    writeMove: (move) => retriedOnSeqRace(() =>
-      transaction(orm, async (sql) => {
-        // The source's row, then its conversations, locked: a concurrent move waits, and a directive's
-        // claim on one of its conversations waits too, so the busy check below holds until commit.
-        const [source] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [move.source_thread_id]);
-        if (source === undefined) throw new Error(`No thread ${move.source_thread_id}`);
-        const running = await sql<{ turn_running: boolean }>('select turn_running from conversations where thread_id = ? for update', [source.id]);
-        const pending = await sql<{ kind: string; n: number }>(`
-          select p.kind, count(*)::int as n from pending p join conversations c on c.id = p.conversation_id
-          where c.thread_id = ? group by p.kind`, [source.id]);
-        const busy = {
-          turnRunning: running.some((row) => row.turn_running),
-          approvals: pending.find((row) => row.kind === 'approval')?.n ?? 0,
-          questions: pending.find((row) => row.kind === 'question')?.n ?? 0,
-        };
-        if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
-        let thread = source;
-        if (move.landing !== null) {
-          const l = move.landing;
-          [thread] = await sql<Thread>(`
-            insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
-            values (?, null, ?, ?, ?, ?, null, null, ?) returning ${THREAD}`,
-          [l.id, l.channel, l.owner, l.project, l.title, uuid7Time(l.id)]) as [Thread];
-        }
-        let conversation = await insertConversation(sql, thread, move.conversation, move.conversation.id);
-        if (move.ledger !== null) {
-          const id = uuidv7();
-          await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`,
-            [id, source.id, move.ledger, uuid7Time(id)]);
-        }
-        const gateway = JSON.stringify(move.gateway);
-        const events = await sql<WireEvent>(APPEND, [source.id, 'gateway', gateway, source.id]);
-        if (move.landing !== null) events.push(...await sql<WireEvent>(APPEND, [thread.id, 'gateway', gateway, thread.id]));
-        let run: Run | null = null;
-        if (move.turn !== null) {
-          const messageId = uuidv7();
-          const runId = uuidv7();
-          const message: Message = { id: messageId, role: 'user', text: move.turn.text, artifact_id: null, created_at: uuid7Time(messageId) };
-          run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
-          await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
-            [messageId, thread.id, message.text, message.created_at]);
-          await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at) values (?, ?, ?, 'running', null, ?, null)`,
-            [runId, conversation.id, run.directory, run.started_at]);
-          [conversation] = await sql<Conversation>(`
-            update conversations set turn_running = true, turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-            where id = ? returning ${CONVERSATION}`, [runId, move.turn.lease.holder, move.turn.lease.ms / 1000, conversation.id]) as [Conversation];
-          events.push(...await sql<WireEvent>(APPEND, [thread.id, 'message', JSON.stringify({ run_id: runId, message }), thread.id]));
-        }
-        return { kind: 'moved', thread, conversation, events, run };
-      })),
+    writeMove: (move) => writeMove(orm, move),
 
     writeDirective: (write) => retriedOnSeqRace(() =>
       transaction(orm, async (sql, rollback) => {
@@ -204,74 +156,8 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
       return run;
     },
 
-    async releaseTurn(runId) {
-      if (!isUuid(runId)) return;
-      await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
-        where turn_run_id = ?`, [runId]);
-    },
-
-    async renewTurns(holder, runIds, ms) {
-      const ids = runIds.filter(isUuid);
-      if (ids.length === 0) return [];
-      const rows = await select<{ turn_run_id: string }>(orm, `
-        update conversations set turn_expires_at = now() + make_interval(secs => ?)
-        where turn_running and turn_holder = ? and turn_run_id in (${ids.map(() => '?').join(', ')}) returning turn_run_id`,
-      [ms / 1000, holder, ...ids]);
-      return rows.map((row) => row.turn_run_id);
-    },
-
-    async claimExpiredTurn(lease): Promise<ExpiredTurn | null> {
-      for (;;) {
-        // Skip locked: two sweepers never wait on, or take, the same turn. A turn with no lease (left by an
-        // earlier version, or a directive whose run was never written) counts as lapsed.
-        const [claimed] = await select<{ thread_id: string; run_id: string | null; conversation_id: string }>(orm, `
-          with expired as (
-            select id from conversations
-            where turn_running and (turn_expires_at is null or turn_expires_at < now())
-            order by turn_expires_at nulls first limit 1 for update skip locked)
-          update conversations c set turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-          from expired where c.id = expired.id
-          returning c.thread_id, c.turn_run_id as run_id, c.id as conversation_id`, [lease.holder, lease.ms / 1000]);
-        if (claimed === undefined) return null;
-        // A turn claimed before leases existed names no run: its conversation's latest running run is the one.
-        const [run] = await select<Run>(orm, claimed.run_id !== null
-          ? `select ${RUN} from runs where id = ?`
-          : `select ${RUN} from runs where conversation_id = ? order by (status = 'running') desc, id desc limit 1`,
-        [claimed.run_id ?? claimed.conversation_id]);
-        if (run === undefined) {
-          // Nothing to end: the turn is simply freed, and the next lapsed one looked for.
-          await select(orm, `update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null where id = ?`, [claimed.conversation_id]);
-          continue;
-        }
-        if (claimed.run_id === null) await select(orm, 'update conversations set turn_run_id = ? where id = ?', [run.id, claimed.conversation_id]);
-        return { thread_id: claimed.thread_id, run };
-      }
-    },
-
-    async runningTurn(threadId) {
-      if (!isUuid(threadId)) return null;
-      const [turn] = await select<{ run_id: string; conversation_id: string; holder: string | null }>(orm, `
-        select turn_run_id as run_id, id as conversation_id, turn_holder as holder from conversations
-        where thread_id = ? and turn_running and turn_run_id is not null order by id desc limit 1`, [threadId]);
-      return turn ?? null;
-    },
+    ...mikroOrmTurnLeases(orm),
   };
-}
-
-/**
- * A directive's event takes the thread's next seq inside the transaction; an append racing it from
- * another connection may take that seq first, and the key then refuses this transaction as a whole.
- * It is run again, from the start: it wrote nothing.
- */
-async function retriedOnSeqRace<T>(work: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      const constraint = (error as { constraint?: unknown }).constraint;
-      if ((error as { code?: unknown }).code !== '23505' || constraint !== 'events_pkey' || attempt >= 20) throw error;
-    }
-  }
 }
 
 /** The race on the unique (owner, key) index: whoever inserts second waits, then answers the first's rows. */
@@ -295,13 +181,4 @@ async function createConsoleThread(sql: Statement, input: NewConsoleThread): Pro
   [conversationId, thread.id, c.agent, c.model, c.permission_mode, c.effort,
     JSON.stringify({ channel: 'console', id: thread.id }), uuid7Time(conversationId)]);
   return { thread, conversation: conversation! };
-}
-
-/** Writes a conversation; its address defaults to the thread itself on the thread's channel. */
-async function insertConversation(sql: Statement, thread: Thread, c: NewConversation, id: string = uuidv7()): Promise<Conversation> {
-  const [conversation] = await sql<Conversation>(`
-    insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at)
-    values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
-  [id, thread.id, c.agent, c.model, c.permission_mode, c.effort, JSON.stringify(c.address ?? { channel: thread.channel, id: thread.id }), uuid7Time(id)]);
-  return conversation!;
 }

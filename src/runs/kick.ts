@@ -1,14 +1,11 @@
 import type { Logger } from 'pino';
-import type { Agent, Conversation, Run, RunStatus } from '../../domain/model.ts';
+import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
-import { boundedRecord, boundedStrings, boundedText, MAX_REPLY } from '../../domain/bounds.ts';
-import type { ToolCall } from '../../domain/model.ts';
-import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
-import type { AgentRunner, TurnUpdate } from '../../ports/agent-runner.ts';
+import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { ConsoleWriter } from '../../ports/console-writer.ts';
 import type { Emit } from './emit.ts';
+import { runKick } from './kick-turn.ts';
 import type { PendingWaiters } from './pending-waiters.ts';
-import { failureOf } from './run-failure.ts';
 
 /** One kick: a run just written (its turn claimed under this instance's lease), and what its turn needs. */
 export interface KickRequest {
@@ -37,7 +34,7 @@ export interface KickDeps {
 }
 
 /** What this instance knows of a kick in flight. */
-interface InFlight {
+export interface InFlight {
   readonly controller: AbortController;
   lastActivity: number;
   /** Open permission asks, and when the oldest began: waiting for a person is not agent silence. */
@@ -152,165 +149,3 @@ export function kicker(deps: KickDeps) {
 }
 
 export type Kicker = ReturnType<typeof kicker>;
-
-async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): Promise<void> {
-  const { writer, runner, waiters, log } = deps;
-  const { threadId, conversation, run } = request;
-  const runId = run.id;
-  const touch = () => {
-    entry.lastActivity = Date.now();
-  };
-  // Nothing more is stored for a run whose lease was lost: the sweeper that took it has ended it.
-  const emit: Emit = (thread, type, data) => (entry.lost ? Promise.resolve(null as never) : deps.emit(thread, type, data));
-  let reply = '';
-  // A high surrogate that ended a chunk waits for the low one that begins the next.
-  let held = '';
-  let outcome: { status: Exclude<RunStatus, 'running'>; error: string | null; stopReason: string | null };
-  try {
-    await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
-    await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
-    const result = await runner.runTurn({
-      agent: request.agent,
-      sessionId: await writer.sessionOf(conversation.id),
-      cwd: request.cwd,
-      prompt: request.prompt,
-      mode: request.mode,
-      model: conversation.model,
-      effort: conversation.effort,
-      signal: entry.controller.signal,
-      onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
-      // A posture the agent did not take reaches the console; the turn goes on in the session's own.
-      onPostureRefused: async (refusal) => {
-        touch();
-        await emit(threadId, 'posture_refused', { run_id: runId, conversation_id: conversation.id, ...refusal });
-      },
-      onUpdate: async (raw: TurnUpdate) => {
-        touch();
-        if (entry.lost) return;
-        if (raw.kind === 'text') {
-          reply += raw.text;
-          const { ready, held: next } = splitTrailingHigh(held + raw.text);
-          held = next;
-          if (ready !== '') await emit(threadId, 'message', { run_id: runId, delta: storableText(ready) });
-          return;
-        }
-        // Agent output nobody can send back is repaired, not refused: NULs and lone surrogates
-        // replaced, and bounded (a tool call may carry a whole file, again in every update).
-        const update = boundedStrings(storableValue(raw));
-        switch (update.kind) {
-          case 'tool_call':
-          case 'tool_call_update':
-            if (update.kind === 'tool_call') await writer.appendModelMessage(runId, { role: 'tool', content: update.call.title ?? '' });
-            // The tool call as the agent sent it (an update: what changed), flat beside the run id.
-            await emit(threadId, 'tool_call', { run_id: runId, update: update.kind === 'tool_call_update', ...boundedCall(update.call) });
-            return;
-          case 'plan':
-            await emit(threadId, 'plan', { run_id: runId, entries: update.entries });
-            return;
-          case 'usage':
-            await emit(threadId, 'usage', { run_id: runId, used: update.used, size: update.size, cost: update.cost });
-            return;
-          case 'commands':
-            await emit(threadId, 'available_commands', { run_id: runId, commands: update.commands });
-            return;
-          default:
-            // Thoughts and mode changes.
-            await emit(threadId, 'message', { run_id: runId, update });
-        }
-      },
-      onPermission: async (raw) => {
-        touch();
-        // An ask after the cancel is answered at once: nobody is left to answer it.
-        if (entry.cancelled !== null || entry.lost) return { outcome: 'cancelled' } as const;
-        const ask = boundedStrings(storableValue(raw));
-        const pending = await writer.addPending({
-          kind: 'approval',
-          conversation_id: conversation.id,
-          run_id: runId,
-          title: ask.title,
-          options: ask.options.map(({ id, name, kind }) => ({ id, name, kind })),
-          tool_call: ask.tool_call === null ? null : boundedCall(ask.tool_call),
-        });
-        // Waiting before announcing: an answer cannot arrive before anyone listens for it.
-        const decision = waiters.wait(pending.id, runId);
-        if (entry.asking++ === 0) entry.askedAt = Date.now();
-        try {
-          await emit(threadId, 'approval_requested', { run_id: runId, pending });
-          return await decision;
-        } finally {
-          entry.asking -= 1;
-          touch();
-        }
-      },
-    });
-    if (held !== '') await emit(threadId, 'message', { run_id: runId, delta: REPLACEMENT });
-    if (entry.cancelled === null && reply !== '') {
-      const text = boundedText(storableText(reply), MAX_REPLY);
-      await writer.appendModelMessage(runId, { role: 'assistant', content: text });
-      const message = await writer.appendMessage(threadId, { role: 'assistant', text, artifact_id: null });
-      await emit(threadId, 'message', { run_id: runId, message });
-    }
-    outcome = entry.cancelled !== null || result.stopReason === 'cancelled'
-      ? { status: 'cancelled', error: entry.cancelled?.reason ?? runError('cancelled', 'the agent cancelled the turn'), stopReason: result.stopReason }
-      : { status: 'succeeded', error: null, stopReason: result.stopReason };
-  } catch (error) {
-    if (entry.cancelled !== null) outcome = { status: 'cancelled', error: entry.cancelled.reason, stopReason: null };
-    else {
-      const failure = failureOf(error);
-      if (failure.code === 'internal' || failure.code === 'storage_failed') log.warn({ err: error, run: runId }, 'run failed');
-      else log.info({ run: runId, reason: failure.reason }, 'run failed');
-      outcome = { status: 'failed', error: runError(failure.code, failure.reason), stopReason: null };
-    }
-  }
-  waiters.cancelRun(runId);
-  if (entry.lost) return;
-  await finish(deps, entry, threadId, runId, outcome);
-}
-
-/** A tool call within the stored bounds: its bulky parts dropped (and `truncated` set) when it is still too large. */
-const boundedCall = (call: ToolCall): ToolCall => boundedRecord(call, ['rawOutput', 'content', 'rawInput']);
-
-/**
- * Ends the run, stores its last events, then releases the turn: each step retried while storage
- * is down (the lease is renewed meanwhile), for at most one lease; after that the turn is left to
- * lapse, and a sweeper on any instance ends what is left.
- */
-async function finish(
-  deps: KickDeps,
-  entry: InFlight,
-  threadId: string,
-  runId: string,
-  outcome: { status: Exclude<RunStatus, 'running'>; error: string | null; stopReason: string | null },
-): Promise<void> {
-  const deadline = Date.now() + deps.leaseMs;
-  const step = async <T>(work: () => Promise<T>): Promise<T> => {
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
-      try {
-        return await work();
-      } catch (error) {
-        if (Date.now() + wait > deadline || entry.lost) throw error;
-        deps.log.warn({ err: error, run: runId }, 'recording the end of a run failed; trying again');
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
-  };
-  try {
-    const ended = await step(() => deps.writer.finishRun(runId, outcome.status, outcome.error));
-    if (ended.status !== outcome.status || ended.error !== outcome.error) {
-      // Someone else ended it first (a sweeper that took this instance for dead): theirs are the last events.
-      deps.log.warn({ run: runId }, 'the run was already ended elsewhere; recording nothing more');
-      entry.lost = true;
-      return;
-    }
-    const [code] = (outcome.error ?? '').split(':', 1);
-    if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }));
-    else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));
-    else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
-    await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
-    await step(() => deps.writer.releaseTurn(runId));
-    entry.released = true;
-  } catch (error) {
-    deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
-    entry.lost = true;
-  }
-}

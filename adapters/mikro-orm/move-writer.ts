@@ -1,0 +1,68 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import type { WireEvent } from '../../domain/events.ts';
+import type { Conversation, Message, Run, Thread } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { MoveOutcome, MoveWrite } from '../../ports/console-writer.ts';
+import { CONVERSATION, THREAD } from './columns.ts';
+import { APPEND } from './event-log.ts';
+import { transaction } from './transaction.ts';
+import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
+
+/**
+ * A teleport or summon as one transaction (ConsoleWriter.writeMove): the source thread and its
+ * conversations locked, the busy check, then the landing thread, the conversation, the ledger line,
+ * the gateway events and the first turn with its event.
+ */
+export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
+  return retriedOnSeqRace(() =>
+  transaction(orm, async (sql) => {
+    // The source's row, then its conversations, locked: a concurrent move waits, and a directive's
+    // claim on one of its conversations waits too, so the busy check below holds until commit.
+    const [source] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [move.source_thread_id]);
+    if (source === undefined) throw new Error(`No thread ${move.source_thread_id}`);
+    const running = await sql<{ turn_running: boolean }>('select turn_running from conversations where thread_id = ? for update', [source.id]);
+    const pending = await sql<{ kind: string; n: number }>(`
+      select p.kind, count(*)::int as n from pending p join conversations c on c.id = p.conversation_id
+      where c.thread_id = ? group by p.kind`, [source.id]);
+    const busy = {
+      turnRunning: running.some((row) => row.turn_running),
+      approvals: pending.find((row) => row.kind === 'approval')?.n ?? 0,
+      questions: pending.find((row) => row.kind === 'question')?.n ?? 0,
+    };
+    if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+    let thread = source;
+    if (move.landing !== null) {
+      const l = move.landing;
+      [thread] = await sql<Thread>(`
+        insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
+        values (?, null, ?, ?, ?, ?, null, null, ?) returning ${THREAD}`,
+      [l.id, l.channel, l.owner, l.project, l.title, uuid7Time(l.id)]) as [Thread];
+    }
+    let conversation = await insertConversation(sql, thread, move.conversation, move.conversation.id);
+    if (move.ledger !== null) {
+      const id = uuidv7();
+      await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`,
+        [id, source.id, move.ledger, uuid7Time(id)]);
+    }
+    const gateway = JSON.stringify(move.gateway);
+    const events = await sql<WireEvent>(APPEND, [source.id, 'gateway', gateway, source.id]);
+    if (move.landing !== null) events.push(...await sql<WireEvent>(APPEND, [thread.id, 'gateway', gateway, thread.id]));
+    let run: Run | null = null;
+    if (move.turn !== null) {
+      const messageId = uuidv7();
+      const runId = uuidv7();
+      const message: Message = { id: messageId, role: 'user', text: move.turn.text, artifact_id: null, created_at: uuid7Time(messageId) };
+      run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
+      await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
+        [messageId, thread.id, message.text, message.created_at]);
+      await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at) values (?, ?, ?, 'running', null, ?, null)`,
+        [runId, conversation.id, run.directory, run.started_at]);
+      [conversation] = await sql<Conversation>(`
+        update conversations set turn_running = true, turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+        where id = ? returning ${CONVERSATION}`, [runId, move.turn.lease.holder, move.turn.lease.ms / 1000, conversation.id]) as [Conversation];
+      events.push(...await sql<WireEvent>(APPEND, [thread.id, 'message', JSON.stringify({ run_id: runId, message }), thread.id]));
+    }
+    return { kind: 'moved', thread, conversation, events, run };
+  }));
+}

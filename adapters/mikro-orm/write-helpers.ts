@@ -1,0 +1,31 @@
+import { uuidv7 } from 'uuidv7';
+import type { Conversation, Thread } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { NewConversation } from '../../ports/console-writer.ts';
+import { CONVERSATION } from './columns.ts';
+import type { Statement } from './transaction.ts';
+
+/**
+ * A directive's event takes the thread's next seq inside the transaction; an append racing it from
+ * another connection may take that seq first, and the key then refuses this transaction as a whole.
+ * It is run again, from the start: it wrote nothing.
+ */
+export async function retriedOnSeqRace<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const constraint = (error as { constraint?: unknown }).constraint;
+      if ((error as { code?: unknown }).code !== '23505' || constraint !== 'events_pkey' || attempt >= 20) throw error;
+    }
+  }
+}
+
+/** Writes a conversation; its address defaults to the thread itself on the thread's channel. */
+export async function insertConversation(sql: Statement, thread: Thread, c: NewConversation, id: string = uuidv7()): Promise<Conversation> {
+  const [conversation] = await sql<Conversation>(`
+    insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at)
+    values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
+  [id, thread.id, c.agent, c.model, c.permission_mode, c.effort, JSON.stringify(c.address ?? { channel: thread.channel, id: thread.id }), uuid7Time(id)]);
+  return conversation!;
+}

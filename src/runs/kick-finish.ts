@@ -1,0 +1,54 @@
+import type { RunStatus } from '../../domain/model.ts';
+import type { InFlight, KickDeps } from './kick.ts';
+
+/** How a turn ended, as its run records it. */
+export interface Outcome {
+  readonly status: Exclude<RunStatus, 'running'>;
+  readonly error: string | null;
+  readonly stopReason: string | null;
+}
+
+/**
+ * Ends the run, stores its last events, then releases the turn: each step retried while storage
+ * is down (the lease is renewed meanwhile), for at most one lease; after that the turn is left to
+ * lapse, and a sweeper on any instance ends what is left.
+ */
+export async function finish(
+  deps: KickDeps,
+  entry: InFlight,
+  threadId: string,
+  runId: string,
+  outcome: Outcome,
+): Promise<void> {
+  const deadline = Date.now() + deps.leaseMs;
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await work();
+      } catch (error) {
+        if (Date.now() + wait > deadline || entry.lost) throw error;
+        deps.log.warn({ err: error, run: runId }, 'recording the end of a run failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  };
+  try {
+    const ended = await step(() => deps.writer.finishRun(runId, outcome.status, outcome.error));
+    if (ended.status !== outcome.status || ended.error !== outcome.error) {
+      // Someone else ended it first (a sweeper that took this instance for dead): theirs are the last events.
+      deps.log.warn({ run: runId }, 'the run was already ended elsewhere; recording nothing more');
+      entry.lost = true;
+      return;
+    }
+    const [code] = (outcome.error ?? '').split(':', 1);
+    if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }));
+    else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));
+    else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
+    await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
+    await step(() => deps.writer.releaseTurn(runId));
+    entry.released = true;
+  } catch (error) {
+    deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
+    entry.lost = true;
+  }
+}
