@@ -4,8 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
 import { AgentRequestError, AUTH_REQUIRED, authenticationReason, lineSplitter, redactor, startupReason } from './agent-diagnostics.ts';
-import type { AgentOffer } from '../../domain/vocabulary.ts';
-import { offerOf } from './offer.ts';
 
 /** What the client knows about one session of a process, kept current from the agent's updates. */
 export interface SessionState {
@@ -39,13 +37,6 @@ export interface AgentProcess {
   readonly sessions: Map<string, SessionState>;
   /** The running turn of each session. */
   readonly routes: Map<string, TurnRoute>;
-  /** What the agent advertised, from its latest session (null before its first): a restarted agent learns anew. */
-  readonly offer: AgentOffer | null;
-  /**
-   * Learns what the agent offers from a session's state: `fresh` for a new session's answer (its
-   * mode is the one sessions start in), false for a later change (the lists are refreshed).
-   */
-  learn(state: SessionState, fresh: boolean): void;
   /** Resolves, with a sentence saying how, once the process has ended. */
   readonly exited: Promise<string>;
   alive(): boolean;
@@ -156,15 +147,11 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
 
   const sessions = new Map<string, SessionState>();
   const routes = new Map<string, TurnRoute>();
-  let offer: AgentOffer | null = null;
-  const learn = (state: SessionState, fresh: boolean): void => {
-    offer = offerOf(state, fresh ? null : offer);
-  };
   const app = acp
     .client({ name: 'agent-console' })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       const state = sessions.get(params.sessionId);
-      if (track(state, params.update)) learn(state!, false);
+      track(state, params.update);
       routes.get(params.sessionId)?.update(params.update);
     })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
@@ -250,12 +237,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
-    return {
-      pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, bounded, stop, learn,
-      get offer() {
-        return offer;
-      },
-    };
+    return { pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, bounded, stop };
   } catch (error) {
     await stop();
     if (signal?.aborted) throw new Error('the agent runner is closed');
@@ -267,7 +249,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
 
 /**
  * Keeps a session's known mode and config options current, so posture is only sent when it differs;
- * answers whether the update changed them (what the agent offers is then learned again).
+ * answers whether the update changed them.
  */
 function track(state: SessionState | undefined, update: acp.SessionUpdate): boolean {
   if (!state) return false;

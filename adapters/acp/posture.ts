@@ -75,10 +75,7 @@ async function setSelectOption(proc: AgentProcess, sessionId: string, part: Post
     answer = a;
   }));
   // The answer is the full, current set: one option can change others, and what the agent offers with them.
-  if (answer !== undefined) {
-    state.configOptions = answer.configOptions;
-    proc.learn(state, false);
-  }
+  if (answer !== undefined) state.configOptions = answer.configOptions;
   return refused;
 }
 
