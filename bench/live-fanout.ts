@@ -1,17 +1,49 @@
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { cpus, hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus, hostname, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
 import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import { F, fixtureWorld } from '../test/support/fixture-world.ts';
-import { startService } from '../test/support/service.ts';
+import { startBareBroadcast } from './live-bare.ts';
+import { startBenchService } from './live-service.ts';
 import { writeSection } from './report.ts';
-import { fixed, quantile } from './stats.ts';
+import { fixed } from './stats.ts';
 
-const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
+/** Socket counts measured, each on both sides; `BENCH_SOCKETS=1000` alone for a quick run. */
+const COUNTS = (process.env.BENCH_SOCKETS ?? '1000,10000').split(',').map(Number);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
+/** Rounds of service then baseline (A B A B); each round is a row of the table. */
+const ROUNDS = Number(process.env.BENCH_LIVE_ROUNDS ?? 2);
+/** The goal of issue 11: the service's p50 and p99 within 1.3× the bare baseline's. */
+const GOAL = 1.3;
+/** Bounds on each step, so a stuck side ends the run instead of hanging it. */
+const OPEN_MS = 120_000;
+const DRAIN_MS = 120_000;
 const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Side {
+  readonly port: number;
+  /** Stores (service) and publishes one event carrying `sent_at`. */
+  readonly publish: (i: number) => Promise<void>;
+  readonly close: () => Promise<void>;
+}
+
+interface Measure {
+  readonly side: 'service' | 'bare ws';
+  readonly sockets: number;
+  readonly open: number;
+  readonly openMs: number;
+  readonly publishMs: number;
+  readonly received: number;
+  readonly closed: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly heapPerSocket: number;
+  readonly rssPerSocket: number;
+}
 
 /** Heap and RSS after a full collection (run with --expose-gc for a stable figure). */
 async function memory(): Promise<{ heap: number; rss: number }> {
@@ -23,64 +55,182 @@ async function memory(): Promise<{ heap: number; rss: number }> {
   return { heap: usage.heapUsed, rss: usage.rss };
 }
 
-/**
- * 1,000 live sockets on one thread (clients in a child process), events published the way a run
- * publishes them (stored in the EventLog, then published on the in-process bus); the latency from
- * publish to arrival in each client, and the server's memory per open socket.
- */
-export async function liveFanoutBench(): Promise<void> {
+/** This process's soft open-files limit (the client child inherits it); null where /proc is absent. */
+function openFilesLimit(): number | null {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft === undefined || soft === 'unlimited' ? Infinity : Number(soft);
+  } catch {
+    return null;
+  }
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The service as a run publishes: each event stored in the EventLog, then published on the in-process bus. */
+async function serviceSide(sockets: number): Promise<Side> {
   const storage = createMemoryStorage();
   await storage.importWorld(fixtureWorld());
   const bus = createMemoryEventBus();
-  const service = await startService({ LOG_LEVEL: 'silent' }, { storage, bus });
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(service.port), String(SOCKETS), F.root], {
+  const service = await startBenchService({ LOG_LEVEL: 'silent', MAX_CONNECTIONS: String(sockets + 1024) }, storage, bus);
+  return {
+    port: service.port,
+    publish: async (i) => {
+      const event = await storage.events.append(F.root, 'message', { delta: `event ${i}`, sent_at: now() });
+      await bus.publish(event);
+    },
+    close: service.close,
+  };
+}
+
+/** The bare `ws` server sending the frame the service would send: the same fields, in the same order. */
+async function bareSide(): Promise<Side> {
+  const scratch = createMemoryStorage();
+  await scratch.importWorld(fixtureWorld());
+  const shape = await scratch.events.append(F.root, 'message', { delta: 'event 0', sent_at: 0 });
+  const bare = await startBareBroadcast();
+  return {
+    port: bare.port,
+    publish: async (i) => bare.publish({ ...shape, seq: shape.seq + i, data: { delta: `event ${i}`, sent_at: now() } }),
+    close: bare.close,
+  };
+}
+
+/** One side at one socket count: clients in a child process, events in bursts, latencies read by the child. */
+async function measure(kind: Measure['side'], sockets: number): Promise<Measure> {
+  const side = kind === 'service' ? await serviceSide(sockets) : await bareSide();
+  const before = await memory();
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(side.port), String(sockets), F.root], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const ask = async (command: string | null, what: string, ms: number) => {
+    if (command !== null) child.stdin!.write(`${command}\n`);
+    const line = await within(lines.next(), ms, `${kind} ${sockets} ${what}`);
+    if (line.done === true) throw new Error(`${kind} ${sockets}: the client process ended (${what})`);
+    return JSON.parse(String(line.value));
+  };
   try {
-    const before = await memory();
-    await lines.next(); // {open}: every socket is open
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { open, openMs } = (await ask(null, 'open', OPEN_MS)) as { open: number; openMs: number };
+    await sleep(500);
     const during = await memory();
     const started = now();
     for (let i = 0; i < EVENTS; i++) {
-      const event = await storage.events.append(F.root, 'message', { delta: `event ${i}`, sent_at: now() });
-      await bus.publish(event);
+      await side.publish(i);
       // A run's pace: events come in bursts, not all at once.
-      if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5));
+      if (i % 10 === 9) await sleep(5);
     }
     const publishMs = now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    child.stdin!.write('report\n');
-    const { latencies } = JSON.parse(String((await lines.next()).value)) as { latencies: number[] };
-    await once(child, 'exit');
-    const sorted = latencies.sort((x, y) => x - y);
-    const delivered = sorted.length;
-    const perSocketHeap = (during.heap - before.heap) / SOCKETS;
-    const perSocketRss = (during.rss - before.rss) / SOCKETS;
-    writeSection('live-fanout', `
-## Live socket fan-out: ${SOCKETS.toLocaleString('en')} sockets on one thread
-
-${SOCKETS.toLocaleString('en')} websocket clients (in a child process) subscribed to one thread; ${EVENTS} events
-stored in the EventLog and published on the in-process bus, in bursts of 10 every 5 ms (published in
-${fixed(publishMs, 0)} ms). Latency is from just before the event is stored to its arrival in a client, over
-all ${delivered.toLocaleString('en')} deliveries (${delivered === SOCKETS * EVENTS ? 'every event reached every socket' : `expected ${SOCKETS * EVENTS}`}).
-Memory is the server process's growth with every socket open, after a full collection. On ${hostname()}
-(${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}), server and clients on one machine.
-
-| figure | value |
-|---|---|
-| delivery latency p50 | ${fixed(quantile(sorted, 0.5), 2)} ms |
-| delivery latency p99 | ${fixed(quantile(sorted, 0.99), 2)} ms |
-| delivery latency max | ${fixed(sorted.at(-1) ?? 0, 2)} ms |
-| heap per socket | ${fixed(perSocketHeap / 1024, 1)} KiB |
-| RSS per socket | ${fixed(perSocketRss / 1024, 1)} KiB |
-
-Reproduce with \`npm run bench\` (\`BENCH_SOCKETS\`, \`BENCH_EVENTS\` change the load).
-`);
-    console.log(`live fan-out: ${delivered} deliveries, p50 ${fixed(quantile(sorted, 0.5), 2)} ms, p99 ${fixed(quantile(sorted, 0.99), 2)} ms, heap/socket ${fixed(perSocketHeap / 1024, 1)} KiB`);
+    // Until every delivery arrived, or none arrived for 2 s, or the bound passed.
+    const expected = open * EVENTS;
+    const deadline = now() + DRAIN_MS;
+    let last = -1;
+    let quietSince = now();
+    for (;;) {
+      const { received } = (await ask('count', 'count', 10_000)) as { received: number };
+      if (received !== last) [last, quietSince] = [received, now()];
+      if (received >= expected || now() - quietSince > 2000 || now() > deadline) break;
+      await sleep(200);
+    }
+    const summary = (await ask('report', 'report', 30_000)) as { received: number; closed: number; p50: number; p99: number; max: number };
+    const result: Measure = {
+      side: kind,
+      sockets,
+      open,
+      openMs,
+      publishMs,
+      ...summary,
+      heapPerSocket: (during.heap - before.heap) / sockets,
+      rssPerSocket: (during.rss - before.rss) / sockets,
+    };
+    console.log(`live fan-out ${kind} ${sockets}: ${result.received}/${expected} deliveries, p50 ${fixed(result.p50, 2)} ms, p99 ${fixed(result.p99, 2)} ms, heap/socket ${fixed(result.heapPerSocket / 1024, 1)} KiB`);
+    return result;
   } finally {
     child.kill();
-    await service.close();
+    await side.close();
   }
+}
+
+const kib = (bytes: number) => fixed(bytes / 1024, 1);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const ratio = (service: number, bare: number) => (bare > 0 ? service / bare : Infinity);
+const verdict = (r: number) => (r <= GOAL ? `${fixed(r, 2)}× (met)` : `**${fixed(r, 2)}× (missed)**`);
+
+/**
+ * The service's live socket fan-out beside a bare `ws` broadcast of the same frames to the same
+ * number of clients (the same client process code), at each socket count; loopback only, every step
+ * bounded. Writes the live-fanout section of docs/benchmarks.md.
+ */
+export async function liveFanoutBench(): Promise<void> {
+  const limit = openFilesLimit();
+  const rows: Measure[] = [];
+  const skipped: string[] = [];
+  for (const sockets of COUNTS) {
+    // The server holds one descriptor per socket here, and the client child one per socket there.
+    if (limit !== null && limit < sockets + 256) {
+      skipped.push(`${sockets.toLocaleString('en')} sockets: the open-files limit is ${limit} (\`ulimit -n\`), below ${sockets + 256}; raise it and run again`);
+      continue;
+    }
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        rows.push(await measure('service', sockets));
+        rows.push(await measure('bare ws', sockets));
+      }
+    } catch (error) {
+      skipped.push(`${sockets.toLocaleString('en')} sockets: ${(error as Error).message}`);
+    }
+  }
+
+  const table = rows.map((m) =>
+    `| ${m.sockets.toLocaleString('en')} | ${m.side} | ${fixed(m.p50, 2)} | ${fixed(m.p99, 2)} | ${fixed(m.max, 2)} | ${kib(m.heapPerSocket)} | ${kib(m.rssPerSocket)} | ${m.received.toLocaleString('en')} / ${(m.open * EVENTS).toLocaleString('en')}${m.closed > 0 ? `, ${m.closed} closed by the server` : ''} | ${fixed(m.publishMs, 0)} |`,
+  );
+  const ratios: string[] = [];
+  const missed: string[] = [];
+  // A count whose run stopped before both sides were measured has no ratio (it is named under "Not measured").
+  const paired = [...new Set(rows.map((m) => m.sockets))].filter((n) => rows.some((m) => m.sockets === n && m.side === 'bare ws'));
+  for (const sockets of paired) {
+    // Each side's figure is the median over its rounds (with two rounds, their mean).
+    const figure = (side: Measure['side'], pick: (m: Measure) => number) => median(rows.filter((m) => m.sockets === sockets && m.side === side).map(pick));
+    const r = (pick: (m: Measure) => number) => ratio(figure('service', pick), figure('bare ws', pick));
+    const [p50, p99] = [r((m) => m.p50), r((m) => m.p99)];
+    ratios.push(`| ${sockets.toLocaleString('en')} | ${verdict(p50)} | ${verdict(p99)} | ${fixed(r((m) => m.heapPerSocket), 1)}× | ${fixed(r((m) => m.rssPerSocket), 1)}× |`);
+    if (p50 > GOAL || p99 > GOAL) missed.push(sockets.toLocaleString('en'));
+  }
+
+  writeSection('live-fanout', `
+## Live socket fan-out: the service beside a bare \`ws\` broadcast
+
+At each socket count, websocket clients in a child process (bench/live-clients.ts, the same code for
+both sides) connect over loopback; ${EVENTS} events are then sent in bursts of 10 every 5 ms. **service**: each
+event stored in the EventLog and published on the in-process bus, delivered through the live socket
+router (authentication, subscription, per-socket ordered delivery, frame serialized once per event).
+**bare ws**: a \`ws\` \`WebSocketServer\` (bench/live-bare.ts) serializing the same fields once and sending
+the text to every client. Latency runs from just before the event is stored (or sent, for the
+baseline) to its arrival in a client, over every delivery. Memory is the server process's growth with
+every socket open, after a full collection. Service, then baseline, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} at each count (A B A B); each step bounded in
+time. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB), server and clients on one machine.
+
+| sockets | side | p50 ms | p99 ms | max ms | heap / socket KiB | RSS / socket KiB | delivered | publish ms |
+|---|---|---|---|---|---|---|---|---|
+${table.join('\n')}
+
+Service ÷ bare, each side's median over its rounds (goal: p50 and p99 ≤ ${GOAL}×):
+
+| sockets | p50 | p99 | heap / socket | RSS / socket |
+|---|---|---|---|---|
+${ratios.join('\n')}
+${skipped.length > 0 ? `\nNot measured: ${skipped.join('; ')}.\n` : ''}
+${missed.length > 0 ? `The goal is **missed** at ${missed.join(' and ')} sockets; this slice measures and does not optimise the service (issue 11 asks for a \`node --cpu-prof\` profile of the service side next).` : rows.length > 0 ? 'The goal is met at every count measured.' : ''}
+
+Reproduce with \`npm run bench\` (\`BENCH_SOCKETS=1000,10000\`, \`BENCH_EVENTS\`, \`BENCH_LIVE_ROUNDS\` change the load).
+`);
 }
