@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const LIMIT_MS = 60_000;
+
+/** Milliseconds from spawning `npm start` (embedded, on `dataDir`) to `/readyz` answering 200; the group is stopped after. */
+async function startToReady(dataDir: string): Promise<number> {
+  const started = performance.now();
+  const child = spawn('npm', ['start'], {
+    detached: true,
+    env: { ...process.env, PORT: '0', CONSOLE_STORAGE: 'embedded', DATA_DIR: dataDir, ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const exited = once(child, 'exit');
+  const killer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), LIMIT_MS);
+  try {
+    let port: number | undefined;
+    for await (const line of createInterface({ input: child.stdout! })) {
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      if (entry.msg === 'console service listening') {
+        port = Number(new URL(entry.url!).port);
+        break;
+      }
+    }
+    if (port === undefined) throw new Error('npm start never listened');
+    child.stdout!.resume();
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status, () => 0);
+      if (status === 200) return performance.now() - started;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    // SIGTERM: the service drains and closes PGlite, flushing the data dir and releasing its lock.
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+    clearTimeout(killer);
+  }
+}
+
+/** Milliseconds from spawning a bare node process to PGlite open on `dataDir` and answering `select 1`. */
+async function pgliteReopen(dataDir: string): Promise<number> {
+  const started = performance.now();
+  const script = `import { PGlite } from '@electric-sql/pglite';
+const db = await PGlite.create(${JSON.stringify(dataDir)}); await db.query('select 1'); process.stdout.write('open\\n'); await db.close();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] });
+  let opened = 0;
+  child.stdout.on('data', () => (opened ||= performance.now() - started));
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0 || opened === 0) throw new Error(`PGlite reopen exited with ${code}`);
+  return opened;
+}
+
+export interface ColdStart {
+  readonly first: number;
+  readonly second: number;
+  readonly pgliteReopen: number;
+}
+
+/** The first start (initdb, migrations, world) and the second (reopen) on one fresh embedded data dir. */
+export async function coldStart(): Promise<ColdStart> {
+  const parent = mkdtempSync(join(tmpdir(), 'console-bench-start-'));
+  const dataDir = join(parent, 'data');
+  try {
+    const first = await startToReady(dataDir);
+    const second = await startToReady(dataDir);
+    // The service's DATA_DIR is PGlite's own directory: the same files, opened alone.
+    const reopen = await pgliteReopen(dataDir);
+    return { first, second, pgliteReopen: reopen };
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,104 @@
+import pg from 'pg';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { select } from '../adapters/mikro-orm/sql.ts';
+import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
+import { fixtureWorld } from '../test/support/fixture-world.ts';
+import { ask } from '../test/support/http.ts';
+import { testId } from '../test/support/ids.ts';
+import { createScratchDatabase } from '../test/support/scratch-database.ts';
+import { recordedHeaders, startBare } from './bare-http.ts';
+import { startBenchService } from './bench-service.ts';
+import { sideBySide, type LoadTool } from './load.ts';
+import type { Measured } from './sandbox-side.ts';
+
+const MESSAGES = 200;
+const AUTH = { authorization: 'Bearer token-alice' };
+
+/** Where the reads ran, as the section names it. */
+export interface ReadsMeasured {
+  readonly database: string;
+  readonly results: Measured[];
+}
+
+/**
+ * A thread read and a messages page (50) over HTTP on the MikroORM storage, each beside a bare
+ * `node:http` + `pg` server that runs the very statements the service sent for that request (caught
+ * on the knex client once) and answers the last one's rows as JSON with the same headers.
+ */
+export async function readsSideBySide(tool: LoadTool, load: { rounds: number; seconds: number; connections: number }): Promise<ReadsMeasured> {
+  const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const scratch = url ? await createScratchDatabase(url, 'console_bench') : null;
+  const embedded = scratch === null ? await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR }) : null;
+  const clientUrl = scratch?.url ?? embedded!.url;
+  const pool = scratch !== null ? 4 : EMBEDDED_POOL_SIZE;
+  const storage = await createMikroOrmStorage({ clientUrl, pool });
+  const bare = new pg.Pool({ connectionString: clientUrl, max: pool });
+  let closeService = async () => storage.close();
+  try {
+    const world = fixtureWorld();
+    const threadId = testId(60_000_000);
+    await storage.importWorld({ ...world, threads: [{ ...world.threads[0]!, id: threadId, messages: [], conversations: [] }] });
+    const base = Date.parse('2026-01-01T00:00:00.000Z') + 70_000_000;
+    await select(storage.orm, `
+      insert into messages (id, thread_id, role, text, artifact_id, created_at)
+      select (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
+             ?, 'user', 'message ' || i, null, to_timestamp((? + i) / 1000.0)
+      from (select i, lpad(to_hex(? + i), 12, '0') as h from generate_series(1, ?) as i) s`, [threadId, base, base, MESSAGES]);
+    await select(storage.orm, 'analyze', []);
+    const version = (await select<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!.server_version;
+
+    let sent: { sql: string; bindings?: unknown[] }[] | null = null;
+    storage.orm.em.getConnection().getKnex().client.on('query', (query: { sql: string; bindings?: unknown[] }) => sent?.push(query));
+    const service = await startBenchService(storage);
+    closeService = service.close;
+    // The sweep at start is waited out, so the statements caught are the read's alone.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const results: Measured[] = [];
+    for (const { name, path } of [
+      { name: 'thread read', path: `/api/console/threads/${threadId}` },
+      { name: 'messages page (50)', path: `/api/console/threads/${threadId}/messages?limit=50` },
+    ]) {
+      sent = [];
+      const answer = await ask(service.port, { path, headers: AUTH });
+      const statements: string[] = sent.map((query) => {
+        if ((query.bindings?.length ?? 0) !== 0) throw new Error(`a statement with bindings: ${query.sql}`);
+        return query.sql;
+      });
+      sent = null;
+      if (answer.status !== 200) throw new Error(`${name} answered ${answer.status}: ${answer.text}`);
+      const headers = recordedHeaders(answer.headers);
+      const server = await startBare((_req, res) => {
+        void (async () => {
+          let rows: unknown[] = [];
+          for (const statement of statements) rows = (await bare.query(statement)).rows;
+          res.writeHead(200, headers);
+          res.end(JSON.stringify({ items: rows }));
+        })().catch((error: unknown) => {
+          res.writeHead(500);
+          res.end(String(error));
+        });
+      });
+      try {
+        const measured = await sideBySide(
+          tool,
+          { url: `http://127.0.0.1:${service.port}${path}`, headers: AUTH },
+          { url: `http://127.0.0.1:${server.port}${path}`, headers: AUTH },
+          load,
+        );
+        results.push({ path: name, request: `GET ${path.replace(threadId, '{id}')}, ${statements.length} statements`, ...measured });
+      } finally {
+        await server.close();
+      }
+    }
+    return {
+      database: scratch !== null ? `PostgreSQL ${version} (a scratch database, dropped after)` : `embedded PGlite (PostgreSQL ${version}); no BENCH_DATABASE_URL or TEST_DATABASE_URL was set`,
+      results,
+    };
+  } finally {
+    await bare.end();
+    await closeService();
+    await embedded?.close();
+    await scratch?.drop();
+  }
+}

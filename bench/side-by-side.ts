@@ -1,0 +1,98 @@
+import { cpus, hostname, totalmem } from 'node:os';
+import { coldStart } from './cold-start.ts';
+import { loadTool, mean } from './load.ts';
+import { readsSideBySide } from './reads-side.ts';
+import { writeSection } from './report.ts';
+import { sandboxSideBySide, type Measured } from './sandbox-side.ts';
+import { fixed } from './stats.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+/** Issue 11's goal for every HTTP path: the project at 0.8× of its bare baseline or better. */
+const HTTP_GOAL = 0.8;
+/** Issue 11's goal for the second start to /readyz. */
+const SECOND_START_GOAL_MS = 1500;
+
+/** The command this run was, with the database variable it used (a password never shown). */
+function reproduce(): string {
+  for (const name of ['BENCH_DATABASE_URL', 'TEST_DATABASE_URL']) {
+    const value = process.env[name];
+    if (value === undefined || value === '') continue;
+    const url = new URL(value);
+    if (url.password !== '') url.password = '…';
+    return `${name}=${url.toString()} npm run bench`;
+  }
+  return 'npm run bench';
+}
+
+const rate = (value: number): string => Math.round(value).toLocaleString('en');
+
+/**
+ * Issue 11, first slice: each HTTP hot path beside its bare baseline in one run (A B A B), and the
+ * cold start to /readyz; prints the ratios and writes the `side-by-side` section.
+ */
+export async function sideBySideBench(): Promise<void> {
+  const tool = await loadTool();
+  const load = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
+  const sandbox = await sandboxSideBySide(tool, load);
+  const reads = await readsSideBySide(tool, load);
+  const start = await coldStart();
+
+  const missed: string[] = [];
+  const row = (m: Measured, where: string): string => {
+    const ratio = mean(m.project) / mean(m.bare);
+    const met = ratio >= HTTP_GOAL;
+    if (!met) missed.push(m.path);
+    console.log(`${m.path}${where}: project ${rate(mean(m.project))} req/s, bare ${rate(mean(m.bare))} req/s, ratio ${fixed(ratio, 2)}× (goal ≥ ${HTTP_GOAL}×: ${met ? 'met' : 'MISSED'})`);
+    return `| ${m.path}${where} | ${m.request} | ${rate(mean(m.project))} (${m.project.map(rate).join(', ')}) | ${rate(mean(m.bare))} (${m.bare.map(rate).join(', ')}) | **${fixed(ratio, 2)}×** | ≥ ${HTTP_GOAL}× ${met ? 'met' : '**missed**'} |`;
+  };
+  const where = reads.database.startsWith('PostgreSQL') ? ' on PostgreSQL' : ' on PGlite';
+  const rows = [...sandbox.map((m) => row(m, '')), ...reads.results.map((m) => row(m, where))];
+  const secondMet = start.second < SECOND_START_GOAL_MS;
+  if (!secondMet) missed.push('second start');
+  console.log(`cold start to /readyz (embedded): first ${fixed(start.first / 1000, 2)} s, second ${fixed(start.second / 1000, 2)} s (goal < 1.5 s: ${secondMet ? 'met' : 'MISSED'}), PGlite reopen alone ${fixed(start.pgliteReopen / 1000, 2)} s`);
+  const cpu = cpus();
+
+  writeSection('side-by-side', `
+## Side by side: each HTTP hot path beside a bare baseline (issue 11)
+
+One run on ${hostname()} (${cpu.length} × ${cpu[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 1)} GiB, Node ${process.version},
+${process.platform} ${process.arch}), everything on loopback. Load from ${tool.name}: \`${tool.describe(CONNECTIONS, SECONDS)}\`, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}
+of ${SECONDS} s per side alternating project, bare, project, bare, after a 1 s untimed warm-up of each;
+a round with any non-2xx answer or socket error fails the bench. The load generator runs in a process of
+its own; the service and its baseline share the bench's process, never loaded at the same time. On two
+cores the load generator takes one of them, so the bare figures are a floor of what the machine can do, not
+its ceiling (a bare server may be limited by ${tool.name} itself).
+
+- The **project** is the real composition root (\`createApp\` on \`node:http\`), logging at the default level
+  into a sink that drops the bytes.
+- The sandbox **baseline** is a bare \`node:http\` server answering the status, headers and body bytes the
+  service answered once for the same request (\`Host: sandbox.localhost:<port>\`).
+- The read **baseline** is a bare \`node:http\` + \`pg\` server (a pool of the service's size) running, per
+  request, the very statements the service sent for that request (caught on the knex client), and answering
+  the last one's rows as JSON with the same headers. Database: ${reads.database}; one thread of alice's
+  with 200 messages.
+
+Requests per second, mean of the rounds (each round in brackets):
+
+| path | request | project | bare baseline | ratio | goal |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+
+Cold start to \`/readyz\`, embedded storage, \`npm start\` in a child process on a fresh DATA_DIR (the
+first start creates the database; the second reopens it):
+
+| start | to /readyz | baseline | goal |
+|---|---|---|---|
+| first | ${fixed(start.first / 1000, 2)} s | | |
+| second | ${fixed(start.second / 1000, 2)} s | PGlite reopen of the same directory alone, process spawn included: ${fixed(start.pgliteReopen / 1000, 2)} s | < 1.5 s ${secondMet ? 'met' : '**missed**'} |
+
+${missed.length === 0 ? 'Every goal of this slice is met.' : `Missed: ${missed.join(', ')}. Nothing was optimised in this slice; why each is missed is for a profile (\`node --cpu-prof\`) in a later slice of issue 11.`}
+
+Reproduce with \`${reproduce()}\` (the reads run on embedded PGlite when neither
+\`BENCH_DATABASE_URL\` nor \`TEST_DATABASE_URL\` is set;
+\`BENCH_ROUNDS\`, \`BENCH_SECONDS\`, \`BENCH_CONNECTIONS\` change the load; wrk is used when on the PATH, else
+autocannon is installed into \`$TMPDIR/console-bench-autocannon-8\`).
+`);
+}
