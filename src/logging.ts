@@ -143,10 +143,24 @@ export function redactUrls(text: string): string {
 function redactDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactUrls(value);
   if (value === null || typeof value !== 'object' || depth > 8 || value instanceof Error) return value;
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, depth + 1));
+  if (Array.isArray(value)) {
+    // Copied only when an item changes: most lines hold nothing to redact, and are logged as given.
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = redactDeep(value[i], depth + 1);
+      if (item !== value[i]) (out ??= value.slice())[i] = item;
+    }
+    return out ?? value;
+  }
   if (value instanceof URL) return redactUrls(value.href);
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactDeep(item, depth + 1)]));
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    const redacted = redactDeep(item, depth + 1);
+    if (redacted !== item) (out ??= { ...value })[key] = redacted;
+  }
+  return out ?? value;
 }
 
 /** What an error logs as (`safeError`), with the credentials of any URL in it redacted. */
@@ -175,9 +189,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   const logger = destination === undefined ? pino(options) : pino(options, destination);
   // pino formats a child's bindings with no hook of ours: redacted here. Every child inherits this
   // `child` from the root (a child is created from its parent's prototype), so all levels are covered.
-  const child = logger.child;
-  logger.child = function (this: Logger, bindings, childOptions) {
+  const child = logger.child as unknown as (this: Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) => Logger;
+  logger.child = function (this: Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) {
     return child.call(this, redactDeep(bindings) as pino.Bindings, childOptions);
-  } as Logger['child'];
+  } as unknown as Logger["child"];
   return logger;
 }

@@ -2,13 +2,13 @@ import { ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { uuidv7 } from 'uuidv7';
+import { randomUUID } from 'node:crypto';
 import type { Origin } from '../../domain/origin.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface } from '../../domain/sandbox-dispatch.ts';
 import { requestOrigin, requestScheme, splitTarget, type RequestContext } from './context.ts';
-import { problem, writeReply, type Reply } from './reply.ts';
+import { BASE_HEADERS, problem, writeBody, writeReply, type Reply } from './reply.ts';
 import type { Surface } from './surface.ts';
 
 /** Takes over an accepted websocket upgrade (the live socket router). */
@@ -40,27 +40,74 @@ export interface EdgeOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-function contextOf(req: IncomingMessage, options: EdgeOptions): RequestContext {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : uuidv7();
-  const { path, query } = splitTarget(req.url ?? '');
-  const scheme = requestScheme(req, options.trustProxy);
-  const host = req.headers.host;
-  const method = req.method ?? 'GET';
-  // Only these three are bound: never headers, never the query (it may carry anything).
-  const log = options.log.child({ reqId: id, method, path });
-  return { req, id, log, method, path, query, scheme, host, origin: requestOrigin(scheme, host) };
+/**
+ * A request's context. Its child logger is made on first use: most requests log only their one
+ * `request` line, and a pino child (its bindings serialized up front) would cost more than the rest
+ * of the edge's work on a small answer.
+ */
+class EdgeContext implements RequestContext {
+  readonly query: URLSearchParams;
+  readonly path: string;
+  readonly origin: Origin | null;
+  #log: Logger | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly id: string,
+    readonly method: string,
+    target: string,
+    readonly scheme: 'http' | 'https',
+    readonly host: string | undefined,
+    private readonly root: Logger,
+  ) {
+    const { path, query } = splitTarget(target);
+    this.path = path;
+    this.query = query;
+    this.origin = requestOrigin(scheme, host);
+  }
+
+  get log(): Logger {
+    // Only these three are bound: never headers, never the query (it may carry anything).
+    return (this.#log ??= this.root.child({ reqId: this.id, method: this.method, path: this.path }));
+  }
+
+  /** One line at the request's end, with the same fields its child logger would bind. */
+  logEnd(fields: Record<string, unknown>, message: string): void {
+    if (this.#log !== undefined) this.#log.info(fields, message);
+    else if (this.root.isLevelEnabled('info')) this.root.info({ reqId: this.id, method: this.method, path: this.path, ...fields }, message);
+  }
 }
 
-/** The sandbox-origin dispatch, then the console surfaces; a bug becomes a logged 500, never a crash. */
-async function answer(ctx: RequestContext, options: EdgeOptions): Promise<Reply> {
+function contextOf(req: IncomingMessage, options: EdgeOptions): EdgeContext {
+  const given = req.headers['x-request-id'];
+  // A random UUID (v4) from node's batched entropy: a v7's own random draw per request cost more
+  // than routing it, and the log line carries the time anyway.
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  return new EdgeContext(req, id, req.method ?? 'GET', req.url ?? '', requestScheme(req, options.trustProxy), req.headers.host, options.log);
+}
+
+/** Which surface answers: the sandbox's on the sandbox origin, else the console surface owning the path. */
+function surfaceOf(ctx: RequestContext, where: 'sandbox' | 'console' | 'refused', options: EdgeOptions): Surface | Reply {
   // Origins are built from Host: one that is not a host could pass for no origin at all in the checks.
   if (ctx.host !== undefined && ctx.origin === null) return problem({ code: 'invalid_host' });
-  const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
-  if (surface === 'sandbox') return options.sandbox.dispatch(ctx);
-  if (surface === 'refused' || isSandboxPath(ctx.path)) return problem({ code: 'not_found' });
-  const owner = options.surfaces.find((candidate) => candidate.owns(ctx.path));
-  return owner === undefined ? problem({ code: 'not_found' }) : owner.dispatch(ctx);
+  if (where === 'sandbox') return options.sandbox;
+  if (where === 'refused' || isSandboxPath(ctx.path)) return problem({ code: 'not_found' });
+  return options.surfaces.find((candidate) => candidate.owns(ctx.path)) ?? problem({ code: 'not_found' });
+}
+
+/** A thrown error as an answer: a bug becomes a logged 500, never a crash; null when no one is left to answer. */
+function failureReply(ctx: RequestContext, error: unknown): Reply | null {
+  if (error instanceof ClientAbortedError) {
+    // The client's own doing, and common (a closed tab, a cancelled upload): no one to answer.
+    ctx.log.debug({ reason: error.cause instanceof Error ? error.cause.message : 'closed' }, 'client aborted the request');
+    return null;
+  }
+  if (error instanceof StorageUnavailableError) {
+    ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
+    return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
+  }
+  ctx.log.error({ err: error }, 'request failed');
+  return problem({ code: 'internal' });
 }
 
 /** The `request` listener of the one `node:http` server. */
@@ -68,41 +115,36 @@ export function requestListener(options: EdgeOptions) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const ctx = contextOf(req, options);
-    const mount = options.mounts?.find((m) => m.path === ctx.path);
     res.once('close', () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      ctx.log.info({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
+      ctx.logEnd({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
     });
-    const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
-    if (mount !== undefined && surface === 'console') {
-      mount.handle(req, res).catch((error: unknown) => {
-        ctx.log.error({ err: error }, 'mounted handler failed');
-        if (!res.headersSent) writeReply(res, problem({ code: 'internal' }));
-        else res.destroy();
-      });
-      return;
+    const where = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
+    if (where === 'console' && options.mounts !== undefined && options.mounts.length > 0) {
+      const mount = options.mounts.find((m) => m.path === ctx.path);
+      if (mount !== undefined) {
+        mount.handle(req, res).catch((error: unknown) => {
+          ctx.log.error({ err: error }, 'mounted handler failed');
+          if (!res.headersSent) writeReply(res, problem({ code: 'internal' }));
+          else res.destroy();
+        });
+        return;
+      }
     }
-    answer(ctx, options)
-      .catch((error: unknown): Reply | null => {
-        if (error instanceof ClientAbortedError) {
-          // The client's own doing, and common (a closed tab, a cancelled upload): no one to answer.
-          ctx.log.debug({ reason: error.cause instanceof Error ? error.cause.message : 'closed' }, 'client aborted the request');
-          return null;
-        }
-        if (error instanceof StorageUnavailableError) {
-          ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
-          return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
-        }
-        ctx.log.error({ err: error }, 'request failed');
-        return problem({ code: 'internal' });
-      })
+    const picked = surfaceOf(ctx, where, options);
+    const surface = 'dispatch' in picked ? picked : null;
+    const answered = surface === null ? Promise.resolve(picked as Reply) : surface.dispatch(ctx);
+    answered
+      .catch((error: unknown) => failureReply(ctx, error))
       .then((reply) => {
         if (reply === null || res.headersSent || res.destroyed) return;
-        const headers: Record<string, string> = { ...reply.headers, 'x-request-id': ctx.id };
+        // Every answer's headers in one object: the reply's, its surface's (which win), the request id.
+        const headers: Record<string, string> = Object.assign({}, BASE_HEADERS, reply.headers, surface?.headers);
+        headers['x-request-id'] = ctx.id;
         // An error is never worth caching (and artifact and sandbox answers must not be), whoever wrote it.
         if (reply.status >= 400 && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';
         if (options.draining()) headers.connection = 'close';
-        writeReply(res, { ...reply, headers });
+        writeBody(res, reply.status, headers, reply.body);
       });
   };
 }

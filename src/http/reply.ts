@@ -38,14 +38,17 @@ export const result = <T>(status: number, outcome: Result<T, Failure>): Reply =>
   outcome.ok ? json(status, outcome.value) : problem(outcome.error);
 
 /** Headers every answer carries. */
-const BASE_HEADERS = { 'x-content-type-options': 'nosniff' };
+export const BASE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'x-content-type-options': 'nosniff' });
 
 /** Writes a reply; a HEAD request gets the headers alone (node drops the body). */
 export function writeReply(res: ServerResponse, reply: Reply): void {
-  const body = reply.body;
-  const bytes =
-    body === undefined ? undefined : typeof body === 'object' && 'json' in body ? JSON.stringify(body.json) : body;
-  const length = bytes === undefined ? 0 : typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength;
-  res.writeHead(reply.status, { ...BASE_HEADERS, ...reply.headers, 'content-length': String(length) });
+  writeBody(res, reply.status, { ...BASE_HEADERS, ...reply.headers }, reply.body);
+}
+
+/** Writes a status, the complete headers (`content-length` is added to them) and a body. */
+export function writeBody(res: ServerResponse, status: number, headers: Record<string, string>, body: Reply['body']): void {
+  const bytes = body === undefined ? undefined : typeof body === 'object' && 'json' in body ? JSON.stringify(body.json) : body;
+  headers['content-length'] = String(bytes === undefined ? 0 : typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength);
+  res.writeHead(status, headers);
   res.end(bytes);
 }

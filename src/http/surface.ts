@@ -24,7 +24,10 @@ export interface Surface {
   readonly name: string;
   readonly owns: (path: string) => boolean;
   readonly routes: readonly Route[];
+  /** The answer of a request the surface owns; the edge adds `headers` to it. */
   readonly dispatch: (ctx: RequestContext) => Promise<Reply>;
+  /** Headers the edge adds to every answer of the surface, errors included; they win over the reply's. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 const noop = (): void => {};
@@ -51,10 +54,8 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
     name: definition.name,
     owns: definition.owns,
     routes: definition.routes,
-    async dispatch(ctx) {
-      const reply = await answer(ctx);
-      return definition.headers === undefined ? reply : { ...reply, headers: { ...reply.headers, ...definition.headers } };
-    },
+    dispatch: answer,
+    headers: definition.headers,
   };
 
   async function answer(ctx: RequestContext): Promise<Reply> {
