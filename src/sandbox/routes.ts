@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { buildCsp } from '../../domain/csp.ts';
-import { sameOrigin, parseOrigin } from '../../domain/origin.ts';
+import { sameOrigin, parseOrigin, type Origin } from '../../domain/origin.ts';
 import { parseSandboxPolicyText, SANDBOX_PAGE_PATH, SANDBOX_SCRIPT_PATH } from '../../domain/sandbox-policy.ts';
 import { problem, type Reply } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
+import { answerCache } from './answer-cache.ts';
 import { proxyPage } from './proxy-page.ts';
 
 /** Every browser permission the proxy page (and so any frame inside it) is denied. */
@@ -25,10 +26,19 @@ export const PERMISSIONS_POLICY = [
 
 const PolicyQuery = v.object({ policy: v.string('must be given once') });
 
+/**
+ * Proxy pages kept per origin and policy text: 512 of them, each for a policy of at most 2,048
+ * characters (an app's usual policy is a few hundred), so the cache stays within a few MiB whatever
+ * is asked; a longer policy is answered afresh each time.
+ */
+const PAGE_CACHE_SIZE = 512;
+const CACHED_POLICY_LENGTH = 2048;
+
 /** The sandbox origin's surface: the proxy page and its script, and nothing else. */
 export function sandboxSurface(): SurfaceDefinition {
   // ASCII only (a test checks), so it needs no charset parameter.
   const script = readFileSync(new URL('./proxy.js', import.meta.url));
+  const pages = answerCache<Reply>(PAGE_CACHE_SIZE);
 
   const page = route({
     method: 'GET',
@@ -36,27 +46,10 @@ export function sandboxSurface(): SurfaceDefinition {
     summary: 'The MCP app sandbox proxy page (served on the sandbox origin only)',
     query: PolicyQuery,
     responses: { 200: 'The proxy page', 422: 'The policy is too long, invalid, or names this origin as its parent' },
-    handle: ({ query, ctx }): Reply => {
-      const policy = parseSandboxPolicyText(query.policy);
-      if (!policy.ok) return problem({ code: 'validation_failed', errors: policy.error });
-      const parent = parseOrigin(policy.value.parentOrigin);
-      if (parent !== null && ctx.origin !== null && sameOrigin(parent, ctx.origin)) {
-        return problem({
-          code: 'validation_failed',
-          errors: [{ path: 'policy.parentOrigin', message: 'must not be the sandbox origin itself' }],
-        });
-      }
-      return {
-        status: 200,
-        headers: {
-          'content-type': 'text/html; charset=utf-8',
-          'content-security-policy': buildCsp(policy.value, 'proxy'),
-          'permissions-policy': PERMISSIONS_POLICY,
-          'referrer-policy': 'no-referrer',
-        },
-        body: proxyPage(policy.value.parentOrigin, buildCsp(policy.value, 'inner')),
-      };
-    },
+    handle: ({ query, ctx }): Reply =>
+      query.policy.length > CACHED_POLICY_LENGTH
+        ? proxyPageReply(query.policy, ctx.origin)
+        : pages.get(`${ctx.scheme}://${ctx.host ?? ''} ${query.policy}`, () => proxyPageReply(query.policy, ctx.origin), (reply) => reply.status === 200),
   });
 
   const proxyScript = route({
@@ -73,5 +66,29 @@ export function sandboxSurface(): SurfaceDefinition {
     guards: [],
     routes: [page, proxyScript],
     headers: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
+  };
+}
+
+/** The proxy page for a `policy` text asked for on `origin`, or its 422. */
+function proxyPageReply(text: string, origin: Origin | null): Reply {
+  const policy = parseSandboxPolicyText(text);
+  if (!policy.ok) return problem({ code: 'validation_failed', errors: policy.error });
+  const parent = parseOrigin(policy.value.parentOrigin);
+  if (parent !== null && origin !== null && sameOrigin(parent, origin)) {
+    return problem({
+      code: 'validation_failed',
+      errors: [{ path: 'policy.parentOrigin', message: 'must not be the sandbox origin itself' }],
+    });
+  }
+  return {
+    status: 200,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': buildCsp(policy.value, 'proxy'),
+      'permissions-policy': PERMISSIONS_POLICY,
+      'referrer-policy': 'no-referrer',
+    },
+    // Bytes, encoded once: a kept page is written as it is.
+    body: Buffer.from(proxyPage(policy.value.parentOrigin, buildCsp(policy.value, 'inner')), 'utf8'),
   };
 }
