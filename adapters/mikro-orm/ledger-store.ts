@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Message } from '../../domain/model.ts';
-import type { LedgerStore } from '../../ports/ledger-store.ts';
+import type { LedgerEntry, LedgerStore } from '../../ports/ledger-store.ts';
 import { iso, pageOf, select } from './sql.ts';
 
 /**
@@ -38,13 +38,16 @@ export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
         left join installations i on i.id = a.installation
         order by m.id desc`;
       const rows = await select<Message & { app_title: string | null; app_provider: string | null }>(orm, sql, params);
-      return pageOf(
-        rows.map(({ app_title, app_provider, ...message }) => ({
-          ...message,
-          app: app_title === null ? null : { title: app_title, provider_name: app_provider ?? '' },
-        })),
-        page.limit,
-      );
+      // Each message built field by field: an object rest per row cost more than the rest of the mapping.
+      const messages: LedgerEntry[] = rows.map((row) => ({
+        id: row.id,
+        role: row.role,
+        text: row.text,
+        artifact_id: row.artifact_id,
+        created_at: row.created_at,
+        app: row.app_title === null ? null : { title: row.app_title, provider_name: row.app_provider ?? '' },
+      }));
+      return pageOf(messages, page.limit);
     },
   };
 }
