@@ -41,12 +41,13 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   const maxBuffered = options.maxBuffered ?? 1024 * 1024;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const alive = new WeakMap<WebSocket, boolean>();
-  // The bus hands every subscriber the same event object: its frame text is made once.
-  const frames = new WeakMap<WireEvent, string>();
-  const frame = (event: WireEvent): string => {
-    let text = frames.get(event);
-    if (text === undefined) frames.set(event, (text = JSON.stringify(event)));
-    return text;
+  // The bus hands every subscriber the same event object: its frame is serialized and encoded once
+  // (ws would otherwise encode a string again for every socket).
+  const frames = new WeakMap<WireEvent, Buffer>();
+  const frame = (event: WireEvent): Buffer => {
+    let bytes = frames.get(event);
+    if (bytes === undefined) frames.set(event, (bytes = Buffer.from(JSON.stringify(event), 'utf8')));
+    return bytes;
   };
   const pings = setInterval(() => {
     for (const ws of wss.clients) {
