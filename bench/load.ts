@@ -52,7 +52,8 @@ function wrk(): LoadTool {
     name: 'wrk',
     describe: (c, s) => `wrk -t1 -c${c} -d${s}s -H 'Host: …' <url>`,
     run: async (target, connections, seconds) => {
-      const headers = Object.entries(target.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+      // wrk adds a Host of its own unless one named exactly `Host` is given, and two are a 400.
+      const headers = Object.entries(target.headers).flatMap(([k, v]) => ['-H', `${k.toLowerCase() === 'host' ? 'Host' : k}: ${v}`]);
       const text = await output('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, ...headers, target.url], (seconds + 10) * 1000);
       if (/Non-2xx or 3xx responses|Socket errors/.test(text)) throw new Error(`wrk saw failures on ${target.url}:\n${text}`);
       const rate = /Requests\/sec:\s+([\d.]+)/.exec(text);
