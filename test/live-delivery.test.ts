@@ -36,6 +36,20 @@ describe('live delivery to one socket', async () => {
     assert.deepEqual(sent, [4, 5, 6, 7, 8, 9, 10]);
   });
 
+  it('sends a live event that is next in order at once, and one that comes while a gap is read behind it', async () => {
+    const { ws, sent } = socket();
+    const delivery = new Delivery(ws, storage.events, F.root, 2, 1024);
+    delivery.push(stored[2]!); // seq 3, next after the cursor, nothing queued: sent before push returns
+    assert.deepEqual(sent, [3]);
+    delivery.push(stored[5]!); // skips ahead: 4 and 5 are read from the log first
+    delivery.push(stored[6]!); // next after 6, but the gap is still being read: it waits behind it
+    assert.deepEqual(sent, [3]);
+    await settle();
+    assert.deepEqual(sent, [3, 4, 5, 6, 7]);
+    delivery.push(stored[7]!); // the chain is idle again: at once
+    assert.deepEqual(sent, [3, 4, 5, 6, 7, 8]);
+  });
+
   it('fills a gap from the log when a live event skips ahead', async () => {
     const { ws, sent } = socket();
     const delivery = new Delivery(ws, storage.events, F.root, null, 1024);

@@ -48,6 +48,24 @@ describe('the sandbox origin', () => {
   const onSandbox = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
     service.ask({ method, path, headers: { host: sandboxHost, ...headers } });
 
+  it('answers a policy seen before exactly as the first time, after many others pushed it out of the kept pages too', async () => {
+    const first = await onSandbox(pagePath);
+    // More distinct policies than pages are kept (512): the first is made again, and must not differ.
+    for (let i = 0; i < 600; i++) {
+      const other = { parentOrigin: service.consoleOrigin, csp: { ...csp, connectDomains: [`https://api${i}.example.com`] } };
+      const url = new URL(sandboxUrl(service.sandboxOrigin!, other));
+      const res = await onSandbox(url.pathname + url.search);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-security-policy'], buildCsp(other, 'proxy'));
+    }
+    for (const again of [await onSandbox(pagePath), await onSandbox(pagePath)]) {
+      assert.equal(again.status, 200);
+      assert.equal(again.text, first.text);
+      assert.equal(again.headers['content-security-policy'], first.headers['content-security-policy']);
+      assert.notEqual(again.headers['x-request-id'], first.headers['x-request-id']);
+    }
+  });
+
   it('serves the proxy page with every header of the spec', async () => {
     const res = await onSandbox(pagePath);
     assert.equal(res.status, 200);
