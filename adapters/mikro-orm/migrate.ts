@@ -1,30 +1,49 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { MigrationObject } from '@mikro-orm/core';
-import { InitialSchema } from './migrations/0001-initial-schema.ts';
-import { DirectivesAndEvents } from './migrations/0002-directives-and-events.ts';
-import { AgentEnv } from './migrations/0003-agent-env.ts';
-import { TurnLeases } from './migrations/0004-turn-leases.ts';
-import { ToolCallsAndProjectDirectories } from './migrations/0005-tool-calls-and-project-directories.ts';
-import { AgentOffers } from './migrations/0006-agent-offers.ts';
+import type { Constructor, MigrationObject } from '@mikro-orm/core';
+import type { Migration } from '@mikro-orm/migrations';
+import { select } from './sql.ts';
+
+/** A migration by name, its class loaded only when migrations run. */
+interface LazyMigration {
+  readonly name: string;
+  readonly load: () => Promise<Constructor<Migration>>;
+}
 
 /**
  * Every migration, oldest first, listed explicitly: nothing is discovered on disk, so the schema is
  * the same whether the code runs from source, a bundle or a test. Names are never renamed once shipped.
+ * The classes (and MikroORM's migrator, umzug with it) are imported only when one is pending: a start
+ * on an up-to-date database loads none of them.
  */
-export const MIGRATIONS: MigrationObject[] = [
-  { name: '0001-initial-schema', class: InitialSchema },
-  { name: '0002-directives-and-events', class: DirectivesAndEvents },
-  { name: '0003-agent-env', class: AgentEnv },
-  { name: '0004-turn-leases', class: TurnLeases },
-  { name: '0005-tool-calls-and-project-directories', class: ToolCallsAndProjectDirectories },
-  { name: '0006-agent-offers', class: AgentOffers },
+export const MIGRATIONS: readonly LazyMigration[] = [
+  { name: '0001-initial-schema', load: async () => (await import('./migrations/0001-initial-schema.ts')).InitialSchema },
+  { name: '0002-directives-and-events', load: async () => (await import('./migrations/0002-directives-and-events.ts')).DirectivesAndEvents },
+  { name: '0003-agent-env', load: async () => (await import('./migrations/0003-agent-env.ts')).AgentEnv },
+  { name: '0004-turn-leases', load: async () => (await import('./migrations/0004-turn-leases.ts')).TurnLeases },
+  { name: '0005-tool-calls-and-project-directories', load: async () => (await import('./migrations/0005-tool-calls-and-project-directories.ts')).ToolCallsAndProjectDirectories },
+  { name: '0006-agent-offers', load: async () => (await import('./migrations/0006-agent-offers.ts')).AgentOffers },
 ];
 
 /** The table that records applied migrations. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
+/** Whether every migration is recorded as applied (a database without the table has none). */
+async function upToDate(orm: MikroORM): Promise<boolean> {
+  const [table] = await select<{ found: string | null }>(orm, 'select to_regclass(?) as found', [MIGRATIONS_TABLE]);
+  if (table?.found === null || table === undefined) return false;
+  const rows = await select<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`, []);
+  const applied = new Set(rows.map((row) => row.name));
+  return MIGRATIONS.every((migration) => applied.has(migration.name));
+}
+
 /** Applies the pending migrations, each in its own transaction; answers the names applied. */
 export async function migrate(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
+  if (await upToDate(orm)) return [];
+  const [{ Migrator }, classes] = await Promise.all([
+    import('@mikro-orm/migrations'),
+    Promise.all(MIGRATIONS.map(async ({ name, load }): Promise<MigrationObject> => ({ name, class: await load() }))),
+  ]);
+  orm.config.set('migrations', { ...orm.config.get('migrations'), migrationsList: classes });
+  const applied = await new Migrator(orm.em).up();
   return applied.map((migration) => migration.name);
 }

@@ -1,7 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
-import { MIGRATIONS, MIGRATIONS_TABLE } from './migrate.ts';
+import { MIGRATIONS_TABLE } from './migrate.ts';
 import { DatabaseOpenError } from './open-error.ts';
 import { discardTimedOutConnections } from './query-timeout.ts';
 
@@ -34,8 +33,8 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   const orm = await MikroORM.init({
     clientUrl: options.clientUrl,
     entities: [...ENTITIES],
-    extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, tableName: MIGRATIONS_TABLE, snapshot: false, silent: true },
+    // The migrator is not an extension: `migrate` imports it, with the migrations, only when one is pending.
+    migrations: { tableName: MIGRATIONS_TABLE, snapshot: false, silent: true },
     // The database exists already (a DATABASE_URL names it; PGlite has one); creating it would need
     // a second, maintenance connection.
     ensureDatabase: false,
