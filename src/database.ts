@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -8,10 +8,11 @@ import type { Config } from './config.ts';
 /**
  * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
  * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
- * the demo world only into an empty database; null, none.
+ * the demo world only into an empty database; null, none. `started` is the embedded database when
+ * the caller started it already (main.ts starts it first, so it opens while the service loads).
  */
-export async function openDatabaseStorage(config: Config, log: Logger, world: World | null): Promise<Storage> {
-  const embedded = config.storage === 'embedded' ? await startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
+export async function openDatabaseStorage(config: Config, log: Logger, world: World | null, started?: Promise<EmbeddedPostgres> | null): Promise<Storage> {
+  const embedded = config.storage === 'embedded' ? await (started ?? startEmbeddedPostgres({ dataDir: config.dataDir })) : null;
   try {
     const storage = await createMikroOrmStorage(
       embedded === null ? { clientUrl: config.databaseUrl! } : { clientUrl: embedded.url, pool: EMBEDDED_POOL_SIZE },

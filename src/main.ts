@@ -1,13 +1,10 @@
-import { createAcpAgentRunner } from '../adapters/acp/agent-runner.ts';
-import { createFetchUiResource } from '../adapters/mcp/fetch-ui-resource.ts';
-import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
-import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
-import { createApp } from './app.ts';
-import { createLogger } from './logging.ts';
+// The entry point. Only what a start needs before the database opens is imported statically: the
+// embedded database is started on its own thread first, and the rest of the service (MikroORM, the
+// agent runner, the HTTP surfaces) loads while it opens (docs/benchmarks.md, cold start).
+import { startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { loadConfig } from './config.ts';
-import { attach, createListener, listen, shutdown, SHUTDOWN_GRACE_MS } from './server.ts';
-import { demoProviderMount } from './demo/provider-mount.ts';
-import { exitOnSignals } from './exit-on-signals.ts';
+import { createLogger } from './logging.ts';
+import { lazily } from './lazily.ts';
 import { describeStartupFailure, STARTUP_FAILURE_STATUS } from './startup-failure.ts';
 import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage } from './storage.ts';
 
@@ -29,7 +26,31 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
   return process.exit(STARTUP_FAILURE_STATUS);
 };
 
-const storage = await openStorage(config, log).catch((error: unknown) => refuseStart(error));
+const embedded = config.storage === 'embedded' ? startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
+// Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
+embedded?.catch(() => {});
+const [
+  { createAcpAgentRunner },
+  { createMemoryEventBus },
+  { createPostgresEventBus },
+  { createApp },
+  { attach, createListener, listen, shutdown, SHUTDOWN_GRACE_MS },
+  { demoProviderMount },
+  { exitOnSignals },
+] = await Promise.all([
+  import('../adapters/acp/agent-runner.ts'),
+  import('../adapters/memory/event-bus.ts'),
+  import('../adapters/postgres/event-bus.ts'),
+  import('./app.ts'),
+  import('./server.ts'),
+  import('./demo/provider-mount.ts'),
+  import('./exit-on-signals.ts'),
+  // Loaded here, beside the database's start, rather than inside openStorage after it.
+  config.storage === 'memory' ? null : import('./database.ts'),
+]).catch((error: unknown) => refuseStart(error, async () => (await embedded)?.close()));
+const storage = await openStorage(config, log, embedded).catch((error: unknown) =>
+  refuseStart(error, async () => (await embedded?.catch(() => null))?.close()),
+);
 const server = createListener({ maxConnections: config.maxConnections });
 const bus = await (config.storage === 'postgres'
   ? createPostgresEventBus({
@@ -40,6 +61,9 @@ const bus = await (config.storage === 'postgres'
   : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))
 ).catch((error: unknown) => refuseStart(error, storage.close));
 const runner = createAcpAgentRunner({ log, env: process.env });
+// The MCP SDK client is imported on the first artifact load, or once the service listens: a start to
+// /readyz needs none of it (docs/benchmarks.md, cold start).
+const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log }));
 const app = createApp({
   config,
   log,
@@ -48,7 +72,7 @@ const app = createApp({
   runner,
   offers: runner.offers,
   warmOffers: true,
-  fetchUiResource: createFetchUiResource({ log }),
+  fetchUiResource: mcp.call,
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],
 });
@@ -61,6 +85,8 @@ const port = await listen(server, config.port, config.host).catch((error: unknow
 const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
 const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
 log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 'console service listening');
+// Warmed a moment later, so the import does not hold up the first requests of a start.
+setTimeout(mcp.warm, 2_000).unref();
 // The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown.
 process.stderr.write(
   `\nConsole service on ${url}\n` +

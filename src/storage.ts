@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { EmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -43,9 +44,10 @@ async function readWorld(config: Config): Promise<World | null> {
  * Opens the configured storage and loads the world: in memory mode the world is the whole state;
  * in the database modes a named world file is imported (upsert by id) at every start, and the demo
  * world only into an empty embedded database, so a restart keeps what was written. A PostgreSQL
- * server gets no world unless one is named: the demo's tokens are published.
+ * server gets no world unless one is named: the demo's tokens are published. `embedded` is the
+ * embedded database when the caller started it already.
  */
-export async function openStorage(config: Config, log: Logger): Promise<Storage> {
+export async function openStorage(config: Config, log: Logger, embedded?: Promise<EmbeddedPostgres> | null): Promise<Storage> {
   const world = await readWorld(config);
   if (config.storage === 'memory') {
     const storage = createMemoryStorage();
@@ -53,5 +55,5 @@ export async function openStorage(config: Config, log: Logger): Promise<Storage>
     return storage;
   }
   const { openDatabaseStorage } = await import('./database.ts');
-  return openDatabaseStorage(config, log, world);
+  return openDatabaseStorage(config, log, world, embedded);
 }

@@ -1,5 +1,5 @@
 import type { Mount } from '../http/edge.ts';
-import { createDemoMcpHandler } from './mcp-server.ts';
+import { lazily } from '../lazily.ts';
 
 /** The credential the demo world's installation sends (`src/world/demo-world.json`). */
 export const DEMO_PROVIDER_CREDENTIAL = 'Bearer demo-provider-secret';
@@ -9,7 +9,8 @@ export const DEMO_PROVIDER_CREDENTIAL = 'Bearer demo-provider-secret';
  * answers only the installation's credential, so the service's origin offers no open tool endpoint.
  */
 export function demoProviderMount(path: string): Mount {
-  const handle = createDemoMcpHandler();
+  // The MCP SDK's server side is imported on the first call to the provider, not at start.
+  const handler = lazily(async () => (await import('./mcp-server.ts')).createDemoMcpHandler());
   return {
     path,
     handle: async (req, res) => {
@@ -18,7 +19,7 @@ export function demoProviderMount(path: string): Mount {
         res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Unauthorized' } }));
         return;
       }
-      await handle(req, res);
+      await handler.call(req, res);
     },
   };
 }
