@@ -9,7 +9,7 @@ const agent = (id: string, fields: Partial<Agent> = {}): Agent => ({
 
 // The bundled demo agent under its two profiles: what they advertise is written out here, as a user would read it.
 agentOffersContract('ACP runner against the demo agent', async () => {
-  const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, offerTimeoutMs: 1_500 });
+  const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, offerTimeoutMs: 4_000 });
   return {
     offers: runner.offers,
     working: [
@@ -25,7 +25,8 @@ agentOffersContract('ACP runner against the demo agent', async () => {
     broken: agent('ghost', { command: ['/nonexistent/acp-agent'] }),
     // Starts, reads nothing, answers nothing: `initialize` never returns.
     silent: agent('mute', { command: ['sleep', '60'] }),
-    boundMs: 1_500,
+    // Wide enough for the demo agent (TypeScript through tsx) to start on a busy two-core machine.
+    boundMs: 4_000,
     close: () => runner.close(),
   };
 });
