@@ -9,6 +9,7 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logging.ts';
 import { attach, createListener, listen, shutdown } from '../src/server.ts';
+import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 
 /** The service under load, in this process, on a loopback port. */
@@ -19,9 +20,10 @@ export interface BenchService {
 
 /**
  * The real composition root over `storage`, logging as `npm start` does (the default level, every line
- * formatted) into a sink that drops the bytes: the terminal's cost is no part of the service's.
+ * formatted) into a sink that drops the bytes: the terminal's cost is no part of the service's. Its MCP
+ * fetches fail unless `fetchUiResource` is given.
  */
-export async function startBenchService(storage: Storage): Promise<BenchService> {
+export async function startBenchService(storage: Storage, fetchUiResource?: FetchUiResource): Promise<BenchService> {
   const server = createListener();
   const port = await listen(server, 0, '127.0.0.1');
   const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-')), TURN_LEASE_MS: '3600000' });
@@ -33,7 +35,7 @@ export async function startBenchService(storage: Storage): Promise<BenchService>
     config: loaded.value,
     log,
     storage,
-    fetchUiResource: async () => fail('no MCP provider in the bench'),
+    fetchUiResource: fetchUiResource ?? (async () => fail('no MCP provider in the bench')),
     runner,
     offers: runner.offers,
     bus: createMemoryEventBus(),
