@@ -40,7 +40,9 @@ export async function startService(
   env: Record<string, string> = {},
   extra: Partial<Omit<AppOptions, 'config' | 'log'>> = {},
 ): Promise<TestService> {
-  const server = createListener();
+  // The listener's cap comes from MAX_CONNECTIONS when a test names it, as src/main.ts wires it.
+  const cap = env.MAX_CONNECTIONS === undefined ? {} : { maxConnections: Number(env.MAX_CONNECTIONS) };
+  const server = createListener(cap);
   const port = await listen(server, 0, '127.0.0.1');
   // Runs create their project directories under DATA_DIR: a temporary one, never the repository's.
   const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-test-')), ...env });
