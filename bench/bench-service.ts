@@ -26,7 +26,7 @@ export interface BenchService {
 export async function startBenchService(storage: Storage, fetchUiResource?: FetchUiResource): Promise<BenchService> {
   const server = createListener();
   const port = await listen(server, 0, '127.0.0.1');
-  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-')), TURN_LEASE_MS: '3600000' });
+  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-')), TURN_LEASE_MS: '3600000', ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}) });
   if (!loaded.ok) throw new Error(`bad bench config: ${JSON.stringify(loaded.error)}`);
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const log = createLogger(loaded.value.logLevel, sink);

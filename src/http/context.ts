@@ -22,19 +22,23 @@ export interface RequestContext {
 
 /** Splits a request target into path and query; an absolute-form target keeps its path. */
 export function splitTarget(target: string): { path: string; query: URLSearchParams } {
+  const { path, search } = splitPath(target);
+  return { path, query: new URLSearchParams(search ?? '') };
+}
+
+/** Splits a request target into its path and the text after `?` (null when none), unparsed. */
+export function splitPath(target: string): { path: string; search: string | null } {
   let rest = target;
   if (!rest.startsWith('/')) {
     try {
       const url = new URL(rest);
       rest = url.pathname + url.search;
     } catch {
-      return { path: '', query: new URLSearchParams() };
+      return { path: '', search: null };
     }
   }
   const mark = rest.indexOf('?');
-  return mark === -1
-    ? { path: rest, query: new URLSearchParams() }
-    : { path: rest.slice(0, mark), query: new URLSearchParams(rest.slice(mark + 1)) };
+  return mark === -1 ? { path: rest, search: null } : { path: rest.slice(0, mark), search: rest.slice(mark + 1) };
 }
 
 /** The external scheme: the connection's, or under a trusted proxy the first `X-Forwarded-Proto` value. */

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Origin } from '../../domain/origin.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
-import { isSandboxPath, requestSurface } from '../../domain/sandbox-dispatch.ts';
-import { requestOrigin, requestScheme, splitTarget, type RequestContext } from './context.ts';
+import { isSandboxPath, requestSurface, type RequestSurface } from '../../domain/sandbox-dispatch.ts';
+import { requestOrigin, requestScheme, splitPath, type RequestContext } from './context.ts';
 import { BASE_HEADERS, problem, writeBody, writeReply, type Reply } from './reply.ts';
 import type { Surface } from './surface.ts';
 
@@ -46,9 +46,10 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * of the edge's work on a small answer.
  */
 class EdgeContext implements RequestContext {
-  readonly query: URLSearchParams;
   readonly path: string;
   readonly origin: Origin | null;
+  #search: string | null;
+  #query: URLSearchParams | undefined;
   #log: Logger | undefined;
 
   constructor(
@@ -58,12 +59,18 @@ class EdgeContext implements RequestContext {
     target: string,
     readonly scheme: 'http' | 'https',
     readonly host: string | undefined,
+    origin: Origin | null,
     private readonly root: Logger,
   ) {
-    const { path, query } = splitTarget(target);
+    const { path, search } = splitPath(target);
     this.path = path;
-    this.query = query;
-    this.origin = requestOrigin(scheme, host);
+    this.#search = search;
+    this.origin = origin;
+  }
+
+  /** Parsed on first use: only routes with a query schema (and the live socket) read it. */
+  get query(): URLSearchParams {
+    return (this.#query ??= new URLSearchParams(this.#search ?? ''));
   }
 
   get log(): Logger {
@@ -78,12 +85,39 @@ class EdgeContext implements RequestContext {
   }
 }
 
-function contextOf(req: IncomingMessage, options: EdgeOptions): EdgeContext {
+/** What a request's scheme and `Host` decide: its console origin and the surface of a plain request. */
+interface HostFacts {
+  readonly origin: Origin | null;
+  readonly surface: RequestSurface;
+}
+
+/**
+ * Host facts are parsed once per scheme and `Host` value (two regular expressions each), then looked
+ * up: a service sees a handful of hosts. The map is emptied when full, so varied hosts cost a parse
+ * each, never memory.
+ */
+const HOST_FACTS_KEPT = 256;
+
+function hostFacts(options: EdgeOptions, memo: Map<string, HostFacts>, scheme: 'http' | 'https', host: string | undefined): HostFacts {
+  const key = host === undefined ? scheme : `${scheme} ${host}`;
+  let facts = memo.get(key);
+  if (facts === undefined) {
+    facts = { origin: requestOrigin(scheme, host), surface: requestSurface({ host, scheme, websocket: false }, options.sandboxOrigin) };
+    if (memo.size >= HOST_FACTS_KEPT) memo.clear();
+    memo.set(key, facts);
+  }
+  return facts;
+}
+
+function contextOf(req: IncomingMessage, options: EdgeOptions, facts: HostFacts | null): EdgeContext {
   const given = req.headers['x-request-id'];
   // A random UUID (v4) from node's batched entropy: a v7's own random draw per request cost more
   // than routing it, and the log line carries the time anyway.
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  return new EdgeContext(req, id, req.method ?? 'GET', req.url ?? '', requestScheme(req, options.trustProxy), req.headers.host, options.log);
+  const scheme = requestScheme(req, options.trustProxy);
+  const host = req.headers.host;
+  const origin = facts === null ? requestOrigin(scheme, host) : facts.origin;
+  return new EdgeContext(req, id, req.method ?? 'GET', req.url ?? '', scheme, host, origin, options.log);
 }
 
 /** Which surface answers: the sandbox's on the sandbox origin, else the console surface owning the path. */
@@ -112,14 +146,16 @@ function failureReply(ctx: RequestContext, error: unknown): Reply | null {
 
 /** The `request` listener of the one `node:http` server. */
 export function requestListener(options: EdgeOptions) {
+  const memo = new Map<string, HostFacts>();
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    const ctx = contextOf(req, options);
+    const facts = hostFacts(options, memo, requestScheme(req, options.trustProxy), req.headers.host);
+    const ctx = contextOf(req, options, facts);
     res.once('close', () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       ctx.logEnd({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
     });
-    const where = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: false }, options.sandboxOrigin);
+    const where = facts.surface;
     if (where === 'console' && options.mounts !== undefined && options.mounts.length > 0) {
       const mount = options.mounts.find((m) => m.path === ctx.path);
       if (mount !== undefined) {
@@ -174,7 +210,7 @@ export function upgradeListener(options: EdgeOptions) {
       plain(req, res);
       return;
     }
-    const ctx = contextOf(req, options);
+    const ctx = contextOf(req, options, null);
     const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: true }, options.sandboxOrigin);
     if (surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {
       ctx.log.info({ status: 404 }, 'upgrade refused');
