@@ -21,6 +21,8 @@ const GOAL = 1.3;
 const OPEN_MS = 120_000;
 const DRAIN_MS = 120_000;
 const now = () => performance.timeOrigin + performance.now();
+/** A ratio as shown; none when the baseline's figure is zero or below (RSS growth is noisy at a few KiB). */
+const times = (value: number): string => (Number.isFinite(value) && value > 0 ? `${fixed(value, 1)}×` : 'n/a');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Side {
@@ -202,7 +204,7 @@ export async function liveFanoutBench(): Promise<void> {
     const figure = (side: Measure['side'], pick: (m: Measure) => number) => median(rows.filter((m) => m.sockets === sockets && m.side === side).map(pick));
     const r = (pick: (m: Measure) => number) => ratio(figure('service', pick), figure('bare ws', pick));
     const [p50, p99] = [r((m) => m.p50), r((m) => m.p99)];
-    ratios.push(`| ${sockets.toLocaleString('en')} | ${verdict(p50)} | ${verdict(p99)} | ${fixed(r((m) => m.heapPerSocket), 1)}× | ${fixed(r((m) => m.rssPerSocket), 1)}× |`);
+    ratios.push(`| ${sockets.toLocaleString('en')} | ${verdict(p50)} | ${verdict(p99)} | ${times(r((m) => m.heapPerSocket))} | ${times(r((m) => m.rssPerSocket))} |`);
     if (p50 > GOAL || p99 > GOAL) missed.push(sockets.toLocaleString('en'));
   }
 
