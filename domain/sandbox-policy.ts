@@ -1,3 +1,4 @@
+import { cspSources } from './csp-source.ts';
 import { formatOrigin, parseOrigin } from './origin.ts';
 import { fail, ok, type Issue, type Result } from './result.ts';
 
@@ -93,6 +94,17 @@ export function serializeSandboxPolicy(policy: SandboxPolicy): string {
   const csp: Record<string, readonly string[]> = {};
   for (const list of CSP_LISTS) csp[list] = policy.csp[list];
   return JSON.stringify({ parentOrigin: policy.parentOrigin, csp });
+}
+
+/**
+ * The policy with each csp list as the CSP builder uses it: entries that are not plain origins
+ * dropped, the rest in canonical form, de-duplicated. A `sandbox_url` is built from this, so its
+ * length is what the proxy will check, and a provider's unusable entries never reach the URL.
+ */
+export function normalizeSandboxPolicy(policy: SandboxPolicy): SandboxPolicy {
+  const csp: Record<string, readonly string[]> = {};
+  for (const list of CSP_LISTS) csp[list] = cspSources(policy.csp[list]);
+  return { parentOrigin: policy.parentOrigin, csp: csp as unknown as SandboxCsp };
 }
 
 /** `{sandbox origin}/artifacts/sandbox?policy=<URL-encoded policy JSON>`. */

@@ -10,6 +10,8 @@ export interface ConversationStore {
   findForUser(userId: string, conversationId: Id): Promise<Conversation | null>;
   /** The thread's conversations, oldest first. */
   listByThread(threadId: Id): Promise<Conversation[]>;
+  /** The thread's latest conversation (the one that speaks), or null: one index probe, not the list. */
+  latestByThread(threadId: Id): Promise<Conversation | null>;
   /** A page of a conversation's runs, newest first; null when the conversation is not in the thread. */
   runsPage(threadId: Id, conversationId: Id, page: PageRequest): Promise<Page<Run> | null>;
   /** A page of a run's model messages, newest first; null when the run is not in the thread. */

@@ -38,6 +38,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         const row = accessible(userId, threadId);
         return row === null ? null : { row, chain: chainOf(threadId) };
       },
+      findRow: async (userId, threadId) => accessible(userId, threadId),
       exists: async (threadId) => state.threads.has(threadId),
       listAccessible: async (userId, page) =>
         keysetPage([...state.threads.values()].filter((t) => accessible(userId, t.id) !== null), page),
@@ -63,6 +64,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         return conversation !== undefined && accessible(userId, conversation.thread_id) !== null ? conversation : null;
       },
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
+      latestByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null,
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);
         if (conversation?.thread_id !== threadId) return null;

@@ -52,6 +52,14 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
         from conversations where thread_id = ? order by id`, [threadId]);
     },
 
+    async latestByThread(threadId) {
+      if (!isUuid(threadId)) return null;
+      const rows = await select<Conversation>(orm, `
+        select id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at
+        from conversations where thread_id = ? order by id desc limit 1`, [threadId]);
+      return rows[0] ?? null;
+    },
+
     async runsPage(threadId, conversationId, page) {
       if (!isUuid(threadId) || !isUuid(conversationId)) return null;
       const cursor = olderThan('id', page.before);

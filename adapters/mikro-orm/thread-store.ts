@@ -29,6 +29,12 @@ with recursive chain as (
 )
 select ${THREAD_COLUMNS('chain')} from chain order by depth`;
 
+/** One query: the row when the user owns it or is a member (primary-key probes); no fork chain. */
+const FIND_ROW = `
+select ${THREAD_COLUMNS('t')}
+from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
+where t.id = ? and (t.owner = ? or m.user_id is not null)`;
+
 /**
  * One query: the newest threads the user owns, and the newest they are a member of, each an index
  * range scan cut at the page size, merged and cut again.
@@ -52,6 +58,11 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       if (row === undefined) return null;
       const chain: ForkLink[] = rows.map(({ id, fork_of, fork_cutoff }) => ({ id, fork_of, fork_cutoff }));
       return { row, chain };
+    },
+
+    async findRow(userId, threadId) {
+      if (!isUuid(threadId)) return null;
+      return (await select<Thread>(orm, FIND_ROW, [userId, threadId, userId]))[0] ?? null;
     },
 
     async exists(threadId) {

@@ -4,7 +4,7 @@ import { ledgerSegments } from '../../domain/ledger-visibility.ts';
 import type { Artifact, User } from '../../domain/model.ts';
 import { formatOrigin, parseOrigin, sameOrigin, type Origin } from '../../domain/origin.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import { parseSandboxCsp, sandboxUrl } from '../../domain/sandbox-policy.ts';
+import { MAX_POLICY_LENGTH, normalizeSandboxPolicy, parseSandboxCsp, sandboxUrl, serializeSandboxPolicy } from '../../domain/sandbox-policy.ts';
 import type { FetchUiResource, UiResource } from '../../ports/mcp-resource.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { Config } from '../config.ts';
@@ -58,7 +58,13 @@ export function artifactLoads(deps: {
       log.warn({ artifact: artifact.id, reason: `invalid _meta.ui.csp: ${JSON.stringify(csp.error)}` }, 'MCP app resource could not be loaded');
       return fail({ code: 'mcp_resource_failed' });
     }
-    const policy = { parentOrigin: formatOrigin(consoleOrigin), csp: csp.value };
+    // Built from the entries the proxy keeps; a policy the proxy would refuse as too long is the provider's failure, not a 200.
+    const policy = normalizeSandboxPolicy({ parentOrigin: formatOrigin(consoleOrigin), csp: csp.value });
+    const length = serializeSandboxPolicy(policy).length;
+    if (length > MAX_POLICY_LENGTH) {
+      log.warn({ artifact: artifact.id, reason: `the declared CSP makes a sandbox policy of ${length} characters, over ${MAX_POLICY_LENGTH}` }, 'MCP app resource could not be loaded');
+      return fail({ code: 'mcp_resource_failed' });
+    }
     return ok({
       artifact: withoutNulls(artifact),
       resource,

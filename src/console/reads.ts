@@ -25,13 +25,19 @@ export interface ChannelInfo {
 
 /**
  * The console's reads. Each read under a thread resolves the thread for the caller first (one
- * query, no messages) and answers `thread_unavailable` for an unknown or inaccessible id, never
- * the empty list the sub-resource read alone would give.
+ * query, no messages: the row alone, or with its fork chain for the ledger read only) and answers
+ * `thread_unavailable` for an unknown or inaccessible id, never the empty list the sub-resource read
+ * alone would give.
  */
 export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
   const toMessage = ledgerMessage(config);
-  const thread = async (user: User, id: string): Read<AccessibleThread> => {
+  // The ledger read alone resolves the fork chain; every other read under a thread wants the row only.
+  const withChain = async (user: User, id: string): Read<AccessibleThread> => {
     const found = await storage.threads.findAccessible(user.id, id);
+    return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
+  };
+  const thread = async (user: User, id: string): Read<Thread> => {
+    const found = await storage.threads.findRow(user.id, id);
     return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
   };
 
@@ -53,12 +59,9 @@ export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, 
       return agentPostures(standings(await vocabularies.all(linked)));
     },
     threads: (user: User, page: PageRequest): Promise<Page<Thread>> => storage.threads.listAccessible(user.id, page),
-    thread: async (user: User, id: string): Read<Thread> => {
-      const found = await thread(user, id);
-      return found.ok ? ok(found.value.row) : found;
-    },
+    thread: (user: User, id: string): Read<Thread> => thread(user, id),
     messages: async (user: User, id: string, page: PageRequest): Read<Page<LedgerMessage>> => {
-      const found = await thread(user, id);
+      const found = await withChain(user, id);
       if (!found.ok) return found;
       const entries = await storage.ledger.page(ledgerSegments(found.value.chain), page);
       return ok({ items: entries.items.map(toMessage), next: entries.next });

@@ -67,8 +67,8 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
 
   /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
   async function resolve(userId: string, ref: string): Promise<{ thread: string } | { key: string } | 'not_found'> {
-    const found = await storage.threads.findAccessible(userId, ref);
-    if (found !== null) return { thread: found.row.id };
+    const found = await storage.threads.findRow(userId, ref);
+    if (found !== null) return { thread: found.id };
     const keyed = await storage.writer.findByKey(userId, ref);
     if (keyed !== null) return { thread: keyed.id };
     if (UUID_PATTERN.test(ref) && (await storage.threads.exists(ref.toLowerCase()))) return 'not_found';

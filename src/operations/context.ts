@@ -35,9 +35,9 @@ export async function moveContext(
   threadId: string,
   wait: (agentId: string, conversation: Conversation | null) => boolean = () => false,
 ): Promise<Result<MoveContext, Failure>> {
-  const found = await storage.threads.findAccessible(user.id, threadId);
-  if (found === null) return fail({ code: 'thread_unavailable' });
-  const thread = found.row;
+  // The row alone: the rules look at the thread, its conversations and pending items, never its ledger.
+  const thread = await storage.threads.findRow(user.id, threadId);
+  if (thread === null) return fail({ code: 'thread_unavailable' });
   const [conversations, pending, channels] = await Promise.all([
     storage.conversations.listByThread(thread.id),
     storage.conversations.pendingByThread(thread.id),

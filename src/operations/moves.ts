@@ -68,9 +68,9 @@ export function threadMoves(deps: {
     },
 
     async addresses(user: User, threadId: string, channelId: string, inside: string | null): Answer<ChannelAddress[]> {
-      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId);
-      if (!context.ok) return context;
-      const channel = context.value.channels.find((c) => c.id === channelId);
+      // The thread's access, then the channels: the listing answers neither its conversations nor its pending items.
+      if ((await storage.threads.findRow(user.id, threadId)) === null) return fail({ code: 'thread_unavailable' });
+      const channel = (await channels.channels()).find((c) => c.id === channelId);
       if (channel === undefined) return fail(conflict('This channel is not connected'));
       if (!channel.linked_users.includes(user.id)) return fail(conflict('You are not linked to this channel'));
       if (!channel.browsable) return fail(conflict('This channel cannot be browsed'));
@@ -81,12 +81,13 @@ export function threadMoves(deps: {
     },
 
     async teleport(user: User, threadId: string, body: TeleportBody): Answer<{ thread_id: string; conversation_id: string }> {
+      // The conversation's own agent is checked: waited for only while nothing is known of it. The
+      // thread comes first: one the caller cannot use is 404 whatever the body says.
+      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id, moving) => id === moving?.agent);
+      if (!context.ok) return context;
       const toConsole = body.destination.channel === CONSOLE;
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
-      // The conversation's own agent is checked: waited for only while nothing is known of it.
-      const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id, moving) => id === moving?.agent);
-      if (!context.ok) return context;
       const { thread, conversation, input } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to move'));
       const down = context.value.known.filter((k) => k.agent.id === conversation.agent && k.unavailable !== null);

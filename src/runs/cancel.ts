@@ -12,9 +12,9 @@ import type { Storage } from '../../ports/storage.ts';
 export function turnCanceller(deps: { readonly storage: Storage; readonly bus: EventBus }) {
   const { storage, bus } = deps;
   return async function cancel(user: User, threadId: string): Promise<Result<{ run_id: string }, Failure>> {
-    const thread = await storage.threads.findAccessible(user.id, threadId);
+    const thread = await storage.threads.findRow(user.id, threadId);
     if (thread === null) return fail({ code: 'thread_unavailable' });
-    const turn = await storage.writer.runningTurn(thread.row.id);
+    const turn = await storage.writer.runningTurn(thread.id);
     if (turn === null) return fail({ code: 'conflict', detail: 'No turn is running on this thread' });
     await bus.signal({ kind: 'cancel_requested', run_id: turn.run_id });
     return ok({ run_id: turn.run_id });

@@ -57,14 +57,14 @@ export function directives(deps: {
 
   /** The owned console thread a directive names by row id or key, with its routed conversation; null for a new key. */
   async function existing(user: User, ref: string): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
-    const found = (await storage.threads.findAccessible(user.id, ref))?.row ?? (await storage.writer.findByKey(user.id, ref));
+    const found = (await storage.threads.findRow(user.id, ref)) ?? (await storage.writer.findByKey(user.id, ref));
     // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
     if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
     if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'conflict', detail: 'Directives continue console threads only' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
-    const conversation = (await storage.conversations.listByThread(found.id)).at(-1);
-    if (conversation === undefined) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
+    const conversation = await storage.conversations.latestByThread(found.id);
+    if (conversation === null) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
     return ok({ thread: found, conversation });
   }
 
@@ -84,6 +84,9 @@ export function directives(deps: {
   }
 
   return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
+    // The thread first: one the caller cannot use answers 404 (or its refusal) whatever the body names.
+    const found = await existing(user, ref);
+    if (!found.ok) return found;
     const issues: Issue[] = [];
     let offered: { routes: RouteInfo[]; known: KnownAgent[] } | null = null;
     let route: RouteInfo | null = null;
@@ -101,8 +104,6 @@ export function directives(deps: {
     }
     if (issues.length > 0) return fail({ code: 'validation_failed', errors: issues });
 
-    const found = await existing(user, ref);
-    if (!found.ok) return found;
     let known: KnownAgent | null;
     if (found.value === null) {
       // A new thread without a model takes the first route offered.

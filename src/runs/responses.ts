@@ -24,7 +24,7 @@ export function responses(deps: {
   const { storage, bus, runner, log } = deps;
   return {
     async answer(user: User, threadId: string, answers: readonly PendingAnswer[]): Promise<Result<{ answered: number }, Failure>> {
-      const thread = await storage.threads.findAccessible(user.id, threadId);
+      const thread = await storage.threads.findRow(user.id, threadId);
       if (thread === null) return fail({ code: 'thread_unavailable' });
       const applied = await storage.writer.answerPending(threadId, answers);
       if (!applied.ok) {
@@ -41,8 +41,9 @@ export function responses(deps: {
     async setPermissionMode(user: User, conversationId: string, mode: string): Promise<Result<Conversation, Failure>> {
       const conversation = await storage.conversations.findForUser(user.id, conversationId);
       if (conversation === null) return fail({ code: 'conversation_unavailable' });
-      const thread = await storage.threads.findAccessible(user.id, conversation.thread_id);
-      if (thread?.row.owner !== user.id) return fail({ code: 'not_thread_owner' });
+      // The row alone: only its owner is checked.
+      const thread = await storage.threads.findRow(user.id, conversation.thread_id);
+      if (thread?.owner !== user.id) return fail({ code: 'not_thread_owner' });
       // Checked against what the agent advertises, narrowed by the catalog (waited for only while nothing is known).
       const known = await deps.vocabularies.one(conversation.agent, true);
       if (known?.unavailable != null) return fail(unavailableFailure([known]));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { buildCsp } from '../../domain/csp.ts';
-import { sameOrigin, parseOrigin, type Origin } from '../../domain/origin.ts';
+import { parseOrigin, sameHostAndPort, type Origin } from '../../domain/origin.ts';
 import { parseSandboxPolicyText, SANDBOX_PAGE_PATH, SANDBOX_SCRIPT_PATH } from '../../domain/sandbox-policy.ts';
 import { problem, type Reply } from '../http/reply.ts';
 import { route } from '../http/route.ts';
@@ -74,7 +74,9 @@ function proxyPageReply(text: string, origin: Origin | null): Reply {
   const policy = parseSandboxPolicyText(text);
   if (!policy.ok) return problem({ code: 'validation_failed', errors: policy.error });
   const parent = parseOrigin(policy.value.parentOrigin);
-  if (parent !== null && origin !== null && sameOrigin(parent, origin)) {
+  // The sandbox itself as the dispatch sees it: the same host, and the same port or 80 and 443 (a
+  // TLS-terminating proxy forwards one to the other), whatever the scheme.
+  if (parent !== null && origin !== null && sameHostAndPort(parent, origin)) {
     return problem({
       code: 'validation_failed',
       errors: [{ path: 'policy.parentOrigin', message: 'must not be the sandbox origin itself' }],

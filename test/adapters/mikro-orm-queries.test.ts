@@ -64,6 +64,8 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       'events since': () => storage.events.since(F.root, 2, 2),
       findByKey: () => storage.writer.findByKey('bob', testId(5_500)),
       sessionOf: () => storage.writer.sessionOf(F.conv),
+      findRow: () => storage.threads.findRow('alice', F.forkOfFork),
+      latestByThread: () => storage.conversations.latestByThread(F.root),
     };
     for (const [name, read] of Object.entries(reads)) assert.equal((await statementsOf(read)).length, 1, name);
   });
@@ -95,6 +97,8 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       () => storage.events.since(F.root, 2, 2),
       () => storage.writer.findByKey('bob', testId(5_500)),
       () => storage.writer.sessionOf(F.conv),
+      () => storage.threads.findRow('alice', F.shared),
+      () => storage.conversations.latestByThread(F.root),
       () => storage.catalog.project('acme-web'),
       // A write, explained only: the next seq is one probe of the (thread_id, seq) key.
       () => storage.events.append(F.root, 'message', {}),

@@ -74,6 +74,24 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.equal(await storage.threads.findAccessible('nobody', F.root), null);
     });
 
+    it('answers the row alone by findRow, as findAccessible answers it, to the same callers', async () => {
+      for (const [user, thread] of [['alice', F.root], ['alice', F.forkOfFork], ['alice', F.shared], ['bob', F.shared], ['bob', F.bobThread]] as const) {
+        assert.deepEqual(await storage.threads.findRow(user, thread), (await storage.threads.findAccessible(user, thread))?.row, `${user} ${thread}`);
+      }
+      for (const [user, thread] of [['bob', F.root], ['alice', F.bobThread], ['alice', testId(99_999)], ['nobody', F.root], ['alice', 'not-a-uuid']] as const) {
+        assert.equal(await storage.threads.findRow(user, thread), null, `${user} ${thread}`);
+      }
+    });
+
+    it("answers a thread's latest conversation, the list's last, or null", async () => {
+      const all = await storage.conversations.listByThread(F.root);
+      assert.ok(all.length >= 2);
+      assert.deepEqual(await storage.conversations.latestByThread(F.root), all.at(-1));
+      assert.equal(await storage.conversations.latestByThread(F.fork), null);
+      assert.equal(await storage.conversations.latestByThread(testId(99_999)), null);
+      assert.equal(await storage.conversations.latestByThread('not-a-uuid'), null);
+    });
+
     it('tells whether a thread row exists, whoever may read it', async () => {
       assert.equal(await storage.threads.exists(F.bobThread), true);
       assert.equal(await storage.threads.exists(F.root), true);

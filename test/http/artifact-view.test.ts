@@ -25,6 +25,10 @@ const CASES: Record<string, McpServerOptions> = {
   garbage: { mode: 'garbage' },
   hang: { mode: 'hang-on-read', resource: { text: HTML } },
   badCsp: { resource: { text: HTML, itemUi: { csp: { connectDomains: 'https://api.example.com' } } } },
+  // Unusable entries, a duplicate and upper case: the URL carries what the proxy keeps, in canonical form.
+  messyCsp: { resource: { text: HTML, itemUi: { csp: { connectDomains: ['*', 'https:', 'HTTPS://API.example.com/', 'https://api.example.com', "https://x.com; script-src 'unsafe-eval'"], resourceDomains: ['x'.repeat(20_000)] } } } },
+  // 500 distinct usable origins: a policy far over the proxy's 16,384 characters.
+  hugeCsp: { resource: { text: HTML, itemUi: { csp: { connectDomains: Array.from({ length: 500 }, (_, i) => `https://host-${i}.api.example.com`) } } } },
 };
 const ids = Object.fromEntries(Object.keys(CASES).map((name, i) => [name, { installation: testId(20_000 + i * 2), artifact: testId(20_001 + i * 2) }]));
 
@@ -102,6 +106,22 @@ describe('artifact loading over MCP', () => {
     const body = (await view('csp')).json();
     assert.deepEqual(body.resource.ui, { csp: CSP, prefersBorder: true });
     assert.deepEqual(policyOf(body.sandbox_url).csp, { resourceDomains: CSP.resourceDomains, connectDomains: CSP.connectDomains, frameDomains: [], baseUriDomains: [] });
+  });
+
+  it('builds sandbox_url from the entries the proxy keeps, canonical and de-duplicated, and the proxy serves it', async () => {
+    const body = (await view('messyCsp')).json();
+    assert.deepEqual(policyOf(body.sandbox_url).csp, { resourceDomains: [], connectDomains: ['https://api.example.com'], frameDomains: [], baseUriDomains: [] });
+    assert.equal(body.resource.ui.csp.connectDomains.length, 5, 'resource.ui is as the provider declared it');
+    const url = new URL(body.sandbox_url);
+    const page = await service.ask({ path: url.pathname + url.search, headers: { host: url.host } });
+    assert.equal(page.status, 200);
+  });
+
+  it('502 when the declared CSP would make a sandbox policy over 16,384 characters (a regression: a 200 whose URL the proxy refused)', async () => {
+    const res = await view('hugeCsp');
+    assert.equal(res.status, 502);
+    assert.equal(res.json().detail, 'MCP app resource could not be loaded');
+    assert.ok(service.logs.some((l) => l.msg === 'MCP app resource could not be loaded' && String(l.reason).includes('16384')));
   });
 
   it('takes resource metadata from the list entry when the content item has none', async () => {

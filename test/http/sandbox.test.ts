@@ -233,6 +233,17 @@ describe('the sandbox origin under another scheme', () => {
     }
   });
 
+  it('refuses a parent that is the sandbox itself on port 80 or 443 alike (a regression: Host :443 with an http parent answered 200)', async () => {
+    for (const parentOrigin of ['http://sandbox.example.com', 'https://sandbox.example.com', 'https://sandbox.example.com:443', 'http://sandbox.example.com:80']) {
+      const path = `/artifacts/sandbox?policy=${encodeURIComponent(JSON.stringify({ parentOrigin }))}`;
+      for (const host of ['sandbox.example.com', 'sandbox.example.com:443', 'sandbox.example.com:80']) {
+        const res = await service.ask({ path, headers: { host, 'x-forwarded-proto': 'https' } });
+        assert.equal(res.status, 422, `${parentOrigin} on ${host}`);
+        assert.match(res.text, /sandbox origin itself/);
+      }
+    }
+  });
+
   it('404 for the same host under http', async () => {
     const res = await service.ask({ path: '/artifacts/sandbox.js', headers: { host: 'sandbox.example.com', 'x-forwarded-proto': 'http' } });
     assert.equal(res.status, 404);

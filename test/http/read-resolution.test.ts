@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { createScratchDatabase } from '../support/scratch-database.ts';
+import { startService, type TestService } from '../support/service.ts';
+
+/**
+ * The spec's read rule, per read over HTTP: each resolves exactly what it answers. Recorded at the
+ * ports (every adapter: which thread and conversation reads a request made) and, on the databases, in
+ * the statements sent (a row-only read never runs the recursive ancestor scan).
+ */
+interface Recorded {
+  readonly calls: string[];
+  readonly sql: string[];
+}
+
+/** Wraps the thread and conversation stores so every call is recorded by name. */
+function recording(storage: Storage, recorded: Recorded): Storage {
+  const spy = <T extends object>(store: T, prefix: string): T =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          recorded.calls.push(`${prefix}.${String(name)}`);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  return { ...storage, threads: spy(storage.threads, 'threads'), conversations: spy(storage.conversations, 'conversations') };
+}
+
+const kinds: { name: string; open: (onQuery: (sql: string) => void) => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
+  { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
+  {
+    name: 'embedded PGlite',
+    open: async (onQuery) => {
+      const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+      const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery });
+      return { storage, close: async () => { await storage.close(); await server.close(); } };
+    },
+  },
+];
+const postgres = process.env.TEST_DATABASE_URL;
+if (postgres) {
+  kinds.push({
+    name: 'PostgreSQL',
+    open: async (onQuery) => {
+      const scratch = await createScratchDatabase(postgres, 'console_reads');
+      const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, onQuery });
+      return { storage, close: async () => { await storage.close(); await scratch.drop(); } };
+    },
+  });
+}
+
+const RECURSIVE = /\bwith\s+recursive\b/i;
+const ALICE = { authorization: 'Bearer token-alice' };
+
+for (const kind of kinds) {
+  describe(`reads resolve what they answer (${kind.name})`, () => {
+    const recorded: Recorded = { calls: [], sql: [] };
+    let service: TestService;
+    let close: () => Promise<void>;
+
+    before(async () => {
+      const opened = await kind.open((sql) => recorded.sql.push(sql));
+      close = opened.close;
+      await opened.storage.importWorld(fixtureWorld());
+      service = await startService({ TURN_LEASE_MS: '3600000' }, { storage: recording(opened.storage, recorded) });
+      // The sweep at start is waited out, so what is recorded is the request's alone.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    after(async () => {
+      await service.close();
+      await close();
+    });
+
+    const request = async (method: string, path: string, body?: unknown, status?: number): Promise<Recorded> => {
+      recorded.calls.length = 0;
+      recorded.sql.length = 0;
+      const res = await service.ask({ method, path, headers: { ...ALICE, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (status !== undefined) assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
+      return { calls: [...recorded.calls], sql: [...recorded.sql] };
+    };
+
+    it('the row-only reads resolve the thread row alone: no fork chain, no recursive scan (a regression: each walked the ancestors)', async () => {
+      for (const path of [
+        `/api/console/threads/${F.forkOfFork}`,
+        `/api/console/threads/${F.forkOfFork}/conversations`,
+        `/api/console/threads/${F.root}/conversations/${F.conv}/runs`,
+        `/api/console/threads/${F.root}/runs/${F.runs[0]}/messages`,
+        `/api/console/threads/${F.forkOfFork}/pending`,
+        `/api/console/threads/${F.forkOfFork}/operations`,
+      ]) {
+        const { calls, sql } = await request('GET', path, undefined, 200);
+        assert.ok(calls.includes('threads.findRow'), `${path}: ${calls.join(', ')}`);
+        assert.ok(!calls.includes('threads.findAccessible'), `${path} resolved the fork chain`);
+        assert.ok(!sql.some((s) => RECURSIVE.test(s)), `${path} ran a recursive scan`);
+      }
+    });
+
+    it('the ledger read, and only it, resolves the fork chain', async () => {
+      const { calls, sql } = await request('GET', `/api/console/threads/${F.forkOfFork}/messages`, undefined, 200);
+      assert.deepEqual(calls.filter((c) => c.startsWith('threads.')), ['threads.findAccessible']);
+      if (kind.name !== 'memory') assert.equal(sql.filter((s) => RECURSIVE.test(s)).length, 1);
+    });
+
+    it('the destination listing reads neither conversations nor pending items (a regression: it loaded both)', async () => {
+      const { calls } = await request('GET', `/api/console/threads/${F.root}/channels/team-chat/addresses`, undefined, 200);
+      assert.deepEqual(calls, ['threads.findRow']);
+    });
+
+    it("a directive finds the thread's latest conversation by one probe, not the list (a regression: it listed them all)", async () => {
+      const { calls } = await request('POST', `/api/console/threads/${F.root}/directives`, { text: 'hello' });
+      assert.ok(calls.includes('conversations.latestByThread'), calls.join(', '));
+      assert.ok(!calls.includes('conversations.listByThread'), calls.join(', '));
+      assert.ok(!calls.includes('threads.findAccessible'), calls.join(', '));
+    });
+
+    it('the posture PATCH checks the owner on the row alone (a regression: it re-read the fork chain)', async () => {
+      const { calls, sql } = await request('PATCH', `/api/console/conversations/${F.conv}/permission-mode`, { permission_mode: 'plan' });
+      assert.ok(!calls.includes('threads.findAccessible'), calls.join(', '));
+      assert.ok(!sql.some((s) => RECURSIVE.test(s)));
+    });
+
+    it('an unknown or inaccessible thread is 404 before any check of what the body names (a regression: 422 came first)', async () => {
+      for (const thread of [F.bobThread, '0190a4c4-0000-7000-8000-00000000dead']) {
+        await request('POST', `/api/console/threads/${thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' }, new_thread: true, prompt: 'go' }, 404);
+        await request('POST', `/api/console/threads/${thread}/teleport`, { destination: { channel: 'console', id: 'new' }, new_thread: false, prompt: null }, 404);
+        await request('POST', `/api/console/threads/${thread}/directives`, { text: 'hi', model: 'nobody:nothing', project: 'no-such-project' }, F.bobThread === thread ? 404 : 422);
+      }
+    });
+  });
+}
