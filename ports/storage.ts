@@ -27,6 +27,8 @@ export interface Storage {
   readonly isEmpty: () => Promise<boolean>;
   readonly ready: ReadinessProbe;
   readonly close: () => Promise<void>;
+  /** The connection pool's state now, for metrics; absent where there is no pool (memory). */
+  readonly pool?: () => { readonly used: number; readonly free: number; readonly pending: number };
 }
 
 /**

@@ -22,6 +22,9 @@ import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { metricsRoute } from './metrics/routes.ts';
+import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives } from './runs/directives.ts';
 import { threadMoves } from './operations/moves.ts';
 import { operationRoutes } from './operations/routes.ts';
@@ -76,15 +79,18 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { config, log } = options;
   const { storage } = options;
+  const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
+  // Read when scraped; `waiters` is built below, before any scrape can come.
+  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool });
   const authenticate = authenticator(storage.userByTokenHash);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
   if (options.warmOffers === true) void vocabularies.warm().catch((error: unknown) => log.warn({ err: error }, 'asking the agents what they offer failed'));
   const reads = consoleReads(storage, vocabularies, config);
-  const loads = artifactLoads({ storage, fetchUiResource: options.fetchUiResource, config, log });
+  const loads = artifactLoads({ storage, fetchUiResource: measuredFetch(options.fetchUiResource, metrics), config, log });
 
   const { runner, bus } = options;
-  const emit = emitter(storage.events, bus);
+  const emit = measuredEmit(emitter(storage.events, bus), metrics);
   // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
@@ -96,13 +102,17 @@ export function createApp(options: AppOptions): App {
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
     if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
+    if (signal.kind === 'reconnected') metrics.busReconnected();
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs });
   sweeps.start();
   const turns = { storage, vocabularies, bus, kicker: kicks, dataDir: config.dataDir, lease };
   const submit = directives(turns);
   const moves = threadMoves({ ...turns, channels: options.channels ?? memoryChannelPort(storage.catalog) });
-  const live = liveSocket({ storage, bus, authenticate, log });
+  const live = liveSocket({
+    storage, bus, authenticate, log,
+    metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
+  });
 
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
@@ -117,7 +127,14 @@ export function createApp(options: AppOptions): App {
     buildSurface(artifactSurface(config, loads, authenticate)),
     buildSurface(viewerSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
-    buildSurface(systemSurface(storage.ready, () => (description ??= openApiDocument([...surfaces, sandbox])))),
+    buildSurface(
+      systemSurface(
+        storage.ready,
+        () => (description ??= openApiDocument([...surfaces, sandbox])),
+        // No token, no route: /metrics is 404, never public by default.
+        config.metricsToken === null ? [] : [metricsRoute(metrics.registry, config.metricsToken)],
+      ),
+    ),
   ];
 
   let draining = false;
@@ -130,6 +147,7 @@ export function createApp(options: AppOptions): App {
     mounts: options.mounts ?? [],
     live,
     draining: () => draining,
+    observe: { request: metrics.request, storageUnavailable: metrics.storageUnavailable },
   };
   return {
     onRequest: requestListener(edge),

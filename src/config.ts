@@ -35,6 +35,8 @@ export interface Config {
   readonly turnLeaseMs: number;
   /** How long an agent may send nothing during a turn before the turn is cancelled. */
   readonly agentIdleTimeoutMs: number;
+  /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
+  readonly metricsToken: string | null;
 }
 
 const integer = (min: number, max: number) =>
@@ -90,6 +92,8 @@ const EnvSchema = v.object({
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
+  // Long enough not to be guessed, printable, no spaces: it is sent as a bearer token.
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{16,512}$/, 'must be 16 to 512 printable characters without spaces'))),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
@@ -122,6 +126,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       logLevel: e.LOG_LEVEL,
       turnLeaseMs: e.TURN_LEASE_MS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
+      metricsToken: e.METRICS_TOKEN ?? null,
     }),
   );
 }

@@ -24,6 +24,7 @@ describe('configuration', () => {
       logLevel: 'info',
       turnLeaseMs: 30000,
       agentIdleTimeoutMs: 600000,
+      metricsToken: null,
     });
     assert.ok(Object.isFrozen(loaded.value));
   });

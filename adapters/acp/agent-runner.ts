@@ -44,6 +44,8 @@ export interface AcpAgentRunnerOptions {
 /** The ACP runner, which also learns what each agent offers from the agent itself. */
 export interface AcpAgentRunner extends AgentRunner {
   readonly offers: AgentOffers;
+  /** Agent processes alive (or starting) now, and starts that replaced an earlier process of the same agent (metrics). */
+  readonly stats: () => { readonly alive: number; readonly restarts: number };
 }
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
@@ -61,6 +63,9 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const log = options.log.child({ component: 'acp' });
   const demoAgent = options.demoAgent ?? defaultDemoAgent();
   const processes = new Map<string, Promise<AgentProcess>>();
+  /** Agents a process was started for, so a later start of one counts as a restart. */
+  const startedBefore = new Set<string>();
+  let restarts = 0;
   let scratch: Promise<string> | null = null;
   let closed = false;
   /** Aborted by `close`: starts still waiting for `initialize` end their process at once. */
@@ -75,6 +80,8 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       env, secrets: agentSecrets(agent, env), startTimeoutMs: options.startTimeoutMs, signal: closing.signal,
     });
     processes.set(agent.id, started);
+    if (startedBefore.has(agent.id)) restarts += 1;
+    else startedBefore.add(agent.id);
     const forget = () => {
       if (processes.get(agent.id) === started) processes.delete(agent.id);
     };
@@ -147,6 +154,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
 
   return {
     offers: offerCache.offers,
+    stats: () => ({ alive: processes.size, restarts }),
 
     async runTurn(request: TurnRequest): Promise<TurnResult> {
       if (closed) throw new Error('the agent runner is closed');

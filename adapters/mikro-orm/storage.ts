@@ -49,6 +49,11 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     isEmpty: async () => (await select<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),
     close: () => orm.close(true),
+    pool: () => {
+      // knex's pool is tarn's; it exists once the ORM connected.
+      const tarn = (orm.em.getConnection().getKnex().client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number } }).pool;
+      return tarn === undefined ? { used: 0, free: 0, pending: 0 } : { used: tarn.numUsed(), free: tarn.numFree(), pending: tarn.numPendingAcquires() };
+    },
   };
 }
 

@@ -18,6 +18,8 @@ export interface RequestContext {
   readonly host: string | undefined;
   /** The console origin of the request (its scheme and `Host`), or null when `Host` is not a valid host. */
   readonly origin: Origin | null;
+  /** The pattern of the route that answers (`/api/console/threads/:id`), once a surface matched one: the metrics' label. */
+  route: string | null;
 }
 
 /** Splits a request target into path and query; an absolute-form target keeps its path. */

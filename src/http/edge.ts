@@ -36,6 +36,11 @@ export interface EdgeOptions {
   readonly mounts?: readonly Mount[];
   /** True once shutdown began: answers then close their connection. */
   readonly draining: () => boolean;
+  /** Told of every answered request (by route pattern) and of each 503 for storage (metrics). */
+  readonly observe?: {
+    readonly request: (route: string, method: string, status: number, seconds: number) => void;
+    readonly storageUnavailable: () => void;
+  };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -48,6 +53,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 class EdgeContext implements RequestContext {
   readonly path: string;
   readonly origin: Origin | null;
+  route: string | null = null;
   #search: string | null;
   #query: URLSearchParams | undefined;
   #log: Logger | undefined;
@@ -130,13 +136,14 @@ function surfaceOf(ctx: RequestContext, where: 'sandbox' | 'console' | 'refused'
 }
 
 /** A thrown error as an answer: a bug becomes a logged 500, never a crash; null when no one is left to answer. */
-function failureReply(ctx: RequestContext, error: unknown): Reply | null {
+function failureReply(ctx: RequestContext, error: unknown, options: EdgeOptions): Reply | null {
   if (error instanceof ClientAbortedError) {
     // The client's own doing, and common (a closed tab, a cancelled upload): no one to answer.
     ctx.log.debug({ reason: error.cause instanceof Error ? error.cause.message : 'closed' }, 'client aborted the request');
     return null;
   }
   if (error instanceof StorageUnavailableError) {
+    options.observe?.storageUnavailable();
     ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
     return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
   }
@@ -152,13 +159,16 @@ export function requestListener(options: EdgeOptions) {
     const facts = hostFacts(options, memo, requestScheme(req, options.trustProxy), req.headers.host);
     const ctx = contextOf(req, options, facts);
     res.once('close', () => {
-      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const elapsed = performance.now() - started;
+      options.observe?.request(ctx.route ?? 'unmatched', ctx.method, res.statusCode, elapsed / 1000);
+      const ms = Math.round(elapsed * 10) / 10;
       ctx.logEnd({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
     });
     const where = facts.surface;
     if (where === 'console' && options.mounts !== undefined && options.mounts.length > 0) {
       const mount = options.mounts.find((m) => m.path === ctx.path);
       if (mount !== undefined) {
+        ctx.route = mount.path;
         mount.handle(req, res).catch((error: unknown) => {
           ctx.log.error({ err: error }, 'mounted handler failed');
           if (!res.headersSent) writeReply(res, problem({ code: 'internal' }));
@@ -171,7 +181,7 @@ export function requestListener(options: EdgeOptions) {
     const surface = 'dispatch' in picked ? picked : null;
     const answered = surface === null ? Promise.resolve(picked as Reply) : surface.dispatch(ctx);
     answered
-      .catch((error: unknown) => failureReply(ctx, error))
+      .catch((error: unknown) => failureReply(ctx, error, options))
       .then((reply) => {
         if (reply === null || res.headersSent || res.destroyed) return;
         // Every answer's headers in one object: the reply's, its surface's (which win), the request id.

@@ -70,6 +70,7 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
           ? problem({ code: 'method_not_allowed' }, { allow: allow.join(', ') })
           : problem({ code: 'not_found' });
       }
+      ctx.route = (found.store as Route).path;
       return runRoute(found.store as Route, ctx, found.params, authenticate);
   }
 }

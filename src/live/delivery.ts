@@ -35,6 +35,8 @@ export class Delivery {
     private readonly maxBuffered: number,
     /** Event to frame bytes; shared by every socket, so an event is serialized once, not once per socket. */
     private readonly frame: (event: WireEvent) => string | Buffer = JSON.stringify,
+    /** Told of a client closed for being too slow, and of stored events read to fill a gap (metrics). */
+    private readonly hooks: { readonly slow?: () => void; readonly gap?: (events: number) => void } = {},
   ) {
     this.#last = after;
   }
@@ -65,7 +67,9 @@ export class Delivery {
     this.#enqueue(async () => {
       const from = this.#last ?? this.#floor;
       if (from !== null && event.seq > from + 1) {
-        for (const missing of await this.log.since(this.threadId, from, event.seq - from - 1)) this.#send(missing);
+        const missing = await this.log.since(this.threadId, from, event.seq - from - 1);
+        if (missing.length > 0) this.hooks.gap?.(missing.length);
+        for (const stored of missing) this.#send(stored);
       }
       this.#send(event);
     });
@@ -100,6 +104,7 @@ export class Delivery {
     if (this.#closed || (this.#last !== null && event.seq <= this.#last)) return;
     if (this.ws.bufferedAmount > this.maxBuffered) {
       this.#closed = true;
+      this.hooks.slow?.();
       this.ws.close(CLOSE_TOO_SLOW, 'client cannot keep up');
       return;
     }

@@ -27,6 +27,13 @@ export interface LiveOptions {
   readonly maxBuffered?: number;
   /** How often a socket waiting on a key looks for the key's row, in case its signal was lost. */
   readonly keyRecheckMs?: number;
+  /** Told of sockets opened and closed, slow clients closed, and gaps filled from the log (metrics). */
+  readonly metrics?: {
+    readonly opened: () => void;
+    readonly closed: () => void;
+    readonly slow: () => void;
+    readonly gap: (events: number) => void;
+  };
 }
 
 const AFTER = /^(0|[1-9][0-9]{0,9})$/;
@@ -77,12 +84,14 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
 
   function attach(ws: WebSocket, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
     alive.set(ws, true);
+    options.metrics?.opened();
+    ws.once('close', () => options.metrics?.closed());
     ws.on('pong', () => alive.set(ws, true));
     ws.on('error', () => ws.terminate());
     const cleanups: (() => void)[] = [];
     ws.on('close', () => cleanups.forEach((cleanup) => cleanup()));
     const start = (threadId: string, from: number | null) => {
-      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame);
+      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame, { slow: options.metrics?.slow, gap: options.metrics?.gap });
       // Subscribe before replaying: an event published meanwhile waits behind the replay, never lost.
       deliveries.add(delivery);
       cleanups.push(bus.subscribe(threadId, delivery.push), () => {

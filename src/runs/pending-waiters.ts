@@ -11,6 +11,11 @@ import type { BusSignal, PendingAnswer } from '../../ports/event-bus.ts';
 export class PendingWaiters {
   readonly #waiting = new Map<string, { runId: string; resolve: (decision: PermissionDecision) => void }>();
 
+  /** How many asks wait now (metrics). */
+  get size(): number {
+    return this.#waiting.size;
+  }
+
   /** `lookup` answers the stored answers of the given pending ids. */
   constructor(private readonly lookup: (pendingIds: readonly string[]) => Promise<readonly PendingAnswer[]> = async () => []) {}
 

@@ -4,8 +4,9 @@ import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 
 /** Liveness, readiness and the API description, on the console origin only. */
-export function systemSurface(ready: ReadinessProbe, description: () => unknown): SurfaceDefinition {
+export function systemSurface(ready: ReadinessProbe, description: () => unknown, extra: readonly Route[] = []): SurfaceDefinition {
   const routes: Route[] = [
+    ...extra,
     route({
       method: 'GET',
       path: '/healthz',

@@ -1,0 +1,93 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the metrics read when scraped, from parts that keep their own counts. */
+export interface MetricSources {
+  /** Approvals and questions this instance's agents wait on now. */
+  readonly pendingWaits: () => number;
+  /** Agent processes alive (started or starting) and how many starts replaced an earlier process. */
+  readonly agents?: () => { readonly alive: number; readonly restarts: number };
+  /** The database pool: connections in use, idle, and requests waiting for one (database modes). */
+  readonly pool?: () => { readonly used: number; readonly free: number; readonly pending: number };
+}
+
+/**
+ * The service's metrics in the Prometheus format, on a registry of the app's own (never the global
+ * one: tests build many apps in one process). Labels are bounded: a route is its pattern
+ * (`/api/console/threads/:id`), never a path a client chose.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** One answered request. */
+  readonly request: (route: string, method: string, status: number, seconds: number) => void;
+  readonly socketOpened: () => void;
+  readonly socketClosed: () => void;
+  /** A live socket closed because its client could not keep up (1013). */
+  readonly slowConsumer: () => void;
+  /** A run that ended, by its status. */
+  readonly runEnded: (status: string, seconds: number | null) => void;
+  /** One MCP UI resource fetch, by outcome. */
+  readonly mcpFetch: (outcome: 'ok' | 'failed', seconds: number) => void;
+  readonly busReconnected: () => void;
+  /** Stored events a live socket read from the log to fill a gap the bus left. */
+  readonly gapFilled: (events: number) => void;
+  /** A request answered 503 because storage did not answer in time (or at all). */
+  readonly storageUnavailable: () => void;
+}
+
+const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const RUN_SECONDS = [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  const requests = new Counter({ name: 'console_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const latency = new Histogram({ name: 'console_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route pattern and method', labelNames: ['route', 'method'], buckets: SECONDS, registers: [registry] });
+  const sockets = new Gauge({ name: 'console_live_sockets_open', help: 'Live websockets open on this instance', registers: [registry] });
+  const slow = new Counter({ name: 'console_live_slow_consumers_total', help: 'Live websockets closed with 1013: the client could not keep up', registers: [registry] });
+  const runs = new Counter({ name: 'console_runs_total', help: 'Runs ended on this instance, by status', labelNames: ['status'], registers: [registry] });
+  const runTime = new Histogram({ name: 'console_run_duration_seconds', help: 'How long runs ended on this instance took, by status', labelNames: ['status'], buckets: RUN_SECONDS, registers: [registry] });
+  const fetches = new Counter({ name: 'console_mcp_fetches_total', help: 'MCP UI resource fetches, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const fetchTime = new Histogram({ name: 'console_mcp_fetch_duration_seconds', help: 'Time of one MCP UI resource fetch (connect, list, read), by outcome', labelNames: ['outcome'], buckets: SECONDS, registers: [registry] });
+  const reconnects = new Counter({ name: 'console_bus_reconnects_total', help: 'Times the event bus connection came back after a drop', registers: [registry] });
+  const gapEvents = new Counter({ name: 'console_live_gap_fill_events_total', help: 'Stored events live sockets read from the log to fill gaps the bus left', registers: [registry] });
+  const unavailable = new Counter({ name: 'console_storage_unavailable_total', help: 'Requests answered 503 because storage did not answer (time-outs included)', registers: [registry] });
+  new Gauge({ name: 'console_pending_waits', help: 'Approvals and questions the agents of this instance wait on', registers: [registry], collect() { this.set(sources.pendingWaits()); } });
+  if (sources.agents !== undefined) {
+    const agents = sources.agents;
+    new Gauge({ name: 'console_agent_processes', help: 'Agent processes alive (or starting) on this instance', registers: [registry], collect() { this.set(agents().alive); } });
+    // A counter read from the runner's own count: set as a gauge would be, exposed as what it is.
+    new Gauge({ name: 'console_agent_restarts', help: 'Agent process starts that replaced an earlier process of the same agent (a counter)', registers: [registry], collect() { this.set(agents().restarts); } });
+  }
+  if (sources.pool !== undefined) {
+    const pool = sources.pool;
+    new Gauge({
+      name: 'console_db_pool_connections', help: 'Database pool connections, by state (used, free, pending: requests waiting for one)', labelNames: ['state'], registers: [registry],
+      collect() {
+        const { used, free, pending } = pool();
+        this.set({ state: 'used' }, used);
+        this.set({ state: 'free' }, free);
+        this.set({ state: 'pending' }, pending);
+      },
+    });
+  }
+  return {
+    registry,
+    request: (route, method, status, seconds) => {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route, method }, seconds);
+    },
+    socketOpened: () => sockets.inc(),
+    socketClosed: () => sockets.dec(),
+    slowConsumer: () => slow.inc(),
+    runEnded: (status, seconds) => {
+      runs.inc({ status });
+      if (seconds !== null && seconds >= 0) runTime.observe({ status }, seconds);
+    },
+    mcpFetch: (outcome, seconds) => {
+      fetches.inc({ outcome });
+      fetchTime.observe({ outcome }, seconds);
+    },
+    busReconnected: () => reconnects.inc(),
+    gapFilled: (events) => gapEvents.inc(events),
+    storageUnavailable: () => unavailable.inc(),
+  };
+}

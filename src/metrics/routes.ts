@@ -1,0 +1,28 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Registry } from 'prom-client';
+import { problem, type Reply } from '../http/reply.ts';
+import { route, type Route } from '../http/route.ts';
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * `GET /metrics` (contract section 1): Prometheus text to `Authorization: Bearer <METRICS_TOKEN>`, 401
+ * otherwise. Only built when the token is set (else the path is 404), and only on the console origin
+ * (the sandbox origin answers its two paths alone). Tokens are compared as digests in constant time.
+ */
+export function metricsRoute(registry: Registry, token: string): Route {
+  const expected = digest(`Bearer ${token}`);
+  return route({
+    method: 'GET',
+    path: '/metrics',
+    summary: 'Prometheus metrics of this instance (only when METRICS_TOKEN is set; Authorization: Bearer <METRICS_TOKEN>)',
+    responses: { 200: 'Prometheus text', 401: 'No or a wrong token' },
+    handle: async ({ ctx }): Promise<Reply> => {
+      const given = ctx.req.headers.authorization;
+      if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected)) {
+        return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
+      }
+      return { status: 200, headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' }, body: await registry.metrics() };
+    },
+  });
+}
