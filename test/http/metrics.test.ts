@@ -66,7 +66,7 @@ describe('GET /metrics', () => {
     };
 
     it('answers 401 to no token or another one, and 404 on the sandbox origin', async () => {
-      for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }, { authorization: 'Bearer token-alice' }]) {
+      for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }, { authorization: 'Bearer token-alice' }]) {
         const res = await service.ask({ path: '/metrics', headers });
         assert.equal(res.status, 401);
         assert.equal(res.headers['www-authenticate'], 'Bearer');
