@@ -23,6 +23,7 @@ import { openApiDocument } from './http/openapi.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
 import { createMetrics } from './metrics/metrics.ts';
+import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives } from './runs/directives.ts';
@@ -110,17 +111,17 @@ export function createApp(options: AppOptions): App {
   const submit = directives(turns);
   const moves = threadMoves({ ...turns, channels: options.channels ?? memoryChannelPort(storage.catalog) });
   const live = liveSocket({
-    storage, bus, authenticate, log,
+    storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser,
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
   });
 
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash), authenticate)),
+    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, { limiter: windowLimiter({ limit: config.limits.signInsPerMinute }), trustProxy: config.trustProxy }), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus })), ...operationRoutes(moves), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), windowLimiter({ limit: config.limits.directivesPerMinute })), ...operationRoutes(moves), liveHttpRoute],
         authenticate,
       ),
     ),

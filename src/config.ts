@@ -37,6 +37,15 @@ export interface Config {
   readonly agentIdleTimeoutMs: number;
   /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
   readonly metricsToken: string | null;
+  /** The limits each instance applies (README, configuration). */
+  readonly limits: {
+    /** Failed sign-ins per minute from one client, and with tokens sharing their first characters. */
+    readonly signInsPerMinute: number;
+    readonly directivesPerMinute: number;
+    readonly liveSocketsPerUser: number;
+    /** Bytes of one MCP response (the UI resource's read, its list) past which the load is 502. */
+    readonly uiResourceBytes: number;
+  };
 }
 
 const integer = (min: number, max: number) =>
@@ -93,6 +102,10 @@ const EnvSchema = v.object({
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
   // Long enough not to be guessed, printable, no spaces: it is sent as a bearer token.
+  SIGNIN_ATTEMPTS_PER_MINUTE: v.optional(integer(1, 100_000), '10'),
+  DIRECTIVES_PER_MINUTE: v.optional(integer(1, 100_000), '60'),
+  LIVE_SOCKETS_PER_USER: v.optional(integer(1, 100_000), '32'),
+  MAX_UI_RESOURCE_BYTES: v.optional(integer(1024, 1_073_741_824), '5242880'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{16,512}$/, 'must be 16 to 512 printable characters without spaces'))),
 });
 
@@ -127,6 +140,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       turnLeaseMs: e.TURN_LEASE_MS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
       metricsToken: e.METRICS_TOKEN ?? null,
+      limits: Object.freeze({
+        signInsPerMinute: e.SIGNIN_ATTEMPTS_PER_MINUTE,
+        directivesPerMinute: e.DIRECTIVES_PER_MINUTE,
+        liveSocketsPerUser: e.LIVE_SOCKETS_PER_USER,
+        uiResourceBytes: e.MAX_UI_RESOURCE_BYTES,
+      }),
     }),
   );
 }

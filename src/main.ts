@@ -63,7 +63,7 @@ const bus = await (config.storage === 'postgres'
 const runner = createAcpAgentRunner({ log, env: process.env });
 // The MCP SDK client is imported on the first artifact load, or once the service listens: a start to
 // /readyz needs none of it (docs/benchmarks.md, cold start).
-const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log }));
+const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log, maxBytes: config.limits.uiResourceBytes }));
 const app = createApp({
   config,
   log,

@@ -25,6 +25,7 @@ describe('configuration', () => {
       turnLeaseMs: 30000,
       agentIdleTimeoutMs: 600000,
       metricsToken: null,
+      limits: { signInsPerMinute: 10, directivesPerMinute: 60, liveSocketsPerUser: 32, uiResourceBytes: 5242880 },
     });
     assert.ok(Object.isFrozen(loaded.value));
   });

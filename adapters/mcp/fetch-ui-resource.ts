@@ -18,14 +18,35 @@ const noop = (): void => {};
 type Ui = Readonly<Record<string, unknown>>;
 type Options = { readonly signal: AbortSignal; readonly timeout: number };
 
+/** Bytes of one answer from a provider, by default, past which the read fails (MAX_UI_RESOURCE_BYTES). */
+export const DEFAULT_MAX_ANSWER_BYTES = 5 * 1024 * 1024;
+
+/** A provider's answer grew past the cap: the read fails (502), and no more of it is read. */
+class AnswerTooLargeError extends Error {
+  constructor(maxBytes: number) {
+    super(`the provider's answer is over ${maxBytes} bytes`);
+    this.name = 'AnswerTooLargeError';
+  }
+}
+
 /**
  * A `fetch` over agents of its own. Node's global fetch keeps idle sockets pooled for seconds and
  * does not close the socket of an aborted request that has no answer yet; `destroy()` here closes
  * every connection this one read opened, idle, streaming or hanging.
  */
-function privateFetch(): { readonly fetch: FetchLike; destroy(): void } {
+function privateFetch(maxBytes: number): { readonly fetch: FetchLike; destroy(): void } {
   const agents = { http: new HttpAgent(), https: new HttpsAgent() };
   const toResponse = (res: IncomingMessage): Response => {
+    // A declared length over the cap is refused before a byte is read; a stream is cut once it passes it.
+    if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
+      res.destroy();
+      throw new AnswerTooLargeError(maxBytes);
+    }
+    let received = 0;
+    res.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) res.destroy(new AnswerTooLargeError(maxBytes));
+    });
     const headers = new Headers();
     for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
     const status = res.statusCode ?? 0;
@@ -143,7 +164,7 @@ function describe(error: unknown, timedOut: boolean, timeoutMs: number, endpoint
   return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason;
 }
 
-async function fetchOnce(endpoint: McpEndpoint, uri: string, timeoutMs: number): Promise<Result<UiResource, string>> {
+async function fetchOnce(endpoint: McpEndpoint, uri: string, timeoutMs: number, maxBytes: number): Promise<Result<UiResource, string>> {
   if (!URL.canParse(endpoint.server_url)) return fail('server URL is not a URL');
   const url = new URL(endpoint.server_url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail('server URL is not http(s)');
@@ -156,7 +177,7 @@ async function fetchOnce(endpoint: McpEndpoint, uri: string, timeoutMs: number):
   );
   expired.catch(noop);
   const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const sockets = privateFetch();
+  const sockets = privateFetch(maxBytes);
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit: { headers: { ...endpoint.headers } },
     fetch: sockets.fetch,
@@ -182,12 +203,13 @@ async function fetchOnce(endpoint: McpEndpoint, uri: string, timeoutMs: number):
  * installation's headers, closed (sockets included) before it answers. Failures are logged at
  * `warn` with the server's origin and a short reason, never with the headers.
  */
-export function createFetchUiResource(options: { readonly log?: Logger } = {}): FetchUiResource {
+export function createFetchUiResource(options: { readonly log?: Logger; readonly maxBytes?: number } = {}): FetchUiResource {
   const { log } = options;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   return async (endpoint, uri, { timeoutMs }) => {
     let result: Result<UiResource, string>;
     try {
-      result = await fetchOnce(endpoint, uri, timeoutMs);
+      result = await fetchOnce(endpoint, uri, timeoutMs, maxBytes);
     } catch {
       result = fail('unexpected failure while reading the resource'); // a bug: still never thrown at callers
     }

@@ -60,3 +60,16 @@ export function requestOrigin(scheme: 'http' | 'https', host: string | undefined
 
 /** The origin as text, for comparisons with an `Origin` header. */
 export const originText = (origin: Origin | null): string | null => (origin === null ? null : formatOrigin(origin));
+
+/**
+ * The client's address: the connection's peer, or under a trusted proxy the last `X-Forwarded-For`
+ * entry (the one the proxy itself appended; earlier ones are whatever the client claimed).
+ */
+export function clientAddress(ctx: RequestContext, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = ctx.req.headers['x-forwarded-for'];
+    const last = (Array.isArray(forwarded) ? forwarded.at(-1) : forwarded)?.split(',').at(-1)?.trim();
+    if (last !== undefined && last !== '') return last;
+  }
+  return ctx.req.socket.remoteAddress ?? 'unknown';
+}

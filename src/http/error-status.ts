@@ -25,5 +25,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   agent_unavailable: 409,
   storage_unavailable: 503,
   too_many_connections: 503,
+  too_many_sign_ins: 429,
+  too_many_directives: 429,
+  too_many_live_sockets: 429,
   internal: 500,
 });

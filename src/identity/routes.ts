@@ -4,23 +4,40 @@ import { empty, json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
 import { tokenHash } from './authenticate.ts';
+import type { WindowLimiter } from '../limits/window-limiter.ts';
+import { clientAddress } from '../http/context.ts';
 
 const SessionBody = v.object({
   token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),
 });
 
-/** `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. */
-export function sessionRoutes(userByTokenHash: UserByTokenHash): Route[] {
+/** How many leading characters of a token key its own limit: guesses that share them are counted together. */
+const PREFIX_LENGTH = 6;
+
+/**
+ * `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. Failed
+ * sign-ins are limited per client address and per token prefix (429 with `Retry-After`); a blocked
+ * client gets no answer about its token, right or wrong.
+ */
+export function sessionRoutes(userByTokenHash: UserByTokenHash, signIns?: { readonly limiter: WindowLimiter; readonly trustProxy: boolean }): Route[] {
   return [
     route({
       method: 'POST',
       path: '/api/session',
       summary: 'Sign in: checks the token and stores it in the HttpOnly session cookie',
       body: SessionBody,
-      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token' },
+      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed sign-ins from this client or with this token prefix (Retry-After)' },
       handle: async ({ body, ctx }) => {
+        const keys = signIns === undefined ? [] : [`client ${clientAddress(ctx, signIns.trustProxy)}`, `prefix ${body.token.slice(0, PREFIX_LENGTH)}`];
+        for (const key of keys) {
+          const wait = signIns!.limiter.blocked(key);
+          if (wait !== null) return problem({ code: 'too_many_sign_ins' }, { 'retry-after': String(wait) });
+        }
         const user = await userByTokenHash(tokenHash(body.token));
-        if (user === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
+        if (user === null) {
+          for (const key of keys) signIns!.limiter.record(key);
+          return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
+        }
         return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });
       },
     }),

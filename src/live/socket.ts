@@ -27,6 +27,8 @@ export interface LiveOptions {
   readonly maxBuffered?: number;
   /** How often a socket waiting on a key looks for the key's row, in case its signal was lost. */
   readonly keyRecheckMs?: number;
+  /** Live sockets one user may hold open on this instance; the next upgrade is refused 429 (default: no cap). */
+  readonly maxPerUser?: number;
   /** Told of sockets opened and closed, slow clients closed, and gaps filled from the log (metrics). */
   readonly metrics?: {
     readonly opened: () => void;
@@ -48,6 +50,14 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   const maxBuffered = options.maxBuffered ?? 1024 * 1024;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const alive = new WeakMap<WebSocket, boolean>();
+  /** Open sockets (and upgrades under way) per user, for the per-user cap. */
+  const perUser = new Map<string, number>();
+  const take = (userId: string) => perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+  const release = (userId: string) => {
+    const left = (perUser.get(userId) ?? 1) - 1;
+    if (left <= 0) perUser.delete(userId);
+    else perUser.set(userId, left);
+  };
   // The bus hands every subscriber the same event object: its frame is serialized and encoded once
   // (ws would otherwise encode a string again for every socket).
   const frames = new WeakMap<WireEvent, Buffer>();
@@ -152,12 +162,32 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (errors.length > 0) return refuseUpgrade(socket, problem({ code: 'validation_failed', errors }));
     // Ids and keys are UUIDs compared in lower case, as every path id is.
     const value = UUID_PATTERN.test(ref[0]!) ? ref[0]!.toLowerCase() : ref[0]!;
-    const target = await resolve(user.id, value);
-    if (target === 'not_found') return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
-    wss.handleUpgrade(ctx.req, socket, head, (ws) => {
-      ctx.log.info({ user: user.id }, 'live socket open');
-      attach(ws, user.id, target, after.length === 1 ? Number(after[0]) : null);
-    });
+    if (options.maxPerUser !== undefined && (perUser.get(user.id) ?? 0) >= options.maxPerUser) {
+      return refuseUpgrade(socket, problem({ code: 'too_many_live_sockets' }, { 'retry-after': '1' }));
+    }
+    // Counted from here, so concurrent upgrades of one user cannot all pass the check.
+    take(user.id);
+    let counted = true;
+    const uncount = () => {
+      if (counted) release(user.id);
+      counted = false;
+    };
+    try {
+      const target = await resolve(user.id, value);
+      if (target === 'not_found') {
+        uncount();
+        return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
+      }
+      socket.once('close', uncount);
+      wss.handleUpgrade(ctx.req, socket, head, (ws) => {
+        ctx.log.info({ user: user.id }, 'live socket open');
+        ws.once('close', uncount);
+        attach(ws, user.id, target, after.length === 1 ? Number(after[0]) : null);
+      });
+    } catch (error) {
+      uncount();
+      throw error;
+    }
   }
 
   return {

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
+import type { WindowLimiter } from '../limits/window-limiter.ts';
 import { storable, UuidParam } from '../console/schemas.ts';
-import { result } from '../http/reply.ts';
+import { problem, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from './directives.ts';
 import type { CancelTurn } from './cancel.ts';
@@ -45,6 +46,8 @@ export function runRoutes(
   submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>,
   answers: Responses,
   cancel: CancelTurn,
+  /** Directives per user per minute (429 with `Retry-After` past it); none, no limit. */
+  directiveLimit?: WindowLimiter,
 ): Route[] {
   return [
     route({
@@ -54,8 +57,11 @@ export function runRoutes(
       auth: true,
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
-      responses: { 202: '{"thread_id", "key", "conversation_id", "run_id"}', 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary' },
+      responses: { 202: '{"thread_id", "key", "conversation_id", "run_id"}', 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary', 429: 'Too many directives this minute (Retry-After)' },
       handle: async ({ user, params, body }) => {
+        const wait = directiveLimit?.blocked(user.id) ?? null;
+        if (wait !== null) return problem({ code: 'too_many_directives' }, { 'retry-after': String(wait) });
+        directiveLimit?.record(user.id);
         return result(202, await submit(user, params.thread, body));
       },
     }),
