@@ -37,6 +37,7 @@ const [
   { attach, createListener, listen, shutdown, SHUTDOWN_GRACE_MS },
   { demoProviderMount },
   { exitOnSignals },
+  { demoProviderFetch },
 ] = await Promise.all([
   import('../adapters/acp/agent-runner.ts'),
   import('../adapters/memory/event-bus.ts'),
@@ -45,6 +46,7 @@ const [
   import('./server.ts'),
   import('./demo/provider-mount.ts'),
   import('./exit-on-signals.ts'),
+  import('./demo/provider-url.ts'),
   // Loaded here, beside the database's start, rather than inside openStorage after it.
   config.storage === 'memory' ? null : import('./database.ts'),
 ]).catch((error: unknown) => refuseStart(error, async () => (await embedded)?.close()));
@@ -72,7 +74,8 @@ const app = createApp({
   runner,
   offers: runner.offers,
   warmOffers: true,
-  fetchUiResource: mcp.call,
+  // The demo world's provider is this service: its URL takes the port listened on, at each load.
+  fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],
 });
@@ -80,7 +83,9 @@ attach(server, app);
 // Drain, then exit; exit anyway once HARD_EXIT_MS have passed, whatever is still in flight.
 exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS) });
 
+let listening = config.port;
 const port = await listen(server, config.port, config.host).catch((error: unknown) => refuseStart(error, app.close));
+listening = port;
 // Loopback is shown as localhost: the default viewer origin, and the name browsers give *.localhost to.
 const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(config.host) ? 'localhost' : config.host;
 const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;

@@ -20,8 +20,6 @@ export class WorldFileError extends Error {
   }
 }
 
-/** Where the demo world's installation finds the bundled demo MCP server, as written in the file. */
-const DEMO_MCP_ORIGIN = 'http://127.0.0.1:8080';
 /** The path the bundled demo MCP server is mounted at, in demo mode. */
 export const DEMO_MCP_PATH = '/demo/mcp';
 
@@ -31,13 +29,9 @@ async function readWorld(config: Config): Promise<World | null> {
   const file = config.world ?? DEMO_WORLD;
   const loaded = await loadWorldFile(file);
   if (!loaded.ok) throw new WorldFileError(String(config.world ?? 'the demo world'), loaded.error);
-  if (config.world !== null) return loaded.value;
-  // The demo provider is this very service: point its installation at the port it listens on.
-  const own = `http://127.0.0.1:${config.port}`;
-  return {
-    ...loaded.value,
-    installations: loaded.value.installations.map((i) => ({ ...i, server_url: i.server_url.replace(DEMO_MCP_ORIGIN, own) })),
-  };
+  // The demo world is stored as written: its provider's port is resolved when a load runs
+  // (src/demo/provider-url.ts), so a restart on another PORT still finds it.
+  return loaded.value;
 }
 
 /**

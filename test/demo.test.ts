@@ -87,3 +87,34 @@ describe('npm start with the demo world', () => {
     assert.equal(res.status, 404);
   });
 });
+
+describe('the demo world across restarts on other ports', () => {
+  it('its artifact loads after a restart of the same data dir on another port, and on port 0 (a regression: the first start froze its provider URL)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'demo-ports-'));
+    for (const wanted of [await freePort(), await freePort(), 0]) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        // The default origins follow PORT, which port 0 cannot name: the sandbox origin is given.
+        env: { ...process.env, PORT: String(wanted), CONSOLE_STORAGE: 'embedded', LOG_LEVEL: 'info', DATA_DIR: dataDir, ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = once(child, 'exit');
+      try {
+        let port = 0;
+        for await (const line of createInterface({ input: child.stdout! })) {
+          const entry = JSON.parse(line) as { msg?: string; url?: string };
+          if (entry.msg === 'console service listening') {
+            port = Number(new URL(entry.url!).port);
+            break;
+          }
+        }
+        child.stdout!.resume();
+        assert.ok(port > 0);
+        const res = await ask(port, { path: `/api/artifacts/${DEMO_ARTIFACT}`, headers: { authorization: 'Bearer dev-alice' } });
+        assert.equal(res.status, 200, `port ${port}: ${res.text}`);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
+  });
+});
