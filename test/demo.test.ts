@@ -27,18 +27,28 @@ describe('npm start with the demo world', () => {
   let child: ReturnType<typeof spawn>;
   before(async () => {
     port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    // As a user starts it: `npm start` compiles to dist/ when a source changed, then runs the JavaScript.
+    child = spawn('npm', ['start'], {
+      detached: true,
       env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info', DATA_DIR: mkdtempSync(join(tmpdir(), 'demo-')) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     for await (const line of createInterface({ input: child.stdout! })) {
-      if (JSON.parse(line).msg === 'console service listening') break;
+      if (line.startsWith('{') && JSON.parse(line).msg === 'console service listening') break;
     }
+    child.stdout!.resume();
   });
   after(async () => {
     const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    process.kill(-child.pid!, 'SIGTERM');
     await exited;
+  });
+
+  it('runs the compiled service: its viewer script is bundled from the compiled host', async () => {
+    const res = await ask(port, { path: '/assets/viewer.js', headers: { host: `localhost:${port}` } });
+    assert.equal(res.status, 200, res.text);
+    assert.match(String(res.headers['content-type']), /javascript/);
+    assert.ok(res.text.length > 1000);
   });
 
   it('shows a working artifact out of the box: the bundled provider declares a CSP', async () => {

@@ -24,5 +24,8 @@ if (files.length === 0) {
   console.error('No test files matched.');
   process.exit(1);
 }
+// Tests that run `npm start` find the compiled service fresh, so none of them builds it while another runs it.
+const built = spawnSync(process.execPath, [join(root, '..', 'scripts', 'build.mjs')], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...flags, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -50,6 +50,8 @@ export interface AcpAgentRunner extends AgentRunner {
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
 function defaultDemoAgent(): readonly string[] {
+  // From the sources (tests, tsx) the agent is TypeScript run through tsx; from dist/ it is compiled JavaScript.
+  if (import.meta.url.endsWith('.js')) return [process.execPath, fileURLToPath(new URL('../../src/demo/acp-agent.js', import.meta.url))];
   const script = fileURLToPath(new URL('../../src/demo/acp-agent.ts', import.meta.url));
   return [process.execPath, '--import', import.meta.resolve('tsx'), script];
 }

@@ -66,7 +66,8 @@ function viewerScript(): () => Promise<string> {
   let built: Promise<string> | undefined;
   return () =>
     (built ??= build({
-      entryPoints: [fileURLToPath(new URL('./host.ts', import.meta.url))],
+      // The host script beside this file: its TypeScript source, or its compiled JavaScript under dist/.
+      entryPoints: [fileURLToPath(new URL(import.meta.url.endsWith('.js') ? './host.js' : './host.ts', import.meta.url))],
       bundle: true,
       write: false,
       format: 'iife',
