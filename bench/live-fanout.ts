@@ -79,7 +79,8 @@ async function serviceSide(sockets: number): Promise<Side> {
   const storage = createMemoryStorage();
   await storage.importWorld(fixtureWorld());
   const bus = createMemoryEventBus();
-  const service = await startBenchService({ LOG_LEVEL: 'silent', MAX_CONNECTIONS: String(sockets + 1024) }, storage, bus);
+  // Every socket is alice's: the per-user cap is raised past the count, as the connection cap is.
+  const service = await startBenchService({ LOG_LEVEL: 'silent', MAX_CONNECTIONS: String(sockets + 1024), LIVE_SOCKETS_PER_USER: String(sockets + 1024) }, storage, bus);
   return {
     port: service.port,
     publish: async (i) => {
@@ -119,6 +120,8 @@ async function measure(kind: Measure['side'], sockets: number): Promise<Measure>
   };
   try {
     const { open, openMs } = (await ask(null, 'open', OPEN_MS)) as { open: number; openMs: number };
+    // A side that could not open every socket measures something else: the run fails rather than shows it.
+    if (open !== sockets) throw new Error(`${kind}: ${open} of ${sockets} sockets opened`);
     await sleep(500);
     const during = await memory();
     const started = now();

@@ -52,11 +52,20 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   const alive = new WeakMap<WebSocket, boolean>();
   /** Open sockets (and upgrades under way) per user, for the per-user cap. */
   const perUser = new Map<string, number>();
-  const take = (userId: string) => perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
-  const release = (userId: string) => {
-    const left = (perUser.get(userId) ?? 1) - 1;
-    if (left <= 0) perUser.delete(userId);
-    else perUser.set(userId, left);
+  /**
+   * Takes one of a user's slots; answers its release, idempotent. Made here, apart from the upgrade's
+   * scope: a listener closing over that scope would keep the request and its buffers alive per socket.
+   */
+  const takeSlot = (userId: string): (() => void) => {
+    perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (perUser.get(userId) ?? 1) - 1;
+      if (left <= 0) perUser.delete(userId);
+      else perUser.set(userId, left);
+    };
   };
   // The bus hands every subscriber the same event object: its frame is serialized and encoded once
   // (ws would otherwise encode a string again for every socket).
@@ -166,12 +175,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
       return refuseUpgrade(socket, problem({ code: 'too_many_live_sockets' }, { 'retry-after': '1' }));
     }
     // Counted from here, so concurrent upgrades of one user cannot all pass the check.
-    take(user.id);
-    let counted = true;
-    const uncount = () => {
-      if (counted) release(user.id);
-      counted = false;
-    };
+    const uncount = takeSlot(user.id);
     try {
       const target = await resolve(user.id, value);
       if (target === 'not_found') {
