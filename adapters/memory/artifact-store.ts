@@ -5,6 +5,11 @@ import type { MemoryState } from './state.ts';
 /** Artifacts held in memory. */
 export function memoryArtifactStore(state: MemoryState): ArtifactStore {
   return {
+    findOverview: async (userId, artifactId) => {
+      const artifact = state.artifacts.get(artifactId);
+      if (artifact === undefined || artifact.owner !== userId) return null;
+      return { title: artifact.title, provider_name: state.installations.get(artifact.installation)?.provider_name ?? null };
+    },
     findOwned: async (userId, artifactId) => {
       const artifact = state.artifacts.get(artifactId);
       if (artifact === undefined || artifact.owner !== userId) return null;

@@ -9,6 +9,14 @@ type Row = Artifact & { i_id: string | null; i_owner: string; i_provider_name: s
 /** Artifacts: an owned artifact with its installation is one statement; so is a ledger reference. */
 export function mikroOrmArtifactStore(orm: MikroORM): ArtifactStore {
   return {
+    async findOverview(userId, artifactId) {
+      if (!isUuid(artifactId)) return null;
+      const [row] = await select<{ title: string; provider_name: string | null }>(orm, `
+        select a.title, i.provider_name from artifacts a left join installations i on i.id = a.installation
+        where a.id = ? and a.owner = ?`, [artifactId, userId]);
+      return row ?? null;
+    },
+
     async findOwned(userId, artifactId) {
       if (!isUuid(artifactId)) return null;
       const [row] = await select<Row>(orm, `

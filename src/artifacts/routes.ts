@@ -52,6 +52,21 @@ export function artifactSurface(config: Config, loads: ArtifactLoads, authentica
         return result(200, await loads.view(user, params.artifact_id, ctx.origin, ctx.log));
       },
     }),
+    route({
+      method: 'GET',
+      path: '/api/artifacts/:artifact_id/overview',
+      summary: "An owned artifact's title and provider name (McpAppOverview), without contacting the provider",
+      auth: true,
+      params: v.object({ artifact_id: UuidParam }),
+      responses: {
+        200: 'McpAppOverview',
+        401: 'No valid credential',
+        403: 'Refused by the browser-request check',
+        404: 'Artifact unavailable, or its installation no longer exists',
+        422: 'The id is not a UUID',
+      },
+      handle: async ({ user, params, ctx }) => result(200, await loads.overview(user, params.artifact_id, ctx.origin)),
+    }),
   ];
 
   return {

@@ -8,6 +8,7 @@ import { MAX_POLICY_LENGTH, normalizeSandboxPolicy, parseSandboxCsp, sandboxUrl,
 import type { FetchUiResource, UiResource } from '../../ports/mcp-resource.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { Config } from '../config.ts';
+import type { McpAppOverview } from './overview.ts';
 
 /** McpAppView: the saved invocation, its UI resource fetched afresh, and where to run it. Null fields are omitted. */
 export interface McpAppView {
@@ -76,6 +77,18 @@ export function artifactLoads(deps: {
 
   return {
     view,
+    /**
+     * McpAppOverview of an artifact the caller owns, without contacting the provider (the viewer shows
+     * it beside the app). Like the ledger's overview it grants nothing; the installation's state is
+     * not judged here, only that it still exists to name its provider.
+     */
+    async overview(user: User, artifactId: string, consoleOrigin: Origin | null): Promise<Result<McpAppOverview, Failure>> {
+      const row = await storage.artifacts.findOverview(user.id, artifactId);
+      if (row === null) return fail({ code: 'artifact_unavailable' });
+      if (row.provider_name === null) return fail({ code: 'artifact_installation_unavailable' });
+      const base = config.viewerOrigin ?? (consoleOrigin === null ? '' : formatOrigin(consoleOrigin));
+      return ok({ artifact_id: artifactId.toLowerCase(), title: row.title, provider_name: row.provider_name, viewer_url: `${base}${config.viewerPath}/${artifactId.toLowerCase()}` });
+    },
     async viewByReference(user: User, threadId: string, messageId: string, consoleOrigin: Origin | null, log: Logger): Load {
       const thread = await storage.threads.findAccessible(user.id, threadId);
       if (thread === null) return fail({ code: 'thread_unavailable' });

@@ -194,10 +194,26 @@ describe('the artifact viewer in Chromium', { skip: chromiumPath === null ? NO_C
     assert.deepEqual(errors.map(String), []);
   });
 
-  it('shows unavailable, asking to sign in, for a signed-out user', { timeout: 60_000 }, async (t) => {
+  it('asks a signed-out user to sign in, refuses a wrong token, and shows the app after the form signs in', { timeout: 60_000 }, async (t) => {
     const { page, errors } = await openViewer(t, ARTIFACT, false);
-    assert.equal(await settled(page, 'unavailable'), 'Sign in to the console to see this artifact.');
+    assert.equal(await settled(page, 'signed-out'), 'Sign in to the console to see this artifact.');
     assert.equal((await viewerState(page)).frames, 0);
+    assert.equal(await page.isVisible('form#sign-in'), true);
+
+    await page.fill('#token', 'token-nobody');
+    await page.click('form#sign-in button[type=submit]');
+    await page.waitForSelector('#sign-in-error:not(:empty)', { timeout: WAIT });
+    assert.equal(await page.textContent('#sign-in-error'), 'That token was not accepted.');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.state), 'signed-out');
+
+    await page.fill('#token', 'token-alice');
+    await page.press('#token', 'Enter');
+    assert.equal(await settled(page, 'ready'), '');
+    assert.equal(await page.isVisible('form#sign-in'), false);
+    assert.equal(await page.textContent('#title'), 'Forecast');
+    assert.equal(await page.textContent('#meta'), 'Weather · tool get_forecast');
+    const app = await childFrame(await childFrame(page, '#app > iframe'), 'iframe');
+    await app.waitForSelector('body[data-summary="Sunny"]', { state: 'attached', timeout: WAIT });
     assert.deepEqual(errors.map(String), []);
   });
 

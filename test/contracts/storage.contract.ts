@@ -162,6 +162,21 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.equal(foreign?.installation?.owner, 'bob', 'the installation is answered as stored; the read rules judge it');
     });
 
+    it("answers an owned artifact's title and provider name, for the owner only", async () => {
+      const world = fixtureWorld();
+      const installation = world.installations.find((i) => i.id === world.artifacts[0]!.installation)!;
+      assert.deepEqual(await storage.artifacts.findOverview('alice', F.artifact), {
+        title: world.artifacts[0]!.title,
+        provider_name: installation.provider_name,
+      });
+      assert.equal(await storage.artifacts.findOverview('bob', F.artifact), null);
+      assert.equal(await storage.artifacts.findOverview('alice', F.artifactBob), null);
+      assert.equal(await storage.artifacts.findOverview('alice', testId(99_999)), null);
+      assert.equal(await storage.artifacts.findOverview('alice', 'not-a-uuid'), null);
+      const foreign = await storage.artifacts.findOverview('alice', F.artifactForeignInstallation);
+      assert.equal(foreign?.provider_name, world.installations.find((i) => i.owner === 'bob')?.provider_name);
+    });
+
     it('finds a ledger reference only where the message is visible, cutoffs applied', async () => {
       const segmentsOf = async (id: string) => ledgerSegments((await storage.threads.findAccessible('alice', id))!.chain);
       const root = await segmentsOf(F.root);
