@@ -37,25 +37,24 @@ function retryAfter(response: Response): string {
   return Number.isFinite(seconds) && seconds > 0 ? `in ${Math.ceil(seconds)} seconds` : 'later';
 }
 
-/** A problem's `code` and `detail`, when the body is one. */
-function problemOf(body: unknown): { code: string | null; detail: string | null } {
-  if (!isRecord(body)) return { code: null, detail: null };
-  return {
-    code: typeof body.code === 'string' ? body.code : null,
-    detail: typeof body.detail === 'string' ? body.detail : typeof body.title === 'string' ? body.title : null,
-  };
-}
+/** The details the console's problems carry (docs/errors.md) that the viewer words differently. */
+const INSTALLATION_GONE = 'Artifact installation unavailable';
+const NO_SANDBOX = 'Configure a separate artifact sandbox origin';
+
+/** A problem's `detail` (else its `title`), when the body is one. */
+const detailOf = (body: unknown): string | null =>
+  !isRecord(body) ? null : typeof body.detail === 'string' ? body.detail : typeof body.title === 'string' ? body.title : null;
 
 /** The message for each error status of the artifact read, in words a person can act on. */
 function refusal(response: Response, body: unknown): Loaded {
-  const { code, detail } = problemOf(body);
+  const detail = detailOf(body);
   switch (response.status) {
     case 401:
       return { kind: 'sign-in', message: 'Sign in to the console to see this artifact.' };
     case 403:
       return { kind: 'failed', message: 'The console refused this request from the page. Open the viewer from the console itself.' };
     case 404:
-      return code === 'artifact_installation_unavailable'
+      return detail === INSTALLATION_GONE
         ? { kind: 'unavailable', message: "This artifact's app is no longer available: its provider installation is disabled, unauthorized or gone." }
         : { kind: 'unavailable', message: 'This artifact is unavailable.' };
     case 429:
@@ -63,7 +62,7 @@ function refusal(response: Response, body: unknown): Loaded {
     case 502:
       return { kind: 'failed', message: `The artifact could not be loaded: ${detail ?? 'its provider did not deliver the app'}` };
     case 503:
-      return code === 'sandbox_not_configured'
+      return detail === NO_SANDBOX
         ? { kind: 'failed', message: 'This console has no separate sandbox origin configured, so apps cannot run here.' }
         : { kind: 'failed', message: `The console is unavailable. Try again ${retryAfter(response)}.` };
     case 504:

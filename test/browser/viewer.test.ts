@@ -25,6 +25,9 @@ const INSTALLATION = testId(50_000);
 const ARTIFACT = testId(50_001);
 /** An artifact whose UI resource the provider does not have: the API answers 502. */
 const MISSING_RESOURCE = testId(50_002);
+/** An artifact whose installation was disabled: the API answers 404 with its own detail. */
+const DISABLED = testId(50_004);
+const DISABLED_INSTALLATION = testId(50_005);
 /**
  * The same result saved with another city as input. The demo card takes the city from the result
  * when no input came, so only an input that differs tells that the tool input was sent at all.
@@ -44,10 +47,13 @@ function world(port: number): World {
     agents: [],
     channels: [],
     installations: [{ id: INSTALLATION, owner: 'alice', provider_name: 'Weather', server_url: `http://127.0.0.1:${port}/demo/mcp`,
-      headers: {}, enabled: true, authorized: true }],
+      headers: {}, enabled: true, authorized: true },
+      { id: DISABLED_INSTALLATION, owner: 'alice', provider_name: 'Weather', server_url: `http://127.0.0.1:${port}/demo/mcp`,
+        headers: {}, enabled: false, authorized: true }],
     artifacts: [
       { ...artifact, id: ARTIFACT, resource_uri: 'ui://weather/forecast', input: { city: 'Paris' }, output: SAVED_OUTPUT },
       { ...artifact, id: OTHER_INPUT, resource_uri: 'ui://weather/forecast', input: { city: 'Lyon' }, output: SAVED_OUTPUT },
+      { ...artifact, id: DISABLED, installation: DISABLED_INSTALLATION, resource_uri: 'ui://weather/forecast', input: {}, output: SAVED_OUTPUT },
       { ...artifact, id: MISSING_RESOURCE, resource_uri: 'ui://weather/missing', input: {}, output: { content: [] } },
     ],
     threads: [],
@@ -214,6 +220,15 @@ describe('the artifact viewer in Chromium', { skip: chromiumPath === null ? NO_C
     assert.equal(await page.textContent('#meta'), 'Weather · tool get_forecast');
     const app = await childFrame(await childFrame(page, '#app > iframe'), 'iframe');
     await app.waitForSelector('body[data-summary="Sunny"]', { state: 'attached', timeout: WAIT });
+    assert.deepEqual(errors.map(String), []);
+  });
+
+  it('says so when the artifact\'s installation is gone, with Reload offered', { timeout: 60_000 }, async (t) => {
+    const { page, errors } = await openViewer(t, DISABLED, true);
+    assert.equal(await settled(page, 'unavailable'),
+      "This artifact's app is no longer available: its provider installation is disabled, unauthorized or gone.");
+    assert.equal((await viewerState(page)).frames, 0);
+    assert.equal(await page.isVisible('#reload'), true);
     assert.deepEqual(errors.map(String), []);
   });
 

@@ -220,6 +220,25 @@ describe('artifact loading over MCP', () => {
     assert.equal(page.items.find((m: { id: string }) => m.id === F.rootMsgs[0]).app, undefined);
     assert.equal(dead.requests.length, before, 'built without contacting the provider');
   });
+  it("answers an owned artifact's McpAppOverview for the viewer, from stored rows only, to its owner only", async () => {
+    const before = servers.plain!.requests.length;
+    const res = await get(`/api/artifacts/${ids.plain!.artifact.toUpperCase()}/overview`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.deepEqual(res.json(), {
+      artifact_id: ids.plain!.artifact, title: 'App plain', provider_name: 'Provider plain',
+      viewer_url: `http://localhost:${service.port}/artifacts/${ids.plain!.artifact}`,
+    });
+    assert.equal(servers.plain!.requests.length, before, 'the provider is not contacted');
+    // Even a disabled or foreign installation names its provider: the overview grants nothing.
+    assert.equal((await get(`/api/artifacts/${F.artifactForeignInstallation}/overview`)).status, 200);
+    const bobs = await get(`/api/artifacts/${F.artifactBob}/overview`);
+    assert.equal(bobs.status, 404);
+    assert.equal(bobs.json().detail, 'Artifact unavailable');
+    assert.equal((await get(`/api/artifacts/${ids.plain!.artifact}/overview`, {})).status, 401);
+    assert.equal((await get('/api/artifacts/nope/overview')).status, 422);
+    assert.equal((await get(`/api/artifacts/${ids.plain!.artifact}/overview`, { ...ALICE, 'sec-fetch-site': 'cross-site' })).status, 403);
+  });
 });
 
 describe('artifact loading without a separate sandbox origin', () => {

@@ -100,7 +100,9 @@ export async function startPublishedApp(packageName: string): Promise<PublishedA
       const body = Buffer.concat(chunks);
       seen.push(...methodsIn(body.toString('utf8')));
       const upstream = request(
-        { host: '127.0.0.1', port, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${port}` } },
+        // A fresh connection per request, without the caller's hop-by-hop headers.
+        { host: '127.0.0.1', port, method: req.method, path: req.url, agent: false,
+          headers: { ...req.headers, host: `127.0.0.1:${port}`, connection: 'close', 'content-length': String(body.length) } },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
