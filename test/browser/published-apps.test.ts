@@ -270,6 +270,17 @@ describe('published MCP Apps in the viewer, in Chromium', { skip: chromiumPath =
     assert.equal(providerSaw(BASIC_V2).methods.filter((m) => m === 'resources/read').length, 1, 'only the viewer load read the resource');
   });
 
+  it('follows size-changed for height and width, within the page', { timeout: 90_000 }, async (t) => {
+    const { page, app } = await openViewer(t, BASIC_V2);
+    await app.evaluate(() => parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: { width: 5_000, height: 456 } }, '*'));
+    await page.waitForFunction(() => (document.querySelector('#app > iframe') as HTMLIFrameElement).style.height === '456px', undefined, { timeout: WAIT });
+    const wide = await page.$eval('#app > iframe', (f) => ({ minWidth: (f as HTMLIFrameElement).style.minWidth, width: f.getBoundingClientRect().width, page: document.getElementById('app')!.getBoundingClientRect().width }));
+    assert.equal(wide.minWidth, 'min(5000px, 100%)');
+    assert.equal(wide.width, wide.page, 'never wider than the page');
+    await app.evaluate(() => parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: { height: 99_999 } }, '*'));
+    await page.waitForFunction(() => (document.querySelector('#app > iframe') as HTMLIFrameElement).style.height === '10000px', undefined, { timeout: WAIT });
+  });
+
   it('Reload tears the app down first, then fetches the resource anew', { timeout: 90_000 }, async (t) => {
     const { page, app } = await openViewer(t, BASIC_V2);
     const consoleLines: string[] = [];

@@ -27,7 +27,7 @@ describe('the artifact viewer page and script', () => {
     assert.equal(res.headers['x-content-type-options'], 'nosniff');
     assert.equal(res.headers['referrer-policy'], 'no-referrer');
     assert.equal(res.headers['content-security-policy'], csp(`http://sandbox.localhost:${service.port}`));
-    assert.match(res.text, new RegExp(`<html lang="en" data-artifact-id="${ARTIFACT}" data-state="loading">`));
+    assert.match(res.text, new RegExp(`<html lang="en" data-artifact-id="${ARTIFACT}" data-state="loading" data-display="inline">`));
     assert.match(res.text, /<script src="\/assets\/viewer\.js" defer><\/script>/);
     assert.equal(res.text.match(/<script/g)?.length, 1, 'one script element, and it has a src: no inline script');
   });
