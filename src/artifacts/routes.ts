@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Config } from '../config.ts';
+import { answer, ArtifactConfig, McpAppOverview, McpAppView } from '../http/answers.ts';
 import { UuidParam } from '../console/schemas.ts';
 import { browserRequestCheck } from '../http/guards.ts';
 import { json, result } from '../http/reply.ts';
@@ -16,7 +17,7 @@ export interface ArtifactConfig {
 }
 
 const VIEW_ANSWERS = {
-  200: 'McpAppView (null fields omitted)',
+  200: answer('McpAppView (null fields omitted)', McpAppView),
   401: 'No valid credential',
   403: 'Refused by the browser-request check',
   404: 'Artifact, reference, thread or installation unavailable',
@@ -38,13 +39,15 @@ export function artifactSurface(config: Config, loads: ArtifactLoads, authentica
       method: 'GET',
       path: '/api/artifacts/config',
       summary: 'Public artifact viewer routing settings (ArtifactConfig)',
-      responses: { 200: 'ArtifactConfig', 403: 'Refused by the browser-request check' },
+      operationId: 'artifactConfig',
+      responses: { 200: answer('ArtifactConfig', ArtifactConfig), 403: 'Refused by the browser-request check' },
       handle: () => json(200, publicConfig),
     }),
     route({
       method: 'GET',
       path: '/api/artifacts/:artifact_id',
       summary: 'An owned artifact with its UI resource fetched afresh and its sandbox routing (McpAppView)',
+      operationId: 'artifactView',
       auth: true,
       params: v.object({ artifact_id: UuidParam }),
       responses: VIEW_ANSWERS,
@@ -56,10 +59,11 @@ export function artifactSurface(config: Config, loads: ArtifactLoads, authentica
       method: 'GET',
       path: '/api/artifacts/:artifact_id/overview',
       summary: "An owned artifact's title and provider name (McpAppOverview), without contacting the provider",
+      operationId: 'artifactOverview',
       auth: true,
       params: v.object({ artifact_id: UuidParam }),
       responses: {
-        200: 'McpAppOverview',
+        200: answer('McpAppOverview', McpAppOverview),
         401: 'No valid credential',
         403: 'Refused by the browser-request check',
         404: 'Artifact unavailable, or its installation no longer exists',
@@ -85,6 +89,7 @@ export function threadArtifactRoute(loads: ArtifactLoads): Route {
     method: 'GET',
     path: '/api/console/threads/:thread_id/artifacts/:message_id',
     summary: "The artifact a message of the thread's ledger references (McpAppView); ownership still required",
+    operationId: 'threadArtifactView',
     auth: true,
     guards: [browserRequestCheck],
     params: v.object({ thread_id: UuidParam, message_id: UuidParam }),

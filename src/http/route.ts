@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
+import type { Answer } from './answers.ts';
 import type { RequestContext } from './context.ts';
 import { readJsonBody } from './body.ts';
 import { problem, type Reply } from './reply.ts';
@@ -27,6 +28,8 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly path: string;
   /** One line for the OpenAPI description. */
   readonly summary: string;
+  /** The OpenAPI operationId, what a generated client names the call (unique across the API). */
+  readonly operationId?: string;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
   readonly params?: Schema<P>;
@@ -34,8 +37,8 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly guards?: readonly Guard[];
   /** Whether the route needs an authenticated user (401 with `WWW-Authenticate: Bearer` otherwise). */
   readonly auth?: boolean;
-  /** Documented answers, by status, for the OpenAPI description. */
-  readonly responses?: Readonly<Record<number, string>>;
+  /** Documented answers, by status, for the OpenAPI description: words, or words and the body's schema. */
+  readonly responses?: Readonly<Record<number, string | Answer>>;
   readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
 }
 

@@ -6,6 +6,7 @@ import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential
 import { tokenHash } from './authenticate.ts';
 import type { WindowLimiter } from '../limits/window-limiter.ts';
 import { clientAddress } from '../http/context.ts';
+import { answer, Me } from '../http/answers.ts';
 
 const SessionBody = v.object({
   token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),
@@ -25,6 +26,7 @@ export function sessionRoutes(userByTokenHash: UserByTokenHash, signIns?: { read
       method: 'POST',
       path: '/api/session',
       summary: 'Sign in: checks the token and stores it in the HttpOnly session cookie',
+      operationId: 'signIn',
       body: SessionBody,
       responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed sign-ins from this client or with this token prefix (Retry-After)' },
       handle: async ({ body, ctx }) => {
@@ -45,14 +47,16 @@ export function sessionRoutes(userByTokenHash: UserByTokenHash, signIns?: { read
       method: 'GET',
       path: '/api/session',
       summary: 'The calling user',
+      operationId: 'whoAmI',
       auth: true,
-      responses: { 200: '{"id", "name"}', 401: 'No valid credential' },
+      responses: { 200: answer('The calling user', Me), 401: 'No valid credential' },
       handle: ({ user }) => json(200, { id: user.id, name: user.name }, { 'cache-control': 'no-store' }),
     }),
     route({
       method: 'DELETE',
       path: '/api/session',
       summary: 'Sign out: clears the session cookie',
+      operationId: 'signOut',
       responses: { 204: 'Signed out' },
       handle: ({ ctx }) => empty(204, { 'set-cookie': clearedSessionCookie(ctx.scheme === 'https') }),
     }),

@@ -224,6 +224,7 @@ export const liveHttpRoute = route({
   method: 'GET',
   path: LIVE_PATH,
   summary: "The live socket: upgrade to a websocket (?thread=<row id or key>&after=<seq>) for the thread's wire events",
-  responses: { 101: 'Switching protocols', 401: 'No valid credential', 403: 'Foreign Origin', 404: 'Thread unavailable', 426: 'Not an upgrade' },
+  operationId: 'liveSocket',
+  responses: { 101: 'Switching protocols: from then on each text frame is one LiveEvent (components.schemas.LiveEvent)', 401: 'No valid credential', 403: 'Foreign Origin', 404: 'Thread unavailable', 426: 'Not an upgrade' },
   handle: () => problem({ code: 'upgrade_required' }, { upgrade: 'websocket' }),
 });

@@ -16,7 +16,8 @@ export function metricsRoute(registry: Registry, token: string): Route {
     method: 'GET',
     path: '/metrics',
     summary: 'Prometheus metrics of this instance (only when METRICS_TOKEN is set; Authorization: Bearer <METRICS_TOKEN>)',
-    responses: { 200: 'Prometheus text', 401: 'No or a wrong token' },
+    operationId: 'metrics',
+    responses: { 200: { description: 'Prometheus text', mediaType: 'text/plain' }, 401: 'No or a wrong token' },
     handle: async ({ ctx }): Promise<Reply> => {
       const given = ctx.req.headers.authorization;
       if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected)) {

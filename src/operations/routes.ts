@@ -3,6 +3,7 @@ import { storable, UuidParam } from '../console/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ThreadMoves } from './moves.ts';
+import { answer, ChannelAddress, Summoned, Teleported, ThreadOperations } from '../http/answers.ts';
 
 const P = '/api/console/threads/:id';
 const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), storable);
@@ -25,7 +26,8 @@ export function operationRoutes(moves: ThreadMoves): Route[] {
   return [
     route({
       method: 'GET', path: `${P}/operations`, summary: 'What teleport and summon can do for the thread now (ThreadOperations)', auth: true,
-      params: v.object({ id: UuidParam }), responses: { 200: 'ThreadOperations', 401: 'No valid credential', 404: 'Thread unavailable' },
+      params: v.object({ id: UuidParam }), operationId: 'threadOperations',
+      responses: { 200: answer('ThreadOperations', ThreadOperations), 401: 'No valid credential', 404: 'Thread unavailable' },
       handle: async ({ user, params }) => {
         return result(200, await moves.operations(user, params.id));
       },
@@ -34,21 +36,24 @@ export function operationRoutes(moves: ThreadMoves): Route[] {
       method: 'GET', path: `${P}/channels/:channel/addresses`, summary: "One level of a channel's destinations ([ChannelAddress])", auth: true,
       params: v.object({ id: UuidParam, channel: word(200) }),
       query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500), storable)) }),
-      responses: { 200: '[ChannelAddress]', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
+      operationId: 'channelAddresses',
+      responses: { 200: answer('One level of places', v.array(ChannelAddress)), 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
       handle: async ({ user, params, query }) => {
         return result(200, await moves.addresses(user, params.id, params.channel, query.inside ?? null));
       },
     }),
     route({
       method: 'POST', path: `${P}/teleport`, summary: 'Move the conversation to a destination on a connected channel', auth: true,
-      params: v.object({ id: UuidParam }), body: TeleportBody, responses: { 202: '{"thread_id", "conversation_id"}', ...MOVE_ANSWERS },
+      params: v.object({ id: UuidParam }), body: TeleportBody, operationId: 'teleport',
+      responses: { 202: answer('Moved', Teleported), ...MOVE_ANSWERS },
       handle: async ({ user, params, body }) => {
         return result(202, await moves.teleport(user, params.id, body));
       },
     }),
     route({
       method: 'POST', path: `${P}/summon`, summary: 'Hand the conversation to another agent and model where it is', auth: true,
-      params: v.object({ id: UuidParam }), body: SummonBody, responses: { 202: '{"conversation_id"}', ...MOVE_ANSWERS },
+      params: v.object({ id: UuidParam }), body: SummonBody, operationId: 'summon',
+      responses: { 202: answer('Handed over', Summoned), ...MOVE_ANSWERS },
       handle: async ({ user, params, body }) => {
         return result(202, await moves.summon(user, params.id, body));
       },

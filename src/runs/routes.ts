@@ -10,6 +10,7 @@ import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
 import type { User } from '../../domain/model.ts';
+import { answer, Answered, Cancelled, Conversation, DirectiveAccepted } from '../http/answers.ts';
 
 const P = '/api/console';
 const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), storable);
@@ -57,7 +58,8 @@ export function runRoutes(
       auth: true,
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
-      responses: { 202: '{"thread_id", "key", "conversation_id", "run_id"}', 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary', 429: 'Too many directives this minute (Retry-After)' },
+      operationId: 'sendDirective',
+      responses: { 202: answer('Accepted: the kick is on its way', DirectiveAccepted), 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary', 429: 'Too many directives this minute (Retry-After)' },
       handle: async ({ user, params, body }) => {
         const wait = directiveLimit?.blocked(user.id) ?? null;
         if (wait !== null) return problem({ code: 'too_many_directives' }, { 'retry-after': String(wait) });
@@ -72,7 +74,8 @@ export function runRoutes(
       auth: true,
       params: v.object({ id: UuidParam }),
       body: ResponsesBody,
-      responses: { 202: '{"answered"}', 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
+      operationId: 'answerPending',
+      responses: { 202: answer('Applied, all of them', Answered), 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
       handle: async ({ user, params, body }) => {
         return result(202, await answers.answer(user, params.id, body.responses));
       },
@@ -83,7 +86,8 @@ export function runRoutes(
       summary: 'Cancel the turn running on a thread (owner and members); its pending asks are answered cancelled',
       auth: true,
       params: v.object({ id: UuidParam }),
-      responses: { 202: '{"run_id"}', 401: 'No valid credential', 404: 'Thread unavailable', 409: 'No turn is running' },
+      operationId: 'cancelTurn',
+      responses: { 202: answer('The cancel is on its way to the instance running the turn', Cancelled), 401: 'No valid credential', 404: 'Thread unavailable', 409: 'No turn is running' },
       handle: async ({ user, params }) => {
         return result(202, await cancel(user, params.id));
       },
@@ -95,7 +99,8 @@ export function runRoutes(
       auth: true,
       params: v.object({ id: UuidParam }),
       body: PermissionModeBody,
-      responses: { 200: 'The conversation row', 401: 'No valid credential', 404: 'Conversation unavailable', 422: 'Not a mode of the agent' },
+      operationId: 'setPermissionMode',
+      responses: { 200: answer('The conversation row', Conversation), 401: 'No valid credential', 404: 'Conversation unavailable', 422: 'Not a mode of the agent' },
       handle: async ({ user, params, body }) => {
         return result(200, await answers.setPermissionMode(user, params.id, body.permission_mode));
       },

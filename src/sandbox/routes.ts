@@ -45,7 +45,8 @@ export function sandboxSurface(): SurfaceDefinition {
     path: SANDBOX_PAGE_PATH,
     summary: 'The MCP app sandbox proxy page (served on the sandbox origin only)',
     query: PolicyQuery,
-    responses: { 200: 'The proxy page', 422: 'The policy is too long, invalid, or names this origin as its parent' },
+    operationId: 'sandboxProxyPage',
+    responses: { 200: { description: 'The proxy page', mediaType: 'text/html' }, 422: 'The policy is too long, invalid, or names this origin as its parent' },
     handle: ({ query, ctx }): Reply =>
       query.policy.length > CACHED_POLICY_LENGTH
         ? proxyPageReply(query.policy, ctx.origin)
@@ -56,7 +57,8 @@ export function sandboxSurface(): SurfaceDefinition {
     method: 'GET',
     path: SANDBOX_SCRIPT_PATH,
     summary: "The sandbox proxy page's script (served on the sandbox origin only)",
-    responses: { 200: 'The script' },
+    operationId: 'sandboxProxyScript',
+    responses: { 200: { description: 'The script', mediaType: 'text/javascript' } },
     handle: (): Reply => ({ status: 200, headers: { 'content-type': 'text/javascript' }, body: script }),
   });
 

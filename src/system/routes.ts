@@ -1,4 +1,6 @@
+import * as v from 'valibot';
 import type { ReadinessProbe } from '../../ports/readiness.ts';
+import { answer, Status } from '../http/answers.ts';
 import { json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
@@ -11,14 +13,16 @@ export function systemSurface(ready: ReadinessProbe, description: () => unknown,
       method: 'GET',
       path: '/healthz',
       summary: 'Liveness: 200 while the process serves',
-      responses: { 200: 'Alive' },
+      operationId: 'healthz',
+      responses: { 200: answer('Alive', Status) },
       handle: () => json(200, { status: 'ok' }, { 'cache-control': 'no-store' }),
     }),
     route({
       method: 'GET',
       path: '/readyz',
       summary: 'Readiness: 200 once storage is reachable, else 503',
-      responses: { 200: 'Ready', 503: 'Storage unreachable' },
+      operationId: 'readyz',
+      responses: { 200: answer('Ready', Status), 503: 'Storage unreachable' },
       handle: async () =>
         (await ready().catch(() => false))
           ? json(200, { status: 'ready' }, { 'cache-control': 'no-store' })
@@ -28,7 +32,8 @@ export function systemSurface(ready: ReadinessProbe, description: () => unknown,
       method: 'GET',
       path: '/api/openapi.json',
       summary: 'This OpenAPI 3.1 description',
-      responses: { 200: 'The description' },
+      operationId: 'openApi',
+      responses: { 200: answer('The description', v.record(v.string(), v.unknown())) },
       handle: () => json(200, description()),
     }),
   ];

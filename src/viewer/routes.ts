@@ -143,7 +143,8 @@ export function viewerRoutes(config: Config): Route[] {
       summary: "The artifact viewer page: hosts an owned artifact's MCP app in the sandbox (HTML)",
       // Any text: the handler, not the schema, decides, so a malformed id is a 404 rather than a 422.
       params: v.object({ artifact_id: v.string() }),
-      responses: { 200: 'The viewer page (text/html)', 404: 'The id is not a UUID' },
+      operationId: 'viewerPage',
+      responses: { 200: { description: 'The viewer page', mediaType: 'text/html' }, 404: 'The id is not a UUID' },
       handle: ({ params }): Reply => {
         const id = params.artifact_id;
         // A page, not an API: a malformed id is a page that does not exist, not a validation error.
@@ -155,7 +156,8 @@ export function viewerRoutes(config: Config): Route[] {
       method: 'GET',
       path: VIEWER_SCRIPT_PATH,
       summary: "The artifact viewer page's script (JavaScript)",
-      responses: { 200: 'The script (text/javascript)' },
+      operationId: 'viewerScript',
+      responses: { 200: { description: 'The script', mediaType: 'text/javascript' } },
       handle: async (): Promise<Reply> => ({
         status: 200,
         headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' },

@@ -1,0 +1,184 @@
+/*
+ * What the API answers, as valibot schemas: the OpenAPI description's response bodies are generated from
+ * them (so a generated client knows every answer), and `test/http/answers.test.ts` checks real answers
+ * against them, so the description and the code cannot drift apart. Closed shapes are strict objects:
+ * a field the code adds without saying so fails that test.
+ */
+import * as v from 'valibot';
+
+const Uuid = v.pipe(v.string(), v.uuid());
+const Time = v.pipe(v.string(), v.isoTimestamp());
+const nullable = <T extends v.GenericSchema>(schema: T) => v.nullable(schema);
+
+/** A keyset page: newest first, `next` the cursor of the following page or null on the last. */
+export const Page = <T extends v.GenericSchema>(item: T) => v.strictObject({ items: v.array(item), next: nullable(Uuid) });
+
+export const Status = v.strictObject({ status: v.picklist(['ok', 'ready']) });
+export const Me = v.strictObject({ id: v.string(), name: v.string() });
+
+export const Thread = v.strictObject({
+  id: Uuid,
+  key: nullable(v.string()),
+  channel: v.string(),
+  owner: v.string(),
+  project: nullable(v.string()),
+  title: v.string(),
+  fork_of: nullable(Uuid),
+  fork_cutoff: nullable(Uuid),
+  created_at: Time,
+});
+
+export const McpAppOverview = v.strictObject({ artifact_id: Uuid, title: v.string(), provider_name: v.string(), viewer_url: v.string() });
+
+export const LedgerMessage = v.strictObject({
+  id: Uuid,
+  role: v.string(),
+  text: v.string(),
+  artifact_id: nullable(Uuid),
+  created_at: Time,
+  app: v.optional(McpAppOverview),
+});
+
+export const Address = v.strictObject({ channel: v.string(), id: v.string() });
+
+export const Conversation = v.strictObject({
+  id: Uuid,
+  thread_id: Uuid,
+  agent: v.string(),
+  model: nullable(v.string()),
+  permission_mode: nullable(v.string()),
+  effort: nullable(v.string()),
+  address: nullable(Address),
+  turn_running: v.boolean(),
+  created_at: Time,
+});
+
+export const Run = v.strictObject({
+  id: Uuid,
+  conversation_id: Uuid,
+  directory: nullable(v.string()),
+  status: v.picklist(['running', 'succeeded', 'failed', 'cancelled']),
+  error: nullable(v.string()),
+  started_at: Time,
+  ended_at: nullable(Time),
+});
+
+export const ModelMessage = v.strictObject({ id: Uuid, run_id: Uuid, role: v.string(), content: v.string(), created_at: Time });
+
+/** An ACP tool call as the service keeps it: open, since agents add fields of their own. */
+export const ToolCall = v.looseObject({
+  id: v.string(),
+  title: v.optional(v.string()),
+  kind: v.optional(v.string()),
+  status: v.optional(v.string()),
+  name: v.optional(v.string()),
+  content: v.optional(v.array(v.looseObject({ type: v.string() }))),
+  locations: v.optional(v.array(v.looseObject({ path: v.string(), line: v.optional(nullable(v.number())) }))),
+  rawInput: v.optional(v.unknown()),
+  rawOutput: v.optional(v.unknown()),
+});
+
+export const Pending = v.strictObject({
+  id: Uuid,
+  kind: v.picklist(['approval', 'question']),
+  conversation_id: Uuid,
+  run_id: nullable(Uuid),
+  title: v.string(),
+  options: v.array(v.strictObject({ id: v.string(), name: v.string(), kind: nullable(v.picklist(['allow_once', 'allow_always', 'reject_once', 'reject_always'])) })),
+  tool_call: nullable(ToolCall),
+});
+
+export const RouteInfo = v.strictObject({ id: v.string(), agent: v.string(), model: nullable(v.string()) });
+export const ChannelInfo = v.strictObject({ id: v.string(), kind: v.string(), name: v.string(), shared: v.boolean(), browsable: v.boolean() });
+export const AgentPostures = v.strictObject({
+  agent: v.string(),
+  modes: v.array(v.string()),
+  default: nullable(v.string()),
+  efforts: v.array(v.string()),
+  unavailable: nullable(v.string()),
+});
+
+export const ChannelAddress = v.strictObject({
+  channel: v.string(),
+  id: v.string(),
+  shared: v.boolean(),
+  metadata: v.strictObject({ name: v.string(), inside: v.optional(v.string()), barred: v.optional(v.string()) }),
+});
+const OperationAvailability = v.strictObject({
+  destinations: v.array(ChannelAddress),
+  here: nullable(ChannelAddress),
+  routes: v.record(v.string(), v.array(RouteInfo)),
+  reason: nullable(v.string()),
+});
+export const ThreadOperations = v.strictObject({
+  source: nullable(ChannelAddress),
+  teleport: OperationAvailability,
+  summon: OperationAvailability,
+  barred: v.record(v.string(), v.string()),
+});
+
+export const DirectiveAccepted = v.strictObject({ thread_id: Uuid, key: nullable(v.string()), conversation_id: Uuid, run_id: Uuid });
+export const Answered = v.strictObject({ answered: v.pipe(v.number(), v.integer()) });
+export const Cancelled = v.strictObject({ run_id: Uuid });
+export const Teleported = v.strictObject({ thread_id: Uuid, conversation_id: Uuid });
+export const Summoned = v.strictObject({ conversation_id: Uuid });
+
+export const ArtifactConfig = v.strictObject({ viewer_origin: nullable(v.string()), sandbox_origin: nullable(v.string()), path: v.string() });
+export const McpAppView = v.strictObject({
+  artifact: v.strictObject({
+    id: v.optional(Uuid),
+    owner: v.optional(v.string()),
+    installation: v.optional(Uuid),
+    resource_uri: v.optional(v.string()),
+    title: v.optional(v.string()),
+    tool: v.optional(v.string()),
+    input: v.optional(v.unknown()),
+    output: v.optional(v.unknown()),
+    created_at: v.optional(Time),
+  }),
+  resource: v.strictObject({ uri: v.string(), mimeType: v.string(), text: v.string(), ui: v.optional(v.record(v.string(), v.unknown())) }),
+  sandbox_origin: v.string(),
+  sandbox_url: v.string(),
+  viewer_path: v.string(),
+});
+
+/** What each live event type carries in `data` (docs/api.md, "The live socket"). */
+const RunId = nullable(Uuid);
+const LIVE_DATA = {
+  message: v.looseObject({
+    run_id: RunId,
+    message: v.optional(LedgerMessage),
+    delta: v.optional(v.string()),
+    update: v.optional(v.union([v.looseObject({ kind: v.literal('thought'), text: v.string() }), v.looseObject({ kind: v.literal('mode'), mode: v.string() })])),
+  }),
+  run_started: v.looseObject({ run_id: Uuid, conversation_id: Uuid }),
+  tool_call: v.looseObject({ run_id: Uuid, update: v.boolean(), id: v.string() }),
+  plan: v.looseObject({ run_id: Uuid, entries: v.array(v.looseObject({ content: v.string(), priority: v.string(), status: v.string() })) }),
+  usage: v.looseObject({ run_id: Uuid, used: v.number(), size: v.number(), cost: nullable(v.looseObject({ amount: v.number(), currency: v.string() })) }),
+  available_commands: v.looseObject({ run_id: Uuid, commands: v.array(v.looseObject({ name: v.string(), description: v.string(), hint: nullable(v.string()) })) }),
+  posture_refused: v.looseObject({ run_id: RunId, conversation_id: Uuid, part: v.picklist(['mode', 'model', 'effort']), value: v.string(), reason: v.string() }),
+  approval_requested: v.looseObject({ run_id: Uuid, pending: Pending }),
+  run_finished: v.looseObject({ run_id: Uuid, stop_reason: v.string(), run: Run }),
+  run_error: v.looseObject({ run_id: Uuid, code: v.string(), error: v.string(), run: nullable(Run) }),
+  run_cancelled: v.looseObject({ run_id: Uuid, code: v.string(), reason: v.string(), run: nullable(Run) }),
+  reflex_asleep: v.looseObject({ run_id: Uuid }),
+  gateway: v.looseObject({ operation: v.picklist(['teleport', 'summon']), from: v.unknown(), to: v.unknown(), hint: v.optional(nullable(v.string())) }),
+} as const;
+
+/** One live-socket frame: the envelope `{seq, type, thread_id, at, data}`, its `data` by `type`. */
+export const LiveEvent = v.variant(
+  'type',
+  (Object.keys(LIVE_DATA) as (keyof typeof LIVE_DATA)[]).map((type) =>
+    v.strictObject({ seq: v.pipe(v.number(), v.integer(), v.minValue(1)), type: v.literal(type), thread_id: Uuid, at: Time, data: LIVE_DATA[type] }),
+  ),
+);
+
+/** A response described for the OpenAPI document: its words and, for a JSON body, its schema. */
+export interface Answer {
+  readonly description: string;
+  readonly schema?: v.GenericSchema;
+  /** The media type when the body is not JSON (a page, a script, the metrics text). */
+  readonly mediaType?: string;
+}
+
+export const answer = (description: string, schema?: v.GenericSchema): Answer => ({ description, ...(schema === undefined ? {} : { schema }) });
