@@ -9,6 +9,7 @@ COPY domain ./domain
 COPY ports ./ports
 COPY adapters ./adapters
 COPY src ./src
+COPY client ./client
 COPY scripts ./scripts
 COPY tsconfig.json ./
 # Type-checked here too: an image is never built from sources that do not check.

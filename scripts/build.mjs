@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
 const stamp = join(out, '.built');
-const TREES = ['domain', 'ports', 'adapters', 'src'];
+const TREES = ['domain', 'ports', 'adapters', 'src', 'client'];
 
 function* walk(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -52,11 +52,17 @@ await Promise.all(
   sources.map(async (file) => {
     const target = join(next, relative(root, file));
     mkdirSync(dirname(target), { recursive: true });
+    // Browser-only sources (.tsx) reach the service only inside the bundles.
+    if (file.endsWith('.tsx')) return;
     if (!file.endsWith('.ts')) return copyFileSync(file, target);
     const { code } = await transform(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: relative(root, file) });
     writeFileSync(target.replace(/\.ts$/, '.js'), code.replace(SPECIFIER, (_whole, lead, _quote, path) => `${lead}${path}.js${_quote}`));
   }),
 );
+// The browser scripts, bundled once here (src/http/browser-bundles.ts, as just compiled): served as files.
+const { BUNDLES, bundle } = await import(join(next, 'src', 'http', 'browser-bundles.js'));
+mkdirSync(join(next, 'assets'), { recursive: true });
+for (const name of Object.keys(BUNDLES)) writeFileSync(join(next, 'assets', `${name}.js`), await bundle(root, name));
 writeFileSync(join(next, '.built'), list);
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);

@@ -20,6 +20,7 @@ import { sessionRoutes } from './identity/routes.ts';
 import type { Config } from './config.ts';
 import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
+import { consoleUiSurface } from './console-ui/routes.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
 import { createMetrics } from './metrics/metrics.ts';
@@ -127,6 +128,7 @@ export function createApp(options: AppOptions): App {
     ),
     buildSurface(artifactSurface(config, loads, authenticate)),
     buildSurface(viewerSurface(config)),
+    buildSurface(consoleUiSurface(config)),
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
     buildSurface(
       systemSurface(

@@ -1,8 +1,7 @@
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import * as v from 'valibot';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import type { Config } from '../config.ts';
+import { servedBundle } from '../http/browser-bundles.ts';
 import { problem, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
@@ -97,33 +96,6 @@ html[data-display=fullscreen] #app iframe{position:fixed;inset:0;width:100vw;hei
 `;
 }
 
-/** Bundles `host.ts` for the browser once, at first use; a failed build is tried again next time. */
-function viewerScript(): () => Promise<string> {
-  let built: Promise<string> | undefined;
-  return () =>
-    (built ??= build({
-      // The host script beside this file: its TypeScript source, or its compiled JavaScript under dist/.
-      entryPoints: [fileURLToPath(new URL(import.meta.url.endsWith('.js') ? './host.js' : './host.ts', import.meta.url))],
-      bundle: true,
-      write: false,
-      format: 'iife',
-      platform: 'browser',
-      target: 'es2020',
-      minify: true,
-      logLevel: 'silent',
-    }).then(
-      (result) => {
-        const [output] = result.outputFiles;
-        if (output === undefined) throw new Error('esbuild produced no viewer script');
-        return output.text;
-      },
-      (error: unknown) => {
-        built = undefined;
-        throw error;
-      },
-    ));
-}
-
 /** `GET {viewerPath}/:artifact_id` (the viewer page) and `GET /assets/viewer.js` (its script). */
 export function viewerRoutes(config: Config): Route[] {
   // A sandbox origin equal to the console's is not served (see app.ts), so nothing may be framed from it.
@@ -134,7 +106,7 @@ export function viewerRoutes(config: Config): Route[] {
     'referrer-policy': 'no-referrer',
     'content-security-policy': viewerCsp(framed),
   };
-  const script = viewerScript();
+  const script = servedBundle('viewer');
 
   return [
     route({
@@ -175,7 +147,7 @@ export function viewerSurface(config: Config): SurfaceDefinition {
   const prefix = `${config.viewerPath}/`;
   return {
     name: 'viewer',
-    owns: (path) => path.startsWith(prefix) || path.startsWith('/assets/'),
+    owns: (path) => path.startsWith(prefix) || path === VIEWER_SCRIPT_PATH,
     guards: [],
     routes: viewerRoutes(config),
   };

@@ -1,0 +1,58 @@
+/*
+ * The console page's API: the typed client (openapi-fetch over the generated types) on this origin,
+ * with the session cookie, and the live socket with replay. Browser code.
+ */
+import { consoleClient } from '../../client/index.ts';
+import type { LiveEventShape } from './timeline.ts';
+
+export const api = consoleClient(location.origin, { credentials: 'same-origin' });
+
+/** A problem's words, for the page: its detail, else the status. */
+export function problemText(error: unknown, status: number): string {
+  if (typeof error === 'object' && error !== null && typeof (error as { detail?: unknown }).detail === 'string') return (error as { detail: string }).detail;
+  return `HTTP ${status}`;
+}
+
+export interface LiveConnection {
+  close(): void;
+}
+
+/**
+ * Follows a thread's events: replays what is stored after `after()` and then live ones; when the socket
+ * drops it comes back after a short wait with `after` = the last event applied, so nothing is lost.
+ */
+export function followThread(thread: string, after: () => number, onEvent: (event: LiveEventShape) => void, onState: (open: boolean) => void): LiveConnection {
+  let socket: WebSocket | null = null;
+  let closed = false;
+  let wait = 500;
+  const open = () => {
+    if (closed) return;
+    const url = new URL('/api/console/live', location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.searchParams.set('thread', thread);
+    url.searchParams.set('after', String(after()));
+    socket = new WebSocket(url);
+    socket.onopen = () => {
+      wait = 500;
+      onState(true);
+    };
+    socket.onmessage = (message) => {
+      try {
+        onEvent(JSON.parse(String(message.data)) as LiveEventShape);
+      } catch {
+        // a frame that is not an event is not ours to show
+      }
+    };
+    socket.onclose = () => {
+      onState(false);
+      if (!closed) setTimeout(open, (wait = Math.min(wait * 2, 8_000)));
+    };
+  };
+  open();
+  return {
+    close: () => {
+      closed = true;
+      socket?.close();
+    },
+  };
+}

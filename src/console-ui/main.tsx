@@ -1,0 +1,49 @@
+/*
+ * The console page's script: browser code, bundled by esbuild for `GET /assets/console.js`. A signed-out
+ * visitor gets the sign-in form; then the thread list beside the open thread (`#/threads/<id>`) or the
+ * new-thread composer (`#/new`).
+ */
+import { signal } from '@preact/signals';
+import { render } from 'preact';
+import { useEffect } from 'preact/hooks';
+import { api } from './api.ts';
+import { NewThread } from './new-thread.tsx';
+import { SignIn } from './sign-in.tsx';
+import { ThreadList } from './thread-list.tsx';
+import { ThreadView } from './thread-view.tsx';
+
+const me = signal<{ id: string; name: string } | null | undefined>(undefined);
+const route = signal(location.hash);
+const listVersion = signal(0);
+window.addEventListener('hashchange', () => (route.value = location.hash));
+
+const whoAmI = async () => {
+  const { data } = await api.GET('/api/session').catch(() => ({ data: undefined }));
+  me.value = data ?? null;
+};
+
+function App() {
+  useEffect(() => void whoAmI(), []);
+  if (me.value === undefined) return <p class="loading">Loading…</p>;
+  if (me.value === null) return <SignIn demoToken={document.documentElement.dataset.demoToken ?? null} onSignedIn={() => void whoAmI()} />;
+  const threadId = /^#\/threads\/([0-9a-f-]{36})$/i.exec(route.value)?.[1] ?? null;
+  const signOut = async () => {
+    await api.DELETE('/api/session');
+    me.value = null;
+  };
+  return (
+    <div class="layout">
+      <header class="top">
+        <h1>Agent console</h1>
+        <span class="who">{me.value.name}</span>
+        <button type="button" onClick={() => void signOut()}>Sign out</button>
+      </header>
+      <ThreadList selected={threadId} refresh={listVersion.value} />
+      <main>
+        {threadId !== null ? <ThreadView id={threadId} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('console')!);

@@ -1,0 +1,98 @@
+/** The console page's HTML, CSP and stylesheet (server side; the script is `main.tsx`, bundled). */
+import { escapeAttribute } from '../sandbox/proxy-page.ts';
+
+export const CONSOLE_SCRIPT_PATH = '/assets/console.js';
+export const CONSOLE_STYLE_PATH = '/assets/console.css';
+
+/** Its own origin for everything, scripts from files only, never framed. */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The page: no inline script or style; in demo mode only, the demo token the sign-in form offers. */
+export function consolePage(demoToken: string | null): string {
+  const demo = demoToken === null ? '' : ` data-demo-token="${escapeAttribute(demoToken)}"`;
+  return `<!DOCTYPE html>
+<html lang="en"${demo}>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="light dark">
+<title>Agent console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${CONSOLE_STYLE_PATH}">
+<script src="${CONSOLE_SCRIPT_PATH}" defer></script>
+</head>
+<body>
+<div id="console"><p class="loading">Loading…</p></div>
+<noscript>The console needs JavaScript.</noscript>
+</body>
+</html>
+`;
+}
+
+export const CONSOLE_CSS = `:root{--bg:#f4f7fb;--panel:#fff;--fg:#1b2430;--muted:#5b6776;--line:#d5dce5;--accent:#1f5fbf;--danger:#a4262c;--ok:#1e7b3a}
+@media (prefers-color-scheme:dark){:root{--bg:#0f1318;--panel:#161b22;--fg:#e9eef4;--muted:#9aa5b2;--line:#2c343e;--accent:#8ab4f8;--danger:#f28b8f;--ok:#81c995}}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg)}
+button,select,input,textarea{font:inherit;color:inherit}
+button{padding:6px 12px;border:1px solid var(--line);border-radius:6px;background:var(--panel);cursor:pointer}
+button:disabled{opacity:.55;cursor:default}
+:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+select,input,textarea{padding:6px 8px;border:1px solid var(--line);border-radius:6px;background:var(--panel);width:100%}
+label{display:block;font-weight:600;margin:8px 0 4px}
+.error{color:var(--danger)}
+.error:empty{display:none}
+.loading{padding:24px;color:var(--muted)}
+.sign-in{max-width:420px;margin:10vh auto;padding:24px;background:var(--panel);border:1px solid var(--line);border-radius:10px}
+.sign-in button{margin-top:12px}
+.hint{color:var(--muted);font-size:13px}
+.layout{display:grid;grid-template-columns:280px 1fr;grid-template-rows:auto 1fr;min-height:100vh}
+.top{grid-column:1/-1;display:flex;align-items:center;gap:12px;padding:8px 16px;border-bottom:1px solid var(--line);background:var(--panel)}
+.top h1{font-size:17px;margin:0;flex:1}
+.who{color:var(--muted)}
+.threads{border-right:1px solid var(--line);padding:12px;overflow:auto}
+.threads ul{list-style:none;margin:8px 0;padding:0}
+.threads li a{display:block;padding:8px;border-radius:6px;color:inherit;text-decoration:none}
+.threads li a[aria-current=page]{background:var(--panel);border:1px solid var(--line)}
+.threads .title{display:block;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.threads .meta{display:block;color:var(--muted);font-size:13px}
+.threads .new{display:inline-block;font-weight:600;color:var(--accent)}
+main{padding:16px;overflow:auto;min-width:0}
+.thread>header{display:flex;flex-wrap:wrap;gap:12px;justify-content:space-between;align-items:flex-start}
+.thread h2{margin:0;font-size:19px}
+.meta{color:var(--muted);margin:2px 0}
+.controls{display:flex;gap:8px;align-items:flex-end}
+.controls label{margin:0;font-weight:400}
+.ledger{list-style:none;padding:0;margin:12px 0;display:flex;flex-direction:column;gap:8px}
+.ledger li{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
+.ledger li p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
+.ledger li[data-role=user]{border-left:3px solid var(--accent)}
+.role{font-size:12px;color:var(--muted);text-transform:uppercase}
+.run,.pending{background:var(--panel);border:1px dashed var(--line);border-radius:8px;padding:8px 12px;margin:8px 0}
+.run[data-status=running]{border-style:solid;border-color:var(--accent)}
+.run .stream{white-space:pre-wrap;margin:4px 0}
+.tool-call{border-top:1px solid var(--line);padding-top:4px;margin-top:4px}
+.tool-call .kind{font-size:12px;text-transform:uppercase;color:var(--muted)}
+.tool-call .status{font-size:12px;color:var(--muted)}
+.diff pre,.output{margin:4px 0;padding:6px;border-radius:6px;overflow:auto;font:12px/1.4 ui-monospace,monospace;background:var(--bg)}
+.diff .old{border-left:3px solid var(--danger)}
+.diff .new{border-left:3px solid var(--ok)}
+.diff figcaption{font:12px ui-monospace,monospace;color:var(--muted)}
+.pending{border-style:solid;border-color:var(--danger)}
+.pending h3{margin:0 0 6px;font-size:15px}
+.options{display:flex;gap:8px;flex-wrap:wrap;margin-top:6px}
+.note{color:var(--muted);font-style:italic}
+.composer{margin-top:12px}
+.composer button{margin-top:8px}
+.pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
+@media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
+`;

@@ -1,0 +1,136 @@
+/**
+ * One thread: its ledger (older pages on demand), its runs live over the socket (replayed from the first
+ * event, so a reload loses nothing), pending approvals and questions with their options, the posture
+ * switch, cancel, and the composer that continues it. Browser code.
+ */
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { api, followThread, problemText } from './api.ts';
+import { PendingCard, RunCard } from './run-card.tsx';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
+
+interface ConversationRow { readonly id: string; readonly agent: string; readonly model: string | null; readonly permission_mode: string | null; readonly turn_running: boolean }
+
+export function ThreadView({ id }: { id: string }) {
+  const title = useSignal('');
+  const meta = useSignal('');
+  const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
+  const older = useSignal<string | null>(null);
+  const conversation = useSignal<ConversationRow | null>(null);
+  const modes = useSignal<readonly string[]>([]);
+  const live = useSignal(false);
+  const error = useSignal('');
+  const text = useSignal('');
+  const busy = useSignal(false);
+
+  const loadConversation = async () => {
+    const { data } = await api.GET('/api/console/threads/{id}/conversations', { params: { path: { id } } });
+    const latest = data?.[data.length - 1] ?? null;
+    conversation.value = latest;
+    if (latest !== null) {
+      const postures = await api.GET('/api/console/permissions');
+      modes.value = postures.data?.find((p) => p.agent === latest.agent)?.modes ?? [];
+    }
+  };
+
+  useEffect(() => {
+    timeline.value = EMPTY_TIMELINE;
+    error.value = '';
+    let connection: { close(): void } | null = null;
+    let stopped = false;
+    void (async () => {
+      const thread = await api.GET('/api/console/threads/{id}', { params: { path: { id } } });
+      if (thread.data === undefined) return void (error.value = problemText(thread.error, thread.response.status));
+      title.value = thread.data.title;
+      meta.value = `${thread.data.channel}${thread.data.project === null ? '' : ` · ${thread.data.project}`}`;
+      const [page, pending] = await Promise.all([
+        api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } }),
+        api.GET('/api/console/threads/{id}/pending', { params: { path: { id } } }),
+        loadConversation(),
+      ]);
+      timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, page.data?.items ?? []), pending: (pending.data ?? []) as PendingView[] };
+      older.value = page.data?.next ?? null;
+      if (stopped) return;
+      connection = followThread(id, () => timeline.value.lastSeq, (event) => {
+        timeline.value = applyEvent(timeline.value, event);
+        if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
+      }, (open) => (live.value = open));
+    })();
+    return () => {
+      stopped = true;
+      connection?.close();
+    };
+  }, [id]);
+
+  const loadOlder = async () => {
+    if (older.value === null) return;
+    const { data } = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id }, query: { before: older.value } } });
+    if (data === undefined) return;
+    timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, data.items) };
+    older.value = data.next;
+  };
+  const answer = async (response: { id: string; option: string } | { id: string; answer: string }) => {
+    const { error: problem, response: res } = await api.POST('/api/console/threads/{id}/responses', { params: { path: { id } }, body: { responses: [response] } });
+    if (!res.ok) return void (error.value = problemText(problem, res.status));
+    timeline.value = withoutPending(timeline.value, [response.id]);
+  };
+  const setMode = async (mode: string) => {
+    if (conversation.value === null) return;
+    const { data, error: problem, response } = await api.PATCH('/api/console/conversations/{id}/permission-mode', { params: { path: { id: conversation.value.id } }, body: { permission_mode: mode } });
+    if (data === undefined) return void (error.value = problemText(problem, response.status));
+    conversation.value = data;
+  };
+  const cancel = async () => {
+    const { error: problem, response } = await api.POST('/api/console/threads/{id}/cancel', { params: { path: { id } } });
+    if (!response.ok) error.value = problemText(problem, response.status);
+  };
+  const send = async (event: Event) => {
+    event.preventDefault();
+    if (text.value.trim() === '' || busy.value) return;
+    busy.value = true;
+    error.value = '';
+    const { error: problem, response } = await api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body: { text: text.value, message_id: crypto.randomUUID() } });
+    busy.value = false;
+    if (!response.ok) return void (error.value = problemText(problem, response.status));
+    text.value = '';
+  };
+
+  const running = runningRun(timeline.value);
+  return (
+    <section class="thread" aria-labelledby="thread-title" data-live={live.value ? 'open' : 'closed'}>
+      <header>
+        <div><h2 id="thread-title">{title.value}</h2><p class="meta">{meta.value}{conversation.value !== null && ` · ${conversation.value.agent}${conversation.value.model === null ? '' : `:${conversation.value.model}`}`}</p></div>
+        <div class="controls">
+          {conversation.value !== null && modes.value.length > 0 && (
+            <label for="posture">Posture
+              <select id="posture" value={conversation.value.permission_mode ?? ''} onChange={(e) => void setMode((e.target as HTMLSelectElement).value)}>
+                {modes.value.map((mode) => <option key={mode} value={mode}>{mode}</option>)}
+              </select>
+            </label>
+          )}
+          {running !== null && <button type="button" class="cancel" onClick={() => void cancel()}>Cancel run</button>}
+        </div>
+      </header>
+      {error.value !== '' && <p role="alert" class="error">{error.value}</p>}
+      {older.value !== null && <button type="button" onClick={() => void loadOlder()}>Older messages</button>}
+      <ol class="ledger" aria-label="Messages">
+        {timeline.value.messages.map((message) => (
+          <li key={message.id} data-role={message.role} data-message-id={message.id}>
+            <span class="role">{message.role}</span>
+            <p>{message.text}</p>
+            {message.app !== undefined && <a href={message.app.viewer_url} target="_blank" rel="noopener">{message.app.title} ({message.app.provider_name})</a>}
+          </li>
+        ))}
+      </ol>
+      {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
+      {timeline.value.runs.filter((run) => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null).slice(-3).map((run) => <RunCard key={run.id} run={run} />)}
+      {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
+      <form class="composer" onSubmit={send}>
+        <label for="continue-text">Message</label>
+        <textarea id="continue-text" rows={3} value={text.value} onInput={(e) => (text.value = (e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e); }} />
+        <button type="submit" disabled={busy.value || running !== null}>Send</button>
+      </form>
+    </section>
+  );
+}

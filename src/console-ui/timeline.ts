@@ -1,0 +1,156 @@
+/*
+ * What a thread shows, built from its ledger pages and its live events: the ledger's messages (deduped by
+ * id, oldest first), each run as it happens (streamed text, thoughts, tool calls merged by id, the plan,
+ * its end) and the items pending an answer. Pure and immutable (each event gives a new timeline), so the
+ * same events in the same order always give the same view, a replayed event changes nothing, and it is
+ * tested in Node.
+ */
+
+/** A ledger row as the console answers it (GET /threads/{id}/messages, or a live `message` event). */
+export interface LedgerMessageShape {
+  readonly id: string;
+  readonly role: string;
+  readonly text: string;
+  readonly artifact_id: string | null;
+  readonly created_at: string;
+  readonly app?: { readonly artifact_id: string; readonly title: string; readonly provider_name: string; readonly viewer_url: string };
+}
+
+export interface ToolCallView {
+  readonly id: string;
+  readonly title?: string;
+  readonly kind?: string;
+  readonly status?: string;
+  readonly content?: readonly Record<string, unknown>[];
+  readonly [field: string]: unknown;
+}
+
+export interface PendingView {
+  readonly id: string;
+  readonly kind: 'approval' | 'question';
+  readonly run_id: string | null;
+  readonly title: string;
+  readonly options: readonly { readonly id: string; readonly name: string; readonly kind: string | null }[];
+  readonly tool_call: ToolCallView | null;
+}
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface RunView {
+  readonly id: string;
+  readonly status: RunStatus;
+  readonly text: string;
+  readonly thoughts: string;
+  readonly toolCalls: readonly ToolCallView[];
+  readonly plan: readonly { readonly content: string; readonly priority: string; readonly status: string }[];
+  readonly error: string | null;
+}
+
+export interface Timeline {
+  /** The last event applied; a socket reconnects with `after` = this, and older events are ignored. */
+  readonly lastSeq: number;
+  readonly messages: readonly LedgerMessageShape[];
+  readonly runs: readonly RunView[];
+  readonly pending: readonly PendingView[];
+  /** A system line per move of the conversation (teleport, summon). */
+  readonly notes: readonly string[];
+}
+
+export const EMPTY_TIMELINE: Timeline = { lastSeq: 0, messages: [], runs: [], pending: [], notes: [] };
+
+/** A live event as the socket sends it. */
+export interface LiveEventShape {
+  readonly seq: number;
+  readonly type: string;
+  readonly thread_id: string;
+  readonly at: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Messages with `more` added, each id once (a later copy replaces an earlier one), ordered by id (UUIDv7: time). */
+export function withMessages(messages: readonly LedgerMessageShape[], more: readonly LedgerMessageShape[]): readonly LedgerMessageShape[] {
+  const byId = new Map(messages.map((message) => [message.id, message]));
+  for (const message of more) byId.set(message.id, message);
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+const newRun = (id: string): RunView => ({ id, status: 'running', text: '', thoughts: '', toolCalls: [], plan: [], error: null });
+
+function updateRun(timeline: Timeline, runId: unknown, change: (run: RunView) => RunView): Timeline {
+  if (typeof runId !== 'string') return timeline;
+  const index = timeline.runs.findIndex((run) => run.id === runId);
+  const runs = [...timeline.runs];
+  if (index === -1) runs.push(change(newRun(runId)));
+  else runs[index] = change(runs[index]!);
+  return { ...timeline, runs };
+}
+
+/** A tool call merged by id: fields given replace the old ones (a list given replaces the old list). */
+function mergeToolCall(calls: readonly ToolCallView[], data: Readonly<Record<string, unknown>>): readonly ToolCallView[] {
+  const { run_id: _run, update: _update, ...fields } = data;
+  if (typeof fields.id !== 'string') return calls;
+  const index = calls.findIndex((call) => call.id === fields.id);
+  if (index === -1) return [...calls, fields as ToolCallView];
+  const merged = [...calls];
+  merged[index] = { ...merged[index]!, ...fields } as ToolCallView;
+  return merged;
+}
+
+const ENDS: Record<string, RunStatus> = { run_finished: 'succeeded', run_error: 'failed', run_cancelled: 'cancelled' };
+
+/** The timeline after one live event; an event at or before `lastSeq` changes nothing. */
+export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline {
+  if (!Number.isInteger(event.seq) || event.seq <= timeline.lastSeq) return timeline;
+  const next: Timeline = { ...timeline, lastSeq: event.seq };
+  const data = event.data;
+  switch (event.type) {
+    case 'message': {
+      if (isRecord(data.message) && typeof data.message.id === 'string') {
+        return { ...next, messages: withMessages(next.messages, [data.message as unknown as LedgerMessageShape]) };
+      }
+      if (typeof data.delta === 'string') return updateRun(next, data.run_id, (run) => ({ ...run, text: run.text + data.delta }));
+      if (isRecord(data.update) && data.update.kind === 'thought' && typeof data.update.text === 'string') {
+        const thought = data.update.text;
+        return updateRun(next, data.run_id, (run) => ({ ...run, thoughts: run.thoughts + thought }));
+      }
+      return next;
+    }
+    case 'run_started':
+      return updateRun(next, data.run_id, (run) => run);
+    case 'tool_call':
+      return updateRun(next, data.run_id, (run) => ({ ...run, toolCalls: mergeToolCall(run.toolCalls, data) }));
+    case 'plan':
+      return Array.isArray(data.entries) ? updateRun(next, data.run_id, (run) => ({ ...run, plan: data.entries as RunView['plan'] })) : next;
+    case 'approval_requested': {
+      if (!isRecord(data.pending) || typeof data.pending.id !== 'string') return next;
+      const item = data.pending as unknown as PendingView;
+      return { ...next, pending: [...next.pending.filter((p) => p.id !== item.id), item] };
+    }
+    case 'run_finished':
+    case 'run_error':
+    case 'run_cancelled': {
+      const status = ENDS[event.type]!;
+      const error = typeof data.error === 'string' ? data.error : typeof data.reason === 'string' ? data.reason : null;
+      const ended = updateRun(next, data.run_id, (run) => ({ ...run, status, error }));
+      return { ...ended, pending: ended.pending.filter((p) => p.run_id !== data.run_id) };
+    }
+    case 'gateway': {
+      const operation = typeof data.operation === 'string' ? data.operation : 'move';
+      const hint = typeof data.hint === 'string' && data.hint !== '' ? `: ${data.hint}` : '';
+      return { ...next, notes: [...next.notes, `${operation}${hint}`] };
+    }
+    default:
+      return next;
+  }
+}
+
+/** Items answered here leave at once, before the agent's next event says so. */
+export const withoutPending = (timeline: Timeline, ids: readonly string[]): Timeline => ({
+  ...timeline,
+  pending: timeline.pending.filter((item) => !ids.includes(item.id)),
+});
+
+/** The run still running, if any (the latest one). */
+export const runningRun = (timeline: Timeline): RunView | null => [...timeline.runs].reverse().find((run) => run.status === 'running') ?? null;

@@ -1,0 +1,125 @@
+// The console UI end to end in Chromium, through the page only, on the service as `npm start` runs it
+// (compiled, demo world, the bundled demo agent): sign in with the form, start a thread and watch the run
+// stream, approve an `[approval]` ask, switch the posture, cancel a run, and reload mid-run without losing
+// anything. Set CONSOLE_SCREENSHOTS to a directory to save the main screens there (docs/screenshots).
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { findChromium, launchChromium, NO_CHROMIUM } from '../support/chromium.ts';
+import { startNpm, type NpmStarted } from '../support/npm-start.ts';
+
+const WAIT = 20_000;
+const chromiumPath = findChromium();
+// Started at the file's top level: startNpm ends the service when the scope that started it ends.
+const started: NpmStarted | null = chromiumPath === null ? null : await startNpm();
+
+describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMIUM : false }, () => {
+  let browser: Browser;
+  const service = started!;
+  let page: Page;
+  const errors: Error[] = [];
+
+  before(async () => {
+    browser = (await launchChromium())!;
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    page = await context.newPage();
+    page.on('pageerror', (error) => errors.push(error));
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  const origin = () => `http://localhost:${service.port}`;
+  const shot = async (name: string) => {
+    if (!process.env.CONSOLE_SCREENSHOTS) return;
+    mkdirSync(process.env.CONSOLE_SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(process.env.CONSOLE_SCREENSHOTS, `console-${name}.png`) });
+  };
+  const lastRun = () => page.locator('article.run').last();
+
+  it('signs in with the form (the demo token offered in demo mode) and lists the threads', { timeout: 60_000 }, async () => {
+    const res = await page.goto(`${origin()}/`);
+    assert.match(res!.headers()['content-security-policy'] ?? '', /script-src 'self'/);
+    await page.waitForSelector('#token', { timeout: WAIT });
+    assert.equal(await page.inputValue('#token'), 'dev-alice');
+    await shot('sign-in');
+    await page.fill('#token', 'wrong-token');
+    await page.press('#token', 'Enter');
+    await page.waitForSelector('#sign-in-error:has-text("not accepted")', { timeout: WAIT });
+    await page.fill('#token', 'dev-alice');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForSelector('nav.threads li', { timeout: WAIT });
+    assert.ok((await page.locator('nav.threads li').count()) >= 1);
+    assert.equal(await page.textContent('.who'), 'Alice');
+  });
+
+  it('starts a thread from the composer and streams the demo agent run', { timeout: 60_000 }, async () => {
+    await page.getByRole('link', { name: 'New thread' }).click();
+    await page.waitForSelector('#route option:nth-child(2)', { state: 'attached', timeout: WAIT });
+    await page.getByLabel('Directive').fill('Hello from the console [slow]');
+    await shot('new-thread');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.waitForFunction(() => /^#\/threads\/[0-9a-f-]{36}$/.test(location.hash), undefined, { timeout: WAIT }).catch(async (error: unknown) => {
+      throw new Error(`no thread opened: ${await page.textContent('.new-thread .error')}`, { cause: error });
+    });
+    await page.waitForSelector('article.run[data-status="running"] .stream:not(:empty)', { timeout: WAIT });
+    await page.waitForSelector('.ledger li[data-role="assistant"]', { timeout: WAIT });
+    const reply = await page.locator('.ledger li[data-role="assistant"]').last().textContent();
+    assert.match(reply ?? '', /Working on: Hello from the console/);
+    assert.match(reply ?? '', /turn=1/);
+    assert.equal(await page.locator('.ledger li[data-role="user"]').count(), 1);
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+  });
+
+  it('answers an [approval] ask with its options', { timeout: 60_000 }, async () => {
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Write the notes [approval]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('section.pending[data-kind="approval"]');
+    await ask.waitFor({ timeout: WAIT });
+    assert.match((await ask.locator('.diff .new').textContent()) ?? '', /# Notes/);
+    await shot('approval');
+    await ask.getByRole('button', { name: 'Allow' }).click();
+    await ask.waitFor({ state: 'detached', timeout: WAIT });
+    await page.waitForFunction(() => document.querySelectorAll('.ledger li[data-role="assistant"]').length >= 2, undefined, { timeout: WAIT });
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+  });
+
+  it('switches the posture, and the next turn runs in it', { timeout: 60_000 }, async () => {
+    await page.waitForSelector('#posture option', { state: 'attached', timeout: WAIT });
+    const options = await page.locator('#posture option').allTextContents();
+    const current = await page.inputValue('#posture');
+    const target = options.find((mode) => mode !== current);
+    assert.ok(target !== undefined, `a mode to switch to among ${options.join(', ')}`);
+    await page.selectOption('#posture', target);
+    await page.waitForFunction((mode) => (document.getElementById('posture') as HTMLSelectElement | null)?.value === mode, target, { timeout: WAIT });
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Which mode now?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction((mode) => [...document.querySelectorAll('.ledger li[data-role="assistant"]')].some((li) => li.textContent?.includes(`mode=${mode}`)), target, { timeout: WAIT });
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+  });
+
+  it('cancels a running turn', { timeout: 60_000 }, async () => {
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Wait for me [wait]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.waitForSelector('article.run[data-status="cancelled"]', { timeout: WAIT });
+    assert.match((await lastRun().textContent()) ?? '', /cancelled/);
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+  });
+
+  it('loses nothing when the page reloads mid-run', { timeout: 60_000 }, async () => {
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Long answer [slow]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForSelector('article.run[data-status="running"] .stream:not(:empty)', { timeout: WAIT });
+    await page.reload();
+    await page.waitForFunction(() => [...document.querySelectorAll('.ledger li[data-role="assistant"]')].some((li) => li.textContent?.includes('Working on: Long answer')), undefined, { timeout: WAIT });
+    const ids = await page.locator('.ledger li').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
+    assert.equal(new Set(ids).size, ids.length, 'each message once');
+    const users = await page.locator('.ledger li[data-role="user"] p').allTextContents();
+    assert.deepEqual(users, ['Hello from the console [slow]', 'Write the notes [approval]', 'Which mode now?', 'Wait for me [wait]', 'Long answer [slow]']);
+    await shot('thread');
+    assert.deepEqual(errors.map(String), []);
+  });
+});

@@ -1,0 +1,77 @@
+// The console UI's timeline rules, in Node: events build the same view whatever is replayed, tool calls
+// merge by id, a run's end closes its pending items, and ledger messages appear once, in id order.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
+
+const RUN = '01900000-0000-7000-8000-000000000001';
+const THREAD = '01900000-0000-7000-8000-0000000000aa';
+let seq = 0;
+const event = (type: string, data: Record<string, unknown>): LiveEventShape => ({ seq: ++seq, type, thread_id: THREAD, at: '2026-01-01T00:00:00.000Z', data });
+const message = (n: number, role = 'user') => ({ id: `01900000-0000-7000-8000-00000000${String(n).padStart(4, '0')}`, role, text: `m${n}`, artifact_id: null, created_at: '2026-01-01T00:00:00.000Z' });
+
+/** A run's whole life, as the socket sends it. */
+function aRun(): LiveEventShape[] {
+  seq = 0;
+  return [
+    event('message', { run_id: RUN, message: message(1) }),
+    event('run_started', { run_id: RUN, conversation_id: THREAD }),
+    event('message', { run_id: RUN, delta: 'Hel' }),
+    event('tool_call', { run_id: RUN, update: false, id: 't1', title: 'Write notes', kind: 'edit', status: 'pending', content: [{ type: 'diff', path: 'a', newText: 'x' }] }),
+    event('approval_requested', { run_id: RUN, pending: { id: 'p1', kind: 'approval', run_id: RUN, title: 'Write notes', options: [], tool_call: null } }),
+    event('message', { run_id: RUN, delta: 'lo' }),
+    event('tool_call', { run_id: RUN, update: true, id: 't1', status: 'completed' }),
+    event('plan', { run_id: RUN, entries: [{ content: 'Answer', priority: 'high', status: 'completed' }] }),
+    event('message', { run_id: RUN, message: message(2, 'assistant') }),
+    event('run_finished', { run_id: RUN, stop_reason: 'end_turn', run: {} }),
+    event('reflex_asleep', { run_id: RUN }),
+  ];
+}
+const replay = (events: readonly LiveEventShape[], from: Timeline = EMPTY_TIMELINE) => events.reduce(applyEvent, from);
+
+describe('the console timeline', () => {
+  it('builds a run from its events: streamed text, tool calls merged by id, plan, end; the end closes its asks', () => {
+    const events = aRun();
+    const midway = replay(events.slice(0, 6));
+    assert.equal(runningRun(midway)?.text, 'Hello');
+    assert.equal(midway.pending.length, 1);
+    const done = replay(events);
+    const [run] = done.runs;
+    assert.equal(run?.status, 'succeeded');
+    assert.deepEqual(run?.toolCalls, [{ id: 't1', title: 'Write notes', kind: 'edit', status: 'completed', content: [{ type: 'diff', path: 'a', newText: 'x' }] }]);
+    assert.equal(run?.plan.length, 1);
+    assert.deepEqual(done.pending, [], "the run's end closes its pending items");
+    assert.deepEqual(done.messages.map((m) => m.text), ['m1', 'm2']);
+    assert.equal(done.lastSeq, events.length);
+    assert.equal(runningRun(done), null);
+  });
+
+  it('gives the same view whatever is delivered again (a reconnect replays from after)', () => {
+    const events = aRun();
+    const once = replay(events);
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: events.length - 1 }), { maxLength: 30 }), (repeats) => {
+        // Each delivery: the next new event, or one already applied again.
+        const delivered: LiveEventShape[] = [];
+        let next = 0;
+        for (const pick of repeats) {
+          if (next < events.length) delivered.push(events[next++]!);
+          delivered.push(events[Math.min(pick, Math.max(0, next - 1))]!);
+        }
+        delivered.push(...events.slice(next));
+        assert.deepEqual(replay(delivered), once);
+      }),
+    );
+  });
+
+  it('keeps each ledger message once, in id order, whatever pages and events bring it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 60 }), (pageA, pageB) => {
+        const merged = withMessages(withMessages([], pageA.map((n) => message(n))), pageB.map((n) => message(n)));
+        const expected = [...new Set([...pageA, ...pageB])].sort((a, b) => a - b).map((n) => `m${n}`);
+        assert.deepEqual(merged.map((m) => m.text), expected);
+      }),
+    );
+  });
+});
