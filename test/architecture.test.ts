@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
-const LAYERS = ['domain', 'ports', 'adapters', 'src'] as const;
+const LAYERS = ['domain', 'ports', 'adapters', 'client', 'src'] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** What each layer may import: the dependency rule points inward. */
@@ -12,7 +12,9 @@ const ALLOWED: Record<Layer, { layers: readonly Layer[]; packages: boolean }> = 
   domain: { layers: ['domain'], packages: false },
   ports: { layers: ['domain', 'ports'], packages: false },
   adapters: { layers: ['domain', 'ports', 'adapters'], packages: true },
-  src: { layers: ['domain', 'ports', 'adapters', 'src'], packages: true },
+  // The generated API client: packages only, so any runtime with fetch can take it alone.
+  client: { layers: ['client'], packages: true },
+  src: { layers: ['domain', 'ports', 'adapters', 'client', 'src'], packages: true },
 };
 
 function* sources(dir: string): Generator<string> {
@@ -25,7 +27,7 @@ function* sources(dir: string): Generator<string> {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* sources(path);
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name)) yield path;
+    else if (/\.(ts|tsx|mts|js|mjs)$/.test(entry.name)) yield path;
   }
 }
 
