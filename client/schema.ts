@@ -1160,7 +1160,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page of threads */
+            /** @description Page of threads, each with its activity */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1179,6 +1179,11 @@ export interface operations {
                             fork_cutoff: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            activity: {
+                                turn_running: boolean;
+                                approvals: number;
+                                questions: number;
+                            };
                         }[];
                         next: string | null;
                     };

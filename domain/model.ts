@@ -28,6 +28,16 @@ export interface Thread {
 }
 
 /** One entry of a thread's chat ledger. */
+/** What is going on in a thread, for a list of threads: a turn running, items waiting on a person. */
+export interface ThreadActivity {
+  readonly turn_running: boolean;
+  readonly approvals: number;
+  readonly questions: number;
+}
+
+/** A thread as the thread list answers it: the row and its activity. */
+export type ThreadListItem = Thread & { readonly activity: ThreadActivity };
+
 export interface Message {
   readonly id: Id;
   readonly role: string;

@@ -1,5 +1,5 @@
 import type { ForkLink } from '../domain/ledger-visibility.ts';
-import type { Id, Page, PageRequest, Thread } from '../domain/model.ts';
+import type { Id, Page, PageRequest, Thread, ThreadListItem } from '../domain/model.ts';
 
 /** A thread the caller may use, with the fork chain (the thread, then its ancestors) its ledger needs. */
 export interface AccessibleThread {
@@ -22,6 +22,6 @@ export interface ThreadStore {
   findRow(userId: string, threadId: Id): Promise<Thread | null>;
   /** Whether a thread row with this id exists at all, whoever may read it (the live socket tells a row from a key). */
   exists(threadId: Id): Promise<boolean>;
-  /** The threads the user owns or is a member of, newest first. */
-  listAccessible(userId: string, page: PageRequest): Promise<Page<Thread>>;
+  /** The threads the user owns or is a member of, newest first, each with its activity (a turn running, items pending). */
+  listAccessible(userId: string, page: PageRequest): Promise<Page<ThreadListItem>>;
 }

@@ -86,7 +86,7 @@ describe('the OpenAPI description and its generated client', () => {
     conform(answers.Me, me.data, 'whoAmI');
     const threads = await api.GET('/api/console/threads', { params: { query: { limit: '2' } } });
     assert.equal(threads.response.status, 200);
-    conform(answers.Page(answers.Thread), threads.data, 'listThreads');
+    conform(answers.Page(answers.ThreadListItem), threads.data, 'listThreads');
     const thread = await api.GET('/api/console/threads/{id}', { params: { path: { id: F.root } } });
     conform(answers.Thread, thread.data, 'getThread');
     const messages = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id: F.root } } });

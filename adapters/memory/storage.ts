@@ -41,7 +41,19 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       findRow: async (userId, threadId) => accessible(userId, threadId),
       exists: async (threadId) => state.threads.has(threadId),
       listAccessible: async (userId, page) =>
-        keysetPage([...state.threads.values()].filter((t) => accessible(userId, t.id) !== null), page),
+        keysetPage(
+          [...state.threads.values()].filter((t) => accessible(userId, t.id) !== null).map((thread) => {
+            const conversations = [...state.conversations.values()].filter((c) => c.thread_id === thread.id);
+            const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
+            const activity = {
+              turn_running: conversations.some((c) => c.turn_running),
+              approvals: pending.filter((p) => p.kind === 'approval').length,
+              questions: pending.filter((p) => p.kind === 'question').length,
+            };
+            return { ...thread, activity };
+          }),
+          page,
+        ),
     },
     ledger: {
       page: async (segments, page) =>

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
-import type { Thread } from '../../domain/model.ts';
+import type { Thread, ThreadListItem } from '../../domain/model.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
 
@@ -40,7 +40,17 @@ where t.id = ? and (t.owner = ? or m.user_id is not null)`;
  * range scan cut at the page size, merged and cut again.
  */
 const listAccessible = (cursor: string, memberCursor: string) => `
-select ${THREAD_COLUMNS('t')} from threads t
+select ${THREAD_COLUMNS('t')},
+  coalesce(a.turn_running, false) as activity_turn_running, coalesce(a.approvals, 0)::int as activity_approvals,
+  coalesce(a.questions, 0)::int as activity_questions
+from threads t
+left join lateral (
+  select bool_or(c.turn_running) as turn_running,
+    count(p.id) filter (where p.kind = 'approval') as approvals,
+    count(p.id) filter (where p.kind = 'question') as questions
+  from conversations c left join pending p on p.conversation_id = c.id
+  where c.thread_id = t.id
+) a on true
 where t.id in (
   (select id from threads where owner = ?${cursor} order by id desc limit ?)
   union all
@@ -74,10 +84,15 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       const owned = olderThan('id', page.before);
       const member = olderThan('thread_id', page.before);
       const take = page.limit + 1;
-      const rows = await select<Thread>(orm, listAccessible(owned.sql, member.sql), [
+      type Row = Thread & { activity_turn_running: boolean; activity_approvals: number; activity_questions: number };
+      const rows = await select<Row>(orm, listAccessible(owned.sql, member.sql), [
         userId, ...owned.params, take, userId, ...member.params, take, take,
       ]);
-      return pageOf(rows, page.limit);
+      const items = rows.map(({ activity_turn_running, activity_approvals, activity_questions, ...thread }): ThreadListItem => ({
+        ...thread,
+        activity: { turn_running: activity_turn_running, approvals: activity_approvals, questions: activity_questions },
+      }));
+      return pageOf(items, page.limit);
     },
   };
 }

@@ -40,7 +40,7 @@ function App() {
       </header>
       <ThreadList selected={threadId} refresh={listVersion.value} />
       <main>
-        {threadId !== null ? <ThreadView id={threadId} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+        {threadId !== null ? <ThreadView id={threadId} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
       </main>
     </div>
   );

@@ -65,6 +65,7 @@ label{display:block;font-weight:600;margin:8px 0 4px}
 .threads li a[aria-current=page]{background:var(--panel);border:1px solid var(--line)}
 .threads .title{display:block;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .threads .meta{display:block;color:var(--muted);font-size:13px}
+.threads .activity{display:block;font-size:12px;color:var(--accent)}
 .threads .new{display:inline-block;font-weight:600;color:var(--accent)}
 main{padding:16px;overflow:auto;min-width:0}
 .thread>header{display:flex;flex-wrap:wrap;gap:12px;justify-content:space-between;align-items:flex-start}
@@ -91,6 +92,20 @@ main{padding:16px;overflow:auto;min-width:0}
 .pending h3{margin:0 0 6px;font-size:15px}
 .options{display:flex;gap:8px;flex-wrap:wrap;margin-top:6px}
 .note{color:var(--muted);font-style:italic}
+.note:empty{display:none}
+.moves{margin-top:12px;background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
+.moves summary{cursor:pointer;font-weight:600}
+.moves h3{font-size:15px;margin:12px 0 4px}
+.places{list-style:none;padding:0;margin:6px 0}
+.places li{display:flex;flex-wrap:wrap;gap:8px;align-items:center;padding:4px 0;border-bottom:1px solid var(--line)}
+.places li label{display:inline;font-weight:400;margin:0}
+.places li input{width:auto}
+.places li[aria-disabled=true]{color:var(--muted)}
+.barred{font-size:12px;color:var(--danger)}
+.crumbs{display:flex;gap:4px;flex-wrap:wrap}
+.warning{color:var(--danger);font-weight:600}
+label.inline{font-weight:400}
+label.inline input{width:auto}
 .composer{margin-top:12px}
 .composer button{margin-top:8px}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}

@@ -3,7 +3,19 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, problemText } from './api.ts';
 
-interface ThreadRow { readonly id: string; readonly title: string; readonly channel: string; readonly project: string | null }
+interface ThreadRow {
+  readonly id: string;
+  readonly title: string;
+  readonly channel: string;
+  readonly project: string | null;
+  readonly activity: { readonly turn_running: boolean; readonly approvals: number; readonly questions: number };
+}
+
+/** Words for what is going on in a thread, or nothing. */
+function activityText({ activity }: ThreadRow): string {
+  const parts = [activity.turn_running ? 'running' : null, activity.approvals > 0 ? `${activity.approvals} to approve` : null, activity.questions > 0 ? `${activity.questions} to answer` : null];
+  return parts.filter((part) => part !== null).join(', ');
+}
 
 export function ThreadList({ selected, refresh }: { selected: string | null; refresh: number }) {
   const threads = useSignal<readonly ThreadRow[]>([]);
@@ -26,6 +38,7 @@ export function ThreadList({ selected, refresh }: { selected: string | null; ref
             <a href={`#/threads/${thread.id}`} aria-current={thread.id === selected ? 'page' : undefined} data-thread-id={thread.id}>
               <span class="title">{thread.title}</span>
               <span class="meta">{thread.channel}{thread.project === null ? '' : ` · ${thread.project}`}</span>
+              {activityText(thread) !== '' && <span class="activity" data-running={thread.activity.turn_running ? 'true' : 'false'}>{activityText(thread)}</span>}
             </a>
           </li>
         ))}

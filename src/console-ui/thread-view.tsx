@@ -6,12 +6,13 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, followThread, problemText } from './api.ts';
+import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
 import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
 
 interface ConversationRow { readonly id: string; readonly agent: string; readonly model: string | null; readonly permission_mode: string | null; readonly turn_running: boolean }
 
-export function ThreadView({ id }: { id: string }) {
+export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: string) => void }) {
   const title = useSignal('');
   const meta = useSignal('');
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
@@ -54,6 +55,8 @@ export function ThreadView({ id }: { id: string }) {
       connection = followThread(id, () => timeline.value.lastSeq, (event) => {
         timeline.value = applyEvent(timeline.value, event);
         if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
+        // A move writes its ledger line without a message event: the newest page brings it.
+        if (event.type === 'gateway') void refreshLedger();
       }, (open) => (live.value = open));
     })();
     return () => {
@@ -62,6 +65,10 @@ export function ThreadView({ id }: { id: string }) {
     };
   }, [id]);
 
+  const refreshLedger = async () => {
+    const { data } = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } });
+    if (data !== undefined) timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, data.items) };
+  };
   const loadOlder = async () => {
     if (older.value === null) return;
     const { data } = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id }, query: { before: older.value } } });
@@ -125,6 +132,8 @@ export function ThreadView({ id }: { id: string }) {
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
       {timeline.value.runs.filter((run) => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null).slice(-3).map((run) => <RunCard key={run.id} run={run} />)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
+      {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
+      <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />
       <form class="composer" onSubmit={send}>
         <label for="continue-text">Message</label>
         <textarea id="continue-text" rows={3} value={text.value} onInput={(e) => (text.value = (e.target as HTMLTextAreaElement).value)}

@@ -1,6 +1,6 @@
 import type { Failure } from '../../domain/errors.ts';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
-import type { Conversation, ModelMessage, Page, PageRequest, Pending, Run, Thread, User } from '../../domain/model.ts';
+import type { Conversation, ModelMessage, Page, PageRequest, Pending, Run, Thread, User, ThreadListItem } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
@@ -58,7 +58,7 @@ export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, 
       const linked = (await storage.catalog.channels()).filter((channel) => channel.linked_users.includes(user.id)).flatMap((channel) => channel.agents);
       return agentPostures(standings(await vocabularies.all(linked)));
     },
-    threads: (user: User, page: PageRequest): Promise<Page<Thread>> => storage.threads.listAccessible(user.id, page),
+    threads: (user: User, page: PageRequest): Promise<Page<ThreadListItem>> => storage.threads.listAccessible(user.id, page),
     thread: (user: User, id: string): Read<Thread> => thread(user, id),
     messages: async (user: User, id: string, page: PageRequest): Read<Page<LedgerMessage>> => {
       const found = await withChain(user, id);

@@ -122,4 +122,42 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     await shot('thread');
     assert.deepEqual(errors.map(String), []);
   });
+
+  it('teleports to a chat destination after browsing into a room, warned that private history lands in a shared place', { timeout: 60_000 }, async () => {
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+    const source = /#\/threads\/(.+)$/.exec(page.url())![1]!;
+    await page.locator('details.moves > summary').click();
+    const general = page.locator('ul.places li[data-place="general"]');
+    await general.waitFor({ timeout: WAIT });
+    const ops = page.locator('ul.places li[data-place="ops"]');
+    assert.equal(await ops.getAttribute('aria-disabled'), 'true');
+    assert.match((await ops.textContent()) ?? '', /The agent is not in this room/);
+    await general.getByRole('button', { name: 'Open #general' }).click();
+    const release = page.locator('ul.places li[data-place="general/release"]');
+    await release.waitFor({ timeout: WAIT });
+    await release.getByRole('radio').check();
+    await page.waitForSelector('.moves .warning', { timeout: WAIT });
+    await shot('teleport');
+    await page.getByRole('button', { name: 'Teleport' }).click();
+    await page.waitForFunction((from) => /^#\/threads\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.endsWith(from), source, { timeout: WAIT });
+    await page.waitForFunction(() => /team-chat/.test(document.querySelector('.thread .meta')?.textContent ?? ''), undefined, { timeout: WAIT });
+  });
+
+  it('summons another agent with a brief and a hint', { timeout: 60_000 }, async () => {
+    await page.locator('nav.threads a', { hasText: 'Fix the flaky build' }).click();
+    await page.waitForFunction(() => document.getElementById('thread-title')?.textContent === 'Fix the flaky build', undefined, { timeout: WAIT });
+    await page.waitForSelector('details.moves', { timeout: WAIT });
+    await page.locator('details.moves > summary').click();
+    await page.waitForSelector('#summon-route option:nth-child(2)', { state: 'attached', timeout: WAIT }).catch(async (error: unknown) => {
+      throw new Error(`no summon route offered: ${await page.locator('details.moves').textContent()}`, { cause: error });
+    });
+    // Preact sets an option's value as a property, not an attribute.
+    const route = await page.locator('#summon-route option').nth(1).evaluate((option) => (option as HTMLOptionElement).value);
+    await page.selectOption('#summon-route', route);
+    await page.fill('#summon-brief', 'Take over the flaky build');
+    await page.fill('#summon-hint', 'second opinion');
+    await page.getByRole('button', { name: 'Summon' }).click();
+    await page.waitForFunction((r) => [...document.querySelectorAll('.ledger li')].some((li) => li.textContent?.includes(`Handed over to ${r}`)), route, { timeout: WAIT });
+    assert.deepEqual(errors.map(String), []);
+  });
 });

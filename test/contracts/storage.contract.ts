@@ -120,6 +120,16 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(await storage.threads.listAccessible('nobody', { limit: 50, before: null }), { items: [], next: null });
     });
 
+    it("answers each listed thread's activity: a turn running, approvals and questions pending", async () => {
+      const { items } = (await storage.threads.listAccessible('alice', { limit: 50, before: null }))!;
+      const activityOf = (id: string) => items.find((item) => item.id === id)?.activity;
+      assert.deepEqual(activityOf(F.root), { turn_running: true, approvals: 1, questions: 1 });
+      assert.deepEqual(activityOf(F.fork), { turn_running: false, approvals: 0, questions: 0 });
+      const { activity, ...row } = items.find((item) => item.id === F.root)!;
+      assert.deepEqual(row, (await storage.threads.findRow('alice', F.root))!, 'the row is the thread row');
+      assert.ok(activity);
+    });
+
     it('pages the ledger newest first, with rows exactly as stored', async () => {
       const thread = await storage.threads.findAccessible('alice', F.root);
       const page = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 2, before: null });

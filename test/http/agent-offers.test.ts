@@ -77,7 +77,10 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
 
   it('GET /permissions is described in the OpenAPI document with its efforts', async () => {
     const doc = (await service.ask({ path: '/api/openapi.json' })).json();
-    assert.match(doc.paths['/api/console/permissions'].get.responses['200'].description, /"efforts"/);
+    const schema = doc.paths['/api/console/permissions'].get.responses['200'].content['application/json'].schema;
+    assert.equal(schema.type, 'array');
+    assert.deepEqual(Object.keys(schema.items.properties).sort(), ['agent', 'default', 'efforts', 'modes', 'unavailable']);
+    assert.deepEqual(schema.items.properties.efforts, { type: 'array', items: { type: 'string' } });
   });
 
   it('a new-thread directive or a summon naming an unavailable agent is 409 saying why, without the agent\'s own text', async () => {
