@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { consoleClient, type ConsoleClient } from '../../client/index.ts';
 import { F } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { startFixtureService, type TestService } from '../support/service.ts';
@@ -20,10 +21,16 @@ const readsUnder = (thread: string, conversation: string, run: string) => [
 
 describe('console reads', () => {
   let service: TestService;
+  /** The typed client (generated from the OpenAPI description) as alice and as bob; raw requests check the edges. */
+  let alice: ConsoleClient;
+  let bob: ConsoleClient;
   before(async () => {
     service = await startFixtureService();
     // Reads never wait on an agent: what each offers is known first.
     await service.knowOffers();
+    const base = `http://127.0.0.1:${service.port}`;
+    alice = consoleClient(base, { headers: ALICE });
+    bob = consoleClient(base, { headers: BOB });
   });
   after(() => service.close());
 
@@ -38,7 +45,7 @@ describe('console reads', () => {
   });
 
   it('GET /routes: the console channel agents with their models', async () => {
-    assert.deepEqual((await get(`${P}/routes`)).json(), [
+    assert.deepEqual((await alice.GET('/api/console/routes')).data, [
       { id: 'claude:opus', agent: 'claude', model: 'opus' },
       { id: 'claude:sonnet', agent: 'claude', model: 'sonnet' },
       { id: 'codex', agent: 'codex', model: null },
@@ -46,58 +53,63 @@ describe('console reads', () => {
   });
 
   it('GET /channels: the channels linked to the caller only', async () => {
-    assert.deepEqual((await get(`${P}/channels`)).json(), [
+    assert.deepEqual((await alice.GET('/api/console/channels')).data, [
       { id: 'console', kind: 'console', name: 'Console', shared: false, browsable: false },
       { id: 'quiet', kind: 'chat', name: 'Quiet room', shared: true, browsable: true },
       { id: 'team-chat', kind: 'chat', name: 'Team chat', shared: true, browsable: true },
     ]);
-    assert.deepEqual((await get(`${P}/channels`, BOB)).json().map((c: { id: string }) => c.id), ['console']);
+    assert.deepEqual((await bob.GET('/api/console/channels')).data?.map((c) => c.id), ['console']);
   });
 
   it('GET /projects and /permissions', async () => {
-    assert.deepEqual((await get(`${P}/projects`)).json(), ['acme-web', 'infra']);
-    assert.deepEqual((await get(`${P}/permissions`)).json(), [
+    assert.deepEqual((await alice.GET('/api/console/projects')).data, ['acme-web', 'infra']);
+    assert.deepEqual((await alice.GET('/api/console/permissions')).data, [
       { agent: 'claude', modes: ['default', 'acceptEdits', 'plan'], default: 'default', efforts: ['low', 'high'], unavailable: null },
       { agent: 'codex', modes: ['auto', 'read-only'], default: 'auto', efforts: [], unavailable: null },
     ]);
   });
 
   it('GET /threads pages what the caller can access, newest first', async () => {
-    const first = (await get(`${P}/threads?limit=3`)).json();
-    assert.deepEqual(first.items.map((t: { id: string }) => t.id), [F.shared, F.forkOfFork, F.fork]);
+    const first = (await alice.GET('/api/console/threads', { params: { query: { limit: '3' } } })).data!;
+    assert.deepEqual(first.items.map((t) => t.id), [F.shared, F.forkOfFork, F.fork]);
     assert.equal(first.next, F.fork);
-    const rest = (await get(`${P}/threads?limit=3&before=${first.next}`)).json();
+    const rest = (await alice.GET('/api/console/threads', { params: { query: { limit: '3', before: first.next! } } })).data!;
     assert.deepEqual(rest, { items: [rest.items[0]], next: null });
-    assert.equal(rest.items[0].id, F.root);
-    assert.equal(rest.items[0].messages, undefined, 'a listing carries no messages');
+    assert.equal(rest.items[0]!.id, F.root);
+    assert.equal((rest.items[0] as Record<string, unknown>).messages, undefined, 'a listing carries no messages');
+    // The fixture's running turn has no lease, so the start-up sweep may have ended it already.
+    const activity = rest.items[0]!.activity;
+    assert.deepEqual({ ...activity, turn_running: typeof activity.turn_running }, { turn_running: 'boolean', approvals: 1, questions: 1 }, 'each with its activity');
   });
 
   it('GET /threads/{id}: the row, without messages', async () => {
-    const res = await get(`${P}/threads/${F.root}`);
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.json(), {
+    const res = await alice.GET('/api/console/threads/{id}', { params: { path: { id: F.root } } });
+    assert.equal(res.response.status, 200);
+    assert.deepEqual(res.data, {
       id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
       fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z',
     });
   });
 
   it('GET /threads/{id}/messages: the ledger, a fork sees its parent up to its cutoff', async () => {
-    const res = (await get(`${P}/threads/${F.fork}/messages?limit=4`)).json();
-    assert.deepEqual(res.items.map((m: { id: string }) => m.id), [F.forkMsgs[1], F.forkMsgs[0], F.rootMsgs[2], F.rootMsgs[1]]);
+    const messages = (query: { limit: string; before?: string }) => alice.GET('/api/console/threads/{id}/messages', { params: { path: { id: F.fork }, query } });
+    const res = (await messages({ limit: '4' })).data!;
+    assert.deepEqual(res.items.map((m) => m.id), [F.forkMsgs[1], F.forkMsgs[0], F.rootMsgs[2], F.rootMsgs[1]]);
     assert.equal(res.next, F.rootMsgs[1]);
-    const rest = (await get(`${P}/threads/${F.fork}/messages?limit=4&before=${res.next}`)).json();
-    assert.deepEqual(rest.items.map((m: { id: string }) => m.id), [F.rootMsgs[0]]);
+    const rest = (await messages({ limit: '4', before: res.next! })).data!;
+    assert.deepEqual(rest.items.map((m) => m.id), [F.rootMsgs[0]]);
     assert.equal(rest.next, null);
   });
 
   it('GET conversations, runs, model messages and pending', async () => {
-    assert.deepEqual((await get(`${P}/threads/${F.root}/conversations`)).json().map((c: { id: string }) => c.id), [F.conv, F.conv2]);
-    const runs = (await get(`${P}/threads/${F.root}/conversations/${F.conv}/runs?limit=2`)).json();
-    assert.deepEqual(runs.items.map((r: { id: string }) => r.id), [F.runs[2], F.runs[1]]);
-    const messages = (await get(`${P}/threads/${F.root}/runs/${F.runs[0]}/messages`)).json();
+    const conversations = (await alice.GET('/api/console/threads/{id}/conversations', { params: { path: { id: F.root } } })).data!;
+    assert.deepEqual(conversations.map((c) => c.id), [F.conv, F.conv2]);
+    const runs = (await alice.GET('/api/console/threads/{id}/conversations/{cid}/runs', { params: { path: { id: F.root, cid: F.conv }, query: { limit: '2' } } })).data!;
+    assert.deepEqual(runs.items.map((r) => r.id), [F.runs[2], F.runs[1]]);
+    const messages = (await alice.GET('/api/console/threads/{id}/runs/{rid}/messages', { params: { path: { id: F.root, rid: F.runs[0] } } })).data!;
     assert.equal(messages.items.length, 4);
-    const pending = (await get(`${P}/threads/${F.root}/pending`)).json();
-    assert.deepEqual(pending.map((p: { kind: string }) => p.kind), ['approval', 'question']);
+    const pending = (await alice.GET('/api/console/threads/{id}/pending', { params: { path: { id: F.root } } })).data!;
+    assert.deepEqual(pending.map((p) => p.kind), ['approval', 'question']);
   });
 
   it('accepts ids in upper case', async () => {
