@@ -4,7 +4,7 @@ import type { Address, Conversation, Message, Pending, Run, Thread } from '../..
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
 import { appendEvent } from './event-log.ts';
-import type { MemoryState } from './state.ts';
+import { threadActivity, type MemoryState } from './state.ts';
 
 // Atomicity in memory: every method checks and writes without an `await` in between, so no other
 // call can interleave with it on the one JavaScript thread.
@@ -62,13 +62,8 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
 
     async writeMove(move) {
       const source = requireThread(move.source_thread_id);
-      const conversations = [...state.conversations.values()].filter((c) => c.thread_id === source.id);
-      const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
-      const busy = {
-        turnRunning: conversations.some((c) => c.turn_running),
-        approvals: pending.filter((p) => p.kind === 'approval').length,
-        questions: pending.filter((p) => p.kind === 'question').length,
-      };
+      const activity = threadActivity(state, source.id);
+      const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions };
       if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
       let thread = source;
       if (move.landing !== null) {

@@ -1,4 +1,4 @@
-import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, User } from '../../domain/model.ts';
+import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
@@ -54,5 +54,16 @@ export function emptyState(): MemoryState {
     events: new Map(),
     turns: new Map(),
     pendingAnswers: new Map(),
+  };
+}
+
+/** What is going on in a thread: a turn running on any of its conversations, and the approvals and questions pending. */
+export function threadActivity(state: MemoryState, threadId: string): ThreadActivity {
+  const conversations = [...state.conversations.values()].filter((c) => c.thread_id === threadId);
+  const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
+  return {
+    turn_running: conversations.some((c) => c.turn_running),
+    approvals: pending.filter((p) => p.kind === 'approval').length,
+    questions: pending.filter((p) => p.kind === 'question').length,
   };
 }

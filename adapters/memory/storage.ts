@@ -7,7 +7,7 @@ import { memoryConsoleWriter } from './console-writer.ts';
 import { memoryEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
 import { keysetPage } from './page.ts';
-import { emptyState, type MemoryState } from './state.ts';
+import { emptyState, threadActivity, type MemoryState } from './state.ts';
 
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -42,16 +42,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       exists: async (threadId) => state.threads.has(threadId),
       listAccessible: async (userId, page) =>
         keysetPage(
-          [...state.threads.values()].filter((t) => accessible(userId, t.id) !== null).map((thread) => {
-            const conversations = [...state.conversations.values()].filter((c) => c.thread_id === thread.id);
-            const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
-            const activity = {
-              turn_running: conversations.some((c) => c.turn_running),
-              approvals: pending.filter((p) => p.kind === 'approval').length,
-              questions: pending.filter((p) => p.kind === 'question').length,
-            };
-            return { ...thread, activity };
-          }),
+          [...state.threads.values()].filter((t) => accessible(userId, t.id) !== null).map((thread) => ({ ...thread, activity: threadActivity(state, thread.id) })),
           page,
         ),
     },
