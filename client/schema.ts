@@ -2782,6 +2782,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The Host header is not a host */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Storage unreachable */
             503: {
                 headers: {

@@ -76,7 +76,7 @@ function responsesOf(route: Route): Record<string, unknown> {
     }
   }
   // Every route can meet the edge's own refusal: a Host header that is not a host.
-  if (!Object.keys(responses).some((status) => Number(status) >= 400)) {
+  if (!Object.keys(responses).some((status) => Number(status) >= 400 && Number(status) < 500)) {
     responses['400'] = { description: 'The Host header is not a host', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
   }
   if (route.path === LIVE_SOCKET_PATH) {
