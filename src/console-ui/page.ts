@@ -4,17 +4,23 @@ import { escapeAttribute } from '../sandbox/proxy-page.ts';
 export const CONSOLE_SCRIPT_PATH = '/assets/console.js';
 export const CONSOLE_STYLE_PATH = '/assets/console.css';
 
-/** Its own origin for everything, scripts from files only, never framed. */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * Its own origin for everything, scripts from files only, never framed; frames from the sandbox origin
+ * alone (an artifact's app shown inline in a thread), none when there is no usable one.
+ */
+export function consoleCsp(sandboxOrigin: string | null): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    `frame-src ${sandboxOrigin ?? "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** The page: no inline script or style; in demo mode only, the demo token the sign-in form offers. */
 export function consolePage(demoToken: string | null): string {
@@ -106,6 +112,16 @@ main{padding:16px;overflow:auto;min-width:0}
 .warning{color:var(--danger);font-weight:600}
 label.inline{font-weight:400}
 label.inline input{width:auto}
+.app-ref{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
+.inline-app{margin:8px 0 0;border:1px solid var(--line);border-radius:8px;padding:6px}
+.inline-app figcaption{display:flex;justify-content:space-between;align-items:center;gap:8px;font-weight:600}
+.inline-app .app-frame iframe{display:block;width:100%;height:320px;border:0;background:transparent}
+.inline-app[data-display=fullscreen] .app-frame iframe{position:fixed;inset:0;width:100vw;height:100vh!important;min-width:0!important;z-index:10;background:var(--bg)}
+.inline-app .exit-full{position:fixed;top:8px;right:8px;z-index:11}
+.app-log ol{margin:6px 0 0;padding:0;list-style:none;max-height:200px;overflow:auto;font:12px/1.5 ui-monospace,monospace}
+.app-log li{white-space:pre-wrap;word-break:break-word}
+.app-log .level{font-weight:600;text-transform:uppercase}
+[hidden]{display:none!important}
 .composer{margin-top:12px}
 .composer button{margin-top:8px}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}

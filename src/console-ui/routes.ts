@@ -4,7 +4,7 @@ import type { Reply } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 import { DEMO_LOGIN_TOKEN } from '../storage.ts';
-import { CONSOLE_CSP, CONSOLE_CSS, CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH, consolePage } from './page.ts';
+import { consoleCsp, CONSOLE_CSS, CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH, consolePage } from './page.ts';
 
 const PATHS = new Set(['/', CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH]);
 
@@ -16,6 +16,8 @@ export function consoleUiSurface(config: Config): SurfaceDefinition {
   const page = consolePage(config.demo ? DEMO_LOGIN_TOKEN : null);
   const script = servedBundle('console');
   const noStore = { 'cache-control': 'no-store' };
+  // A sandbox origin equal to the console's is not served (see app.ts), so nothing may be framed from it.
+  const csp = consoleCsp(config.sandboxOrigin !== null && config.sandboxOrigin !== config.viewerOrigin ? config.sandboxOrigin : null);
   return {
     name: 'ui',
     owns: (path) => PATHS.has(path),
@@ -26,7 +28,7 @@ export function consoleUiSurface(config: Config): SurfaceDefinition {
         responses: { 200: { description: 'The console page', mediaType: 'text/html' } },
         handle: (): Reply => ({
           status: 200,
-          headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CONSOLE_CSP, 'referrer-policy': 'no-referrer', ...noStore },
+          headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp, 'referrer-policy': 'no-referrer', ...noStore },
           body: page,
         }),
       }),

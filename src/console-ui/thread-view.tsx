@@ -6,6 +6,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, followThread, problemText } from './api.ts';
+import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
 import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
@@ -23,6 +24,13 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
   const error = useSignal('');
   const text = useSignal('');
   const busy = useSignal(false);
+  /** The ledger messages whose app is shown inline. */
+  const shown = useSignal<ReadonlySet<string>>(new Set());
+  const toggleApp = (messageId: string) => {
+    const next = new Set(shown.value);
+    if (!next.delete(messageId)) next.add(messageId);
+    shown.value = next;
+  };
 
   const loadConversation = async () => {
     const { data } = await api.GET('/api/console/threads/{id}/conversations', { params: { path: { id } } });
@@ -36,6 +44,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
 
   useEffect(() => {
     timeline.value = EMPTY_TIMELINE;
+    shown.value = new Set();
     error.value = '';
     let connection: { close(): void } | null = null;
     let stopped = false;
@@ -125,7 +134,18 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
           <li key={message.id} data-role={message.role} data-message-id={message.id}>
             <span class="role">{message.role}</span>
             <p>{message.text}</p>
-            {message.app !== undefined && <a href={message.app.viewer_url} target="_blank" rel="noopener">{message.app.title} ({message.app.provider_name})</a>}
+            {message.app !== undefined && (
+              <p class="app-ref">
+                <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
+                  {shown.value.has(message.id) ? 'Hide' : 'Show'} app: {message.app.title}
+                </button>
+                {' '}<span class="hint">{message.app.provider_name}</span>
+                {' '}<a href={message.app.viewer_url} target="_blank" rel="noopener">Open in the viewer</a>
+              </p>
+            )}
+            {message.app !== undefined && shown.value.has(message.id) && (
+              <InlineApp threadId={id} messageId={message.id} title={message.app.title} onClose={() => toggleApp(message.id)} />
+            )}
           </li>
         ))}
       </ol>

@@ -6,14 +6,18 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { freePort } from '../support/free-port.ts';
 import { findChromium, launchChromium, NO_CHROMIUM } from '../support/chromium.ts';
 import { startNpm, type NpmStarted } from '../support/npm-start.ts';
 
 const WAIT = 20_000;
 const chromiumPath = findChromium();
 // Started at the file's top level: startNpm ends the service when the scope that started it ends.
-const started: NpmStarted | null = chromiumPath === null ? null : await startNpm();
+// On a port known before the start, so the default sandbox origin (sandbox.localhost on that port) is served.
+const port = await freePort();
+const started: NpmStarted | null = chromiumPath === null ? null
+  : await startNpm({ PORT: String(port), ARTIFACT_SANDBOX_ORIGIN: `http://sandbox.localhost:${port}`, ARTIFACT_VIEWER_ORIGIN: `http://localhost:${port}` });
 
 describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMIUM : false }, () => {
   let browser: Browser;
@@ -53,6 +57,35 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     await page.waitForSelector('nav.threads li', { timeout: WAIT });
     assert.ok((await page.locator('nav.threads li').count()) >= 1);
     assert.equal(await page.textContent('.who'), 'Alice');
+  });
+
+  /** The frame an iframe element matching `selector` in `owner` holds, waited for. */
+  async function childFrame(owner: Page | Frame, selector: string): Promise<Frame> {
+    const element = await owner.waitForSelector(selector, { state: 'attached', timeout: WAIT });
+    const frame = await element.contentFrame();
+    assert.ok(frame, `${selector} has a frame`);
+    return frame;
+  }
+
+  it("opens a ledger message's MCP app inline, in the sandbox, and closes it", { timeout: 60_000 }, async () => {
+    const res = await page.goto(`${origin()}/`);
+    assert.match(res!.headers()['content-security-policy'] ?? '', /frame-src http:\/\/sandbox\.localhost:\d+;/);
+    await page.locator('nav.threads a', { hasText: 'Fix the flaky build' }).click();
+    const show = page.getByRole('button', { name: /^Show app: / });
+    await show.waitFor({ timeout: WAIT });
+    await show.click();
+    const proxy = await childFrame(page, '.inline-app .app-frame > iframe');
+    assert.match(proxy.url(), /^http:\/\/sandbox\.localhost:\d+\/artifacts\/sandbox\?policy=/);
+    const app = await childFrame(proxy, 'iframe');
+    // The thread-scoped read's saved input and output reached the app as tool input and result.
+    await app.waitForSelector('body[data-initialized="true"][data-city="Paris"][data-summary="Sunny"]', { state: 'attached', timeout: WAIT });
+    await page.waitForSelector('.inline-app[data-state="ready"]', { timeout: WAIT });
+    assert.ok(!(await page.content()).includes('id="temperature"'), "the app's HTML is never in the console's DOM");
+    await shot('artifact');
+    await page.getByRole('button', { name: 'Close app' }).click();
+    await page.waitForSelector('.inline-app', { state: 'detached', timeout: WAIT });
+    assert.equal(await page.getByRole('button', { name: /^Show app: / }).getAttribute('aria-expanded'), 'false');
+    assert.deepEqual(errors.map(String), []);
   });
 
   it('starts a thread from the composer and streams the demo agent run', { timeout: 60_000 }, async () => {

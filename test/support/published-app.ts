@@ -5,10 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer, request, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { freePort } from './free-port.ts';
 
 export interface PublishedApp {
   /** The MCP endpoint, through the recording proxy. */
@@ -26,14 +27,6 @@ const require = createRequire(import.meta.url);
 /** The published package's command (`dist/index.js`, its `bin`), beside the module its exports name. */
 function entryOf(packageName: string): string {
   return join(dirname(require.resolve(packageName)), 'index.js');
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Waits until the server prints that it listens, or fails after `ms`. */

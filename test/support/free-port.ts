@@ -1,0 +1,13 @@
+import { createServer, type AddressInfo } from 'node:net';
+
+/** A port nothing listens on now (the kernel's choice for port 0), for a process that must know its port before it starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
