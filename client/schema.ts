@@ -1373,6 +1373,16 @@ export interface operations {
                         turn_running: boolean;
                         /** Format: date-time */
                         created_at: string;
+                        moved_to: {
+                            /** Format: uuid */
+                            thread_id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            address: {
+                                channel: string;
+                                id: string;
+                            };
+                        } | null;
                     }[];
                 };
             };
@@ -1965,6 +1975,16 @@ export interface operations {
                         turn_running: boolean;
                         /** Format: date-time */
                         created_at: string;
+                        moved_to: {
+                            /** Format: uuid */
+                            thread_id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            address: {
+                                channel: string;
+                                id: string;
+                            };
+                        } | null;
                     };
                 };
             };

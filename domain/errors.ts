@@ -44,6 +44,8 @@ export const ERROR_DETAILS = {
   upgrade_required: 'This path is a websocket: upgrade the connection',
   /** The request conflicts with the state of what it names; the detail says how. */
   conflict: 'The request conflicts with the current state',
+  /** The thread's conversation was teleported away: nothing continues or moves it here; the detail names where it is now. */
+  conversation_moved: 'The conversation moved to another thread',
   /** The request needs an agent that is unavailable (it needs authentication, could not start, or did not answer); the detail says which and why. */
   agent_unavailable: 'The agent is unavailable',
   /** Storage could not be reached. */

@@ -19,3 +19,4 @@ export * from './operations.ts';
 export * from './text.ts';
 export * from './run-errors.ts';
 export * from './bounds.ts';
+export * from './history-brief.ts';

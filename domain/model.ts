@@ -64,6 +64,15 @@ export interface Conversation {
   /** Whether a turn is running now. */
   readonly turn_running: boolean;
   readonly created_at: string;
+  /** Where the conversation went when a teleport moved it away from this thread; null while it is here. */
+  readonly moved_to: MovedTo | null;
+}
+
+/** Where a moved conversation lives now: the thread it landed in, its conversation row there, and its address. */
+export interface MovedTo {
+  readonly thread_id: Id;
+  readonly conversation_id: Id;
+  readonly address: Address;
 }
 
 /** The states a run can be in. */

@@ -1,4 +1,4 @@
-import type { Address, Channel, ChannelPlace } from './model.ts';
+import type { Address, Channel, ChannelPlace, MovedTo } from './model.ts';
 import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';
 
 /** A destination on a channel (spec: ChannelAddress). */
@@ -37,7 +37,7 @@ export interface OperationsInput {
   readonly userId: string;
   readonly thread: { readonly id: string; readonly channel: string; readonly title: string };
   /** The conversation that would move (the thread's latest), or null. */
-  readonly conversation: { readonly agent: string; readonly address: Address | null } | null;
+  readonly conversation: { readonly agent: string; readonly address: Address | null; readonly moved_to: MovedTo | null } | null;
   readonly channels: readonly Channel[];
   /** The agents whose offer is known, with their vocabularies in force. */
   readonly agents: readonly OfferedAgent[];
@@ -56,6 +56,23 @@ export function busyReason(busy: Busy): string | null {
   if (busy.approvals > 0) return 'Approvals are pending on this thread';
   if (busy.questions > 0) return 'Questions are pending on this thread';
   return null;
+}
+
+/** Why a conversation that moved away cannot be moved (or continued) from here: it names where it is now. */
+export function movedReason(moved: MovedTo): string {
+  return `The conversation moved to ${moved.address.channel} ${moved.address.id} (thread ${moved.thread_id}); move it from there`;
+}
+
+/**
+ * Whether a place is a thread of the channel (it lies inside another place, as a chat thread inside its
+ * room): a teleport with `new_thread: false` lands in such a place itself; a room takes new threads only.
+ */
+export function isThreadPlace(places: readonly ChannelPlace[], id: string, depth = 0): boolean {
+  for (const place of places) {
+    if (place.id === id) return depth > 0;
+    if (isThreadPlace(place.children, id, depth + 1)) return true;
+  }
+  return false;
 }
 
 /** Channels where no conversation can land, with the reason: not linked to the user, or no agent connected. */
@@ -123,7 +140,8 @@ export const agentRoutesOn = (channel: Channel, agents: readonly OfferedAgent[],
 export function threadOperations(input: OperationsInput): ThreadOperations {
   const barred = barredChannels(input.userId, input.channels);
   const source = sourceAddress(input);
-  const reason = busyReason(input.busy);
+  const moved = input.conversation?.moved_to ?? null;
+  const reason = moved !== null ? movedReason(moved) : busyReason(input.busy);
   const open = input.channels.filter((channel) => barred[channel.id] === undefined);
   const agent = input.conversation?.agent ?? null;
 

@@ -50,6 +50,14 @@ export interface TurnRequest {
   /** Set through the session's config options where the agent offers them; null leaves them. */
   readonly model: string | null;
   readonly effort: string | null;
+  /**
+   * Asked for only when the turn runs in a new session although the thread has a past (no session was
+   * asked for, or the one asked for could neither be continued nor loaded): the history brief the
+   * prompt is prefixed with, or null for none. Absent: the prompt goes as it is.
+   */
+  readonly history?: () => Promise<string | null>;
+  /** Told when the prompt went with the history brief (the agent did not continue a session that knew the thread). */
+  readonly onBriefed?: () => void | Promise<void>;
   /** The session id, as soon as it is known (before the prompt is sent). */
   readonly onSession: (sessionId: string) => void | Promise<void>;
   readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;

@@ -1,26 +1,39 @@
-import type { Address, Channel, ChannelPlace } from '../domain/model.ts';
+import type { Address, Channel, ChannelPlace, Id } from '../domain/model.ts';
 
-/** A conversation handed to a channel: where it lands, and what it carries. */
+/**
+ * A conversation handed to a place of a channel, as the delivery outbox stores it until the channel
+ * takes it. `id` is the idempotency key: a channel that is asked twice with one id posts once.
+ */
 export interface Delivery {
+  readonly id: Id;
   readonly channel: string;
   /** The place it lands in (a room, a thread of a room). */
   readonly place: string;
-  /** Open a new thread at the place (true), or land in the place itself. */
+  /** Open a new thread at the place (true), or land in the place itself (a chat thread). */
   readonly new_thread: boolean;
+  /** The address the conversation lives at there (decided when the move is written, from `id`). */
+  readonly address: Address;
   /** The title of what lands (a new thread's title on the platform). */
   readonly title: string;
+  /** What is posted there: where the conversation came from, and the brief of its history. */
+  readonly text: string;
 }
 
 /**
  * The channels the console can move conversations to (the console itself, team chat, ...). The
  * memory adapter serves the world file's channels; a chat platform adapter answers the same from
- * the platform (its rooms, its members' links, the agents present) and posts on delivery.
+ * the platform (its rooms, its members' links, the agents present) and posts on delivery
+ * (docs/channels.md).
  */
 export interface ChannelPort {
   /** Every connected channel, with the users linked on it, the agents connected to it, and its top places. */
   channels(): Promise<Channel[]>;
   /** One level of a channel's places: the top when `inside` is null, else those inside that place; null when nothing opens by that value. */
   places(channelId: string, inside: string | null): Promise<readonly ChannelPlace[] | null>;
-  /** Hands a conversation to a place; answers the address it lives at there. */
-  deliver(delivery: Delivery): Promise<Address>;
+  /**
+   * Posts a delivery on the platform. Idempotent by `delivery.id`: a delivery asked again (a retry
+   * after a time-out whose post did land) posts nothing more. Rejects when the platform cannot take
+   * it now; the outbox asks again later.
+   */
+  deliver(delivery: Delivery): Promise<void>;
 }

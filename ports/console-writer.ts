@@ -1,5 +1,6 @@
 import type { WireEvent } from '../domain/events.ts';
-import type { Address, Conversation, Id, Message, ModelMessage, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
+import type { Address, Conversation, Id, Message, ModelMessage, MovedTo, Pending, Run, RunStatus, Thread } from '../domain/model.ts';
+import type { Delivery } from './channel-port.ts';
 import type { Busy } from '../domain/operations.ts';
 import type { PendingAnswer } from './event-bus.ts';
 
@@ -37,19 +38,31 @@ export interface NewThread {
 }
 
 /**
- * A teleport or a summon, written as one transaction: the landing thread (teleport), the new
- * conversation, a ledger line, the `gateway` events and the new conversation's first turn. Ids are
- * chosen by the caller, so the gateway event can name them before anything is written.
+ * A teleport or a summon, written as one transaction: the landing thread (teleport: a fork of the
+ * source at its latest visible message, so the source's history shows there), the new conversation
+ * (a teleport's carries the moved one's agent session), the moved conversation's new address, ledger
+ * lines, the `gateway` events, the delivery to the destination's channel, and the new conversation's
+ * first turn. Ids are chosen by the caller, so the gateway event can name them before anything is written.
  */
 export interface MoveWrite {
   /** The thread the conversation leaves (teleport) or is handed over on (summon); checked not busy inside. */
   readonly source_thread_id: Id;
-  /** Teleport: the thread it lands in, opened with this id; null for a summon (in place). */
+  /**
+   * The conversation that moves (teleport), checked inside to be the source's latest and still here;
+   * it records `moved_to` and its address becomes the landing's. Null for a summon. A summon also
+   * checks that the source's latest conversation has not moved away.
+   */
+  readonly moving: Id | null;
+  /** Teleport: the thread it lands in, opened with this id as a fork of the source; null for a summon (in place). */
   readonly landing: (NewThread & { readonly id: Id }) | null;
   /** The new conversation, on the landing thread when there is one, else on the source. */
   readonly conversation: NewConversation & { readonly id: Id };
-  /** A system line for the source thread's ledger (a summon's hand-over), or null. */
+  /** A system line for the source thread's ledger (where a teleport went, a summon's hand-over), or null. */
   readonly ledger: string | null;
+  /** A system line for the landing thread's ledger (where the conversation came from), or null. */
+  readonly landing_ledger: string | null;
+  /** The delivery to the destination's channel, stored in the outbox with the move; null for none (the console). */
+  readonly delivery: Delivery | null;
   /** The `gateway` event's data, stored on the source thread, then on the landing thread. */
   readonly gateway: Readonly<Record<string, unknown>>;
   /** The new conversation's first turn (a summon's brief, a teleport's prompt), claimed with the move; null for none. */
@@ -68,7 +81,9 @@ export type MoveOutcome =
       /** The first turn's run, when one was asked for: kick it. */
       readonly run: Run | null;
     }
-  | { readonly kind: 'busy'; readonly busy: Busy };
+  | { readonly kind: 'busy'; readonly busy: Busy }
+  /** The source's conversation moved away before this move: nothing was written. */
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
 
 /** What a directive writes before its run is kicked, in one transaction. */
 export interface DirectiveWrite {
@@ -123,7 +138,9 @@ export type DirectiveOutcome =
       readonly event: WireEvent;
     }
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
-  | { readonly kind: 'busy' };
+  | { readonly kind: 'busy' }
+  /** The conversation was teleported away: nothing was written. */
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
 
 /** The writes of directives, runs and responses. Every method is atomic. */
 export interface ConsoleWriter {
@@ -136,15 +153,17 @@ export interface ConsoleWriter {
   createConsoleThread(thread: NewConsoleThread): Promise<{ thread: Thread; conversation: Conversation }>;
   /**
    * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
-   * with the first answer and writes nothing; when the conversation has a turn running, `busy`;
+   * with the first answer and writes nothing; when the conversation moved away, `moved_away`; when
+   * it has a turn running, `busy`;
    * else stores the posture, the user's ledger message, a `running` run, claims the turn under
    * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
    * written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
   /**
-   * Writes a move atomically: when the source thread has a turn running or items pending on any of
-   * its conversations, answers `busy` and writes nothing; else writes everything {@link MoveWrite}
+   * Writes a move atomically: when the source's latest conversation moved away, answers
+   * `moved_away`; when the source thread has a turn running or items pending on any of its
+   * conversations, `busy`; either way nothing is written. Else writes everything {@link MoveWrite}
    * names and answers `moved`.
    */
   writeMove(move: MoveWrite): Promise<MoveOutcome>;

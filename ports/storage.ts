@@ -3,6 +3,7 @@ import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { ConsoleWriter } from './console-writer.ts';
 import type { ConversationStore } from './conversation-store.ts';
+import type { DeliveryOutbox } from './delivery-outbox.ts';
 import type { EventLog } from './event-log.ts';
 import type { LedgerStore } from './ledger-store.ts';
 import type { ReadinessProbe } from './readiness.ts';
@@ -19,6 +20,8 @@ export interface Storage {
   readonly artifacts: ArtifactStore;
   /** The writes of directives, runs and responses. */
   readonly writer: ConsoleWriter;
+  /** Deliveries to channels that moves wrote and no channel has taken yet. */
+  readonly outbox: DeliveryOutbox;
   /** Each thread's stored live events. */
   readonly events: EventLog;
   /** Writes a world, upserting by id: importing the same world twice changes nothing. */

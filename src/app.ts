@@ -28,6 +28,7 @@ import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives } from './runs/directives.ts';
+import { deliveryDispatcher } from './operations/delivery-dispatch.ts';
 import { threadMoves } from './operations/moves.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from './runs/emit.ts';
@@ -63,6 +64,8 @@ export interface AppOptions {
   readonly bus: EventBus;
   /** The channels conversations move to; by default the world file's, in memory. */
   readonly channels?: ChannelPort;
+  /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
+  readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
 }
@@ -76,6 +79,10 @@ export interface App {
   /** Releases what the app holds (storage, agent processes, sockets). */
   readonly close: () => Promise<void>;
 }
+
+/** The outbox is looked at every 5 s; a refused delivery is retried after 1 s, doubling up to 5 min; a claim lasts 30 s. */
+export const DELIVERY_TIMING: Readonly<{ intervalMs: number; retryMs: number; maxRetryMs: number; claimMs: number }> =
+  Object.freeze({ intervalMs: 5_000, retryMs: 1_000, maxRetryMs: 300_000, claimMs: 30_000 });
 
 /** The composition root: every adapter, use case and surface is built here and nowhere else. */
 export function createApp(options: AppOptions): App {
@@ -110,7 +117,11 @@ export function createApp(options: AppOptions): App {
   sweeps.start();
   const turns = { storage, vocabularies, bus, kicker: kicks, dataDir: config.dataDir, lease };
   const submit = directives(turns);
-  const moves = threadMoves({ ...turns, channels: options.channels ?? memoryChannelPort(storage.catalog) });
+  const channels = options.channels ?? memoryChannelPort(storage.catalog);
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
+  // What an earlier start (or another instance) left in the outbox goes out now.
+  deliveries.poke();
+  const moves = threadMoves({ ...turns, channels, deliveries });
   const live = liveSocket({
     storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser,
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
@@ -163,6 +174,7 @@ export function createApp(options: AppOptions): App {
     close: async () => {
       await live.close();
       await sweeps.stop();
+      await deliveries.close();
       clearInterval(rechecks);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains.
       await runner.close();

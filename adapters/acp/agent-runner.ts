@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { agentEnvironment, agentSecrets, passedSecrets } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
+import { briefedPrompt } from '../../domain/history-brief.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import { type AgentProcess, type SessionModels, type SessionState, startAgentProcess } from './agent-process.ts';
@@ -124,12 +125,13 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     }
   }
 
-  /** The turn's session: the given one when this process knows it, else a loaded or new one. */
-  async function sessionFor(proc: AgentProcess, request: TurnRequest): Promise<string> {
-    if (request.sessionId !== null && proc.sessions.has(request.sessionId)) return request.sessionId;
+  /** The turn's session: the given one when this process knows it, else a loaded or (`fresh`) new one. */
+  async function sessionFor(proc: AgentProcess, request: TurnRequest): Promise<{ sessionId: string; fresh: boolean }> {
+    if (request.sessionId !== null && proc.sessions.has(request.sessionId)) return { sessionId: request.sessionId, fresh: false };
     const cwd = resolve(request.cwd);
     await mkdir(cwd, { recursive: true });
     let sessionId: string | null = null;
+    let fresh = false;
     if (request.sessionId !== null && proc.capabilities.loadSession === true) {
       const loading = proc.agent.request(acp.methods.agent.session.load, { sessionId: request.sessionId, cwd, mcpServers: [] });
       try {
@@ -147,11 +149,21 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const state = stateOf(created);
       proc.sessions.set(created.sessionId, state);
       sessionId = created.sessionId;
+      fresh = true;
     }
     // A turn cancelled meanwhile has rejected already: its caller is told of no session.
     if (request.signal?.aborted) throw notReady();
     await request.onSession(sessionId);
-    return sessionId;
+    return { sessionId, fresh };
+  }
+
+  /** The prompt as sent: a fresh session of a thread with a past starts from the history brief. */
+  async function promptFor(request: TurnRequest, fresh: boolean): Promise<string> {
+    if (!fresh || request.history === undefined) return request.prompt;
+    const history = await request.history();
+    if (history === null) return request.prompt;
+    await request.onBriefed?.();
+    return briefedPrompt(history, request.prompt);
   }
 
   return {
@@ -165,7 +177,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       // may wait on the same process.
       if (request.signal?.aborted) throw notReady();
       const proc = await unlessAborted(processFor(request.agent), request.signal);
-      const sessionId = await unlessAborted(sessionFor(proc, request), request.signal);
+      const { sessionId, fresh } = await unlessAborted(sessionFor(proc, request), request.signal);
       if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
       const turnLog = log.child({ agent: request.agent.id, sessionId });
       const route = openTurnRoute(request, turnLog, redactor(passedSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
@@ -196,8 +208,9 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       try {
         // What the agent did not take is reported, and the turn goes on in the posture the session has.
         for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
+        const prompt = await promptFor(request, fresh);
         const answer = await Promise.race([
-          proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: request.prompt }] })),
+          proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: prompt }] })),
           abandoned,
         ]);
         await route.settle();

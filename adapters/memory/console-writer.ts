@@ -3,6 +3,7 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import type { Address, Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { MemoryOutbox } from './delivery-outbox.ts';
 import { appendEvent } from './event-log.ts';
 import { threadActivity, type MemoryState } from './state.ts';
 
@@ -10,7 +11,7 @@ import { threadActivity, type MemoryState } from './state.ts';
 // call can interleave with it on the one JavaScript thread.
 
 /** The console's writes over the memory state. */
-export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
+export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): ConsoleWriter {
   const findByKey = (owner: string, key: string): Thread | null => {
     for (const thread of state.threads.values()) if (thread.owner === owner && thread.key === key) return thread;
     return null;
@@ -29,7 +30,7 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
     const { address, id = uuidv7(), ...rest } = fields;
     const thread = requireThread(threadId);
     const conversation: Conversation = {
-      id, thread_id: threadId, ...rest, address: address ?? { channel: thread.channel, id: threadId }, turn_running: false, created_at: uuid7Time(id),
+      id, thread_id: threadId, ...rest, address: address ?? { channel: thread.channel, id: threadId }, turn_running: false, created_at: uuid7Time(id), moved_to: null,
     };
     state.conversations.set(id, conversation);
     return conversation;
@@ -62,18 +63,34 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
 
     async writeMove(move) {
       const source = requireThread(move.source_thread_id);
+      const latest = [...state.conversations.values()].filter((c) => c.thread_id === source.id).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+      if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
+      if (move.moving !== null && latest?.id !== move.moving) throw new Error(`Conversation ${move.moving} is not the latest of thread ${source.id}`);
       const activity = threadActivity(state, source.id);
       const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions };
       if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
       let thread = source;
       if (move.landing !== null) {
         const { id, conversation: _, ...fields } = move.landing;
-        thread = { id, key: null, ...fields, fork_of: null, fork_cutoff: null, created_at: uuid7Time(id) };
+        // A fork of the source at its latest visible message: its own newest, or what it inherits up to its cutoff.
+        const own = [...state.messages.values()].filter((m) => m.thread_id === source.id).map((m) => m.id);
+        const cutoff = [...own, ...(source.fork_of === null ? [] : [source.fork_cutoff])].reduce<string | null>((max, m) => (m !== null && (max === null || m > max) ? m : max), null);
+        thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id) };
         state.threads.set(id, thread);
         state.members.set(id, new Set());
       }
       let conversation = newConversation(thread.id, move.conversation);
+      if (move.moving !== null) {
+        const moving = state.conversations.get(move.moving)!;
+        const address = conversation.address!;
+        state.conversations.set(moving.id, { ...moving, address, moved_to: { thread_id: thread.id, conversation_id: conversation.id, address } });
+        // The agent's session goes with the conversation: its next turn there continues it.
+        const session = state.sessions.get(moving.id);
+        if (session !== undefined) state.sessions.set(conversation.id, session);
+      }
       if (move.ledger !== null) appendMessage(source.id, { role: 'system', text: move.ledger, artifact_id: null });
+      if (move.landing_ledger !== null) appendMessage(thread.id, { role: 'system', text: move.landing_ledger, artifact_id: null });
+      if (move.delivery !== null) outbox.enqueue(move.delivery);
       const events = [appendEvent(state, source.id, 'gateway', move.gateway)];
       if (move.landing !== null) events.push(appendEvent(state, thread.id, 'gateway', move.gateway));
       let run: Run | null = null;
@@ -97,6 +114,7 @@ export function memoryConsoleWriter(state: MemoryState): ConsoleWriter {
       if (conversation === undefined || conversation.thread_id !== write.thread_id) {
         throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
       }
+      if (conversation.moved_to !== null) return { kind: 'moved_away', moved_to: conversation.moved_to };
       if (conversation.turn_running) return { kind: 'busy' };
       const thread = requireThread(write.thread_id);
       const message = appendMessage(write.thread_id, { role: 'user', text: write.text, artifact_id: null });

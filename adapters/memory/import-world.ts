@@ -22,7 +22,7 @@ export function importWorld(state: MemoryState, world: World): void {
     for (const c of t.conversations) {
       state.conversations.set(c.id, {
         id: c.id, thread_id: t.id, agent: c.agent, model: c.model, permission_mode: c.permission_mode, effort: c.effort,
-        address: c.address, turn_running: c.turn_running, created_at: uuid7Time(c.id),
+        address: c.address, turn_running: c.turn_running, created_at: uuid7Time(c.id), moved_to: null,
       });
       for (const p of c.pending) {
         state.pending.set(p.id, { id: p.id, kind: p.kind, conversation_id: c.id, run_id: p.run_id, title: p.title, options: p.options, tool_call: p.tool_call });

@@ -3,6 +3,7 @@ import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
+import type { OutboxEntry } from './delivery-outbox.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -31,6 +32,8 @@ export interface MemoryState {
   readonly turns: Map<string, { run_id: string | null; holder: string | null; expires: number }>;
   /** Answers to pending items whose run still waits, by pending id, with that run. */
   readonly pendingAnswers: Map<string, { run_id: string; answer: PendingAnswer }>;
+  /** Deliveries to channels not yet taken, by id (removed once taken). */
+  readonly deliveries: Map<string, OutboxEntry>;
 }
 
 /** An empty state. */
@@ -54,6 +57,7 @@ export function emptyState(): MemoryState {
     events: new Map(),
     turns: new Map(),
     pendingAnswers: new Map(),
+    deliveries: new Map(),
   };
 }
 

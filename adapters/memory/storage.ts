@@ -4,6 +4,7 @@ import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
 import { memoryConsoleWriter } from './console-writer.ts';
+import { memoryDeliveryOutbox } from './delivery-outbox.ts';
 import { memoryEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
 import { keysetPage } from './page.ts';
@@ -13,6 +14,7 @@ const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id 
 
 /** Storage held in memory (`CONSOLE_STORAGE=memory`): nothing persists; the world file is the whole state. */
 export function createMemoryStorage(state: MemoryState = emptyState()): Storage {
+  const outbox = memoryDeliveryOutbox(state.deliveries);
   const accessible = (userId: string, threadId: string) => {
     const thread = state.threads.get(threadId);
     return thread !== undefined && canAccessThread(userId, thread, [...(state.members.get(threadId) ?? [])]) ? thread : null;
@@ -59,7 +61,8 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         ),
     },
     artifacts: memoryArtifactStore(state),
-    writer: memoryConsoleWriter(state),
+    writer: memoryConsoleWriter(state, outbox),
+    outbox,
     events: memoryEventLog(state),
     conversations: {
       findForUser: async (userId, conversationId) => {

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
-import type { Conversation, Message, ModelMessage, Pending, Run, Thread } from '../../domain/model.ts';
+import type { Conversation, Message, ModelMessage, MovedTo, Pending, Run, Thread } from '../../domain/model.ts';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
@@ -55,11 +55,12 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         const [claimed] = await sql<{ key: string | null }>(`
           update conversations c set turn_running = true, permission_mode = coalesce(?, c.permission_mode),
             turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-          from threads t where t.id = c.thread_id and c.id = ? and c.thread_id = ? and not c.turn_running
+          from threads t where t.id = c.thread_id and c.id = ? and c.thread_id = ? and not c.turn_running and c.moved_to is null
           returning t.key`, [write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id, write.thread_id]);
         if (claimed === undefined) {
-          const exists = await sql('select 1 from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
-          if (exists.length === 0) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+          const [found] = await sql<{ moved_to: MovedTo | null }>('select moved_to from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
+          if (found === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+          if (found.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: found.moved_to });
           return rollback({ kind: 'busy' }); // the directive row goes too: a retry may start later
         }
         const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversation, ModelMessage, Pending, Run } from '../../domain/model.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
+import { CONVERSATION } from './columns.ts';
 import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
 
 /**
@@ -38,7 +39,7 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
     async findForUser(userId, conversationId) {
       if (!isUuid(conversationId)) return null;
       const [row] = await select<Conversation>(orm, `
-        select c.id, c.thread_id, c.agent, c.model, c.permission_mode, c.effort, c.address, c.turn_running, ${iso('c.created_at')} as created_at
+        select c.id, c.thread_id, c.agent, c.model, c.permission_mode, c.effort, c.address, c.turn_running, ${iso('c.created_at')} as created_at, c.moved_to
         from conversations c join threads t on t.id = c.thread_id
         left join thread_members m on m.thread_id = t.id and m.user_id = ?
         where c.id = ? and (t.owner = ? or m.user_id is not null)`, [userId, conversationId, userId]);
@@ -48,14 +49,14 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
     async listByThread(threadId) {
       if (!isUuid(threadId)) return [];
       return select<Conversation>(orm, `
-        select id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at
+        select ${CONVERSATION}
         from conversations where thread_id = ? order by id`, [threadId]);
     },
 
     async latestByThread(threadId) {
       if (!isUuid(threadId)) return null;
       const rows = await select<Conversation>(orm, `
-        select id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at
+        select ${CONVERSATION}
         from conversations where thread_id = ? order by id desc limit 1`, [threadId]);
       return rows[0] ?? null;
     },

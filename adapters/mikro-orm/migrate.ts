@@ -22,6 +22,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0004-turn-leases', load: async () => (await import('./migrations/0004-turn-leases.ts')).TurnLeases },
   { name: '0005-tool-calls-and-project-directories', load: async () => (await import('./migrations/0005-tool-calls-and-project-directories.ts')).ToolCallsAndProjectDirectories },
   { name: '0006-agent-offers', load: async () => (await import('./migrations/0006-agent-offers.ts')).AgentOffers },
+  { name: '0007-moves-and-deliveries', load: async () => (await import('./migrations/0007-moves-and-deliveries.ts')).MovesAndDeliveries },
 ];
 
 /** The table that records applied migrations. */

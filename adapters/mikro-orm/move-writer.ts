@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import type { WireEvent } from '../../domain/events.ts';
-import type { Conversation, Message, Run, Thread } from '../../domain/model.ts';
+import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { MoveOutcome, MoveWrite } from '../../ports/console-writer.ts';
 import { CONVERSATION, THREAD } from './columns.ts';
@@ -21,7 +21,11 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
     // claim on one of its conversations waits too, so the busy check below holds until commit.
     const [source] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [move.source_thread_id]);
     if (source === undefined) throw new Error(`No thread ${move.source_thread_id}`);
-    const running = await sql<{ turn_running: boolean }>('select turn_running from conversations where thread_id = ? for update', [source.id]);
+    const running = await sql<{ id: string; turn_running: boolean; moved_to: MovedTo | null }>(
+      'select id, turn_running, moved_to from conversations where thread_id = ? order by id for update', [source.id]);
+    const latest = running.at(-1);
+    if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
+    if (move.moving !== null && latest?.id !== move.moving) throw new Error(`Conversation ${move.moving} is not the latest of thread ${source.id}`);
     const pending = await sql<{ kind: string; n: number }>(`
       select p.kind, count(*)::int as n from pending p join conversations c on c.id = p.conversation_id
       where c.thread_id = ? group by p.kind`, [source.id]);
@@ -34,16 +38,31 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
     let thread = source;
     if (move.landing !== null) {
       const l = move.landing;
+      // A fork of the source at its latest visible message: its own newest, or what it inherits up to its cutoff.
       [thread] = await sql<Thread>(`
         insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
-        values (?, null, ?, ?, ?, ?, null, null, ?) returning ${THREAD}`,
-      [l.id, l.channel, l.owner, l.project, l.title, uuid7Time(l.id)]) as [Thread];
+        values (?, null, ?, ?, ?, ?, ?::uuid, (
+          select greatest((select id from messages where thread_id = ?::uuid order by id desc limit 1), case when ?::uuid is null then null else ?::uuid end)
+        ), ?) returning ${THREAD}`,
+      [l.id, l.channel, l.owner, l.project, l.title, source.id, source.id, source.fork_of, source.fork_cutoff, uuid7Time(l.id)]) as [Thread];
     }
     let conversation = await insertConversation(sql, thread, move.conversation, move.conversation.id);
-    if (move.ledger !== null) {
+    if (move.moving !== null) {
+      const movedTo: MovedTo = { thread_id: thread.id, conversation_id: conversation.id, address: conversation.address! };
+      // The moved conversation's new address, and its agent session carried to the conversation there.
+      await sql('update conversations set moved_to = ?::jsonb, address = ?::jsonb where id = ?', [JSON.stringify(movedTo), JSON.stringify(movedTo.address), move.moving]);
+      await sql('update conversations set session_id = (select session_id from conversations where id = ?) where id = ?', [move.moving, conversation.id]);
+    }
+    const system = async (threadId: string, text: string) => {
       const id = uuidv7();
-      await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`,
-        [id, source.id, move.ledger, uuid7Time(id)]);
+      await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`, [id, threadId, text, uuid7Time(id)]);
+    };
+    if (move.ledger !== null) await system(source.id, move.ledger);
+    if (move.landing_ledger !== null) await system(thread.id, move.landing_ledger);
+    if (move.delivery !== null) {
+      const d = move.delivery;
+      await sql(`insert into deliveries (id, channel, place, new_thread, address, title, text, attempts, due_at, holder)
+        values (?, ?, ?, ?, ?::jsonb, ?, ?, 0, now(), null)`, [d.id, d.channel, d.place, d.new_thread, JSON.stringify(d.address), d.title, d.text]);
     }
     const gateway = JSON.stringify(move.gateway);
     const events = await sql<WireEvent>(APPEND, [source.id, 'gateway', gateway, source.id]);

@@ -4,6 +4,7 @@ import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmConsoleWriter } from './console-writer.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
+import { mikroOrmDeliveryOutbox } from './delivery-outbox.ts';
 import { mikroOrmEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
 import { mikroOrmLedgerStore } from './ledger-store.ts';
@@ -45,6 +46,7 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     artifacts: mikroOrmArtifactStore(orm),
     writer: mikroOrmConsoleWriter(orm),
     events: mikroOrmEventLog(orm),
+    outbox: mikroOrmDeliveryOutbox(orm),
     importWorld: (world) => importWorld(orm, world),
     isEmpty: async () => (await select<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),

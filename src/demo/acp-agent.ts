@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { DEFAULT_DEMO_PROFILE, DEMO_PROFILES } from './agent-profiles.ts';
+import { HISTORY_FOOTER, HISTORY_HEADER } from '../../domain/history-brief.ts';
 
 interface DemoSession {
   mode: string;
@@ -74,7 +75,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequest>): Promise<acp.PromptResponse> {
   const session = sessionOf(params.sessionId);
   session.turns += 1;
-  const text = params.prompt.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  const sent = params.prompt.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  // A fresh session of a thread with a past starts from the history brief: the markers below are the new message's only.
+  const briefEnd = sent.startsWith(HISTORY_HEADER) ? sent.indexOf(HISTORY_FOOTER) : -1;
+  const history = briefEnd < 0 ? [] : sent.slice(HISTORY_HEADER.length, briefEnd).split('\n').filter((line) => /^\[[a-z]+\] /.test(line));
+  const text = briefEnd < 0 ? sent : sent.slice(briefEnd + HISTORY_FOOTER.length).trim();
   const slow = text.includes('[slow]');
   const update = async (update: acp.SessionUpdate) => {
     await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update });
@@ -83,6 +88,7 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   const say = (words: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: words } });
 
   await say(`Working on: ${text}\n`);
+  if (history.length > 0) await say(`[demo] history=${history.length} latest=${JSON.stringify(history.at(-1))}\n`);
   if (session.turns === 1) {
     await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
   }

@@ -57,6 +57,8 @@ export const Conversation = v.strictObject({
   address: nullable(Address),
   turn_running: v.boolean(),
   created_at: Time,
+  /** Where a teleport moved the conversation; null while it is on this thread. */
+  moved_to: nullable(v.strictObject({ thread_id: Uuid, conversation_id: Uuid, address: Address })),
 });
 
 export const Run = v.strictObject({

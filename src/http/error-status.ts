@@ -22,6 +22,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   not_thread_owner: 403,
   upgrade_required: 426,
   conflict: 409,
+  conversation_moved: 409,
   agent_unavailable: 409,
   storage_unavailable: 503,
   too_many_connections: 503,

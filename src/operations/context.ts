@@ -60,7 +60,7 @@ export async function moveContext(
     input: {
       userId: user.id,
       thread: { id: thread.id, channel: thread.channel, title: thread.title },
-      conversation: conversation === null ? null : { agent: conversation.agent, address: conversation.address },
+      conversation: conversation === null ? null : { agent: conversation.agent, address: conversation.address, moved_to: conversation.moved_to },
       channels,
       agents: offered,
       busy: {

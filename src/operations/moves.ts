@@ -2,16 +2,17 @@ import { uuidv7 } from 'uuidv7';
 import type { Failure } from '../../domain/errors.ts';
 import type { Address, Agent, User } from '../../domain/model.ts';
 import {
-  agentRoutesOn, busyReason, CONSOLE, findPlace, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+  agentRoutesOn, busyReason, CONSOLE, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
-import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { runDirectory } from '../runs/directives.ts';
+import { threadHistory } from '../runs/history.ts';
 import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
 
@@ -35,6 +36,8 @@ export function threadMoves(deps: {
   readonly kicker: Kicker;
   readonly dataDir: string;
   readonly lease: TurnLease;
+  /** The dispatcher of the delivery outbox: poked when a move stored a delivery. */
+  readonly deliveries: { poke(): void };
 }) {
   const { storage, channels } = deps;
 
@@ -42,19 +45,26 @@ export function threadMoves(deps: {
    * Writes a move as one transaction (busy checked inside: 409 and nothing written), publishes its
    * events, and kicks its first turn when it has one.
    */
-  async function move(write: MoveWrite, agent: Agent): Answer<{ thread_id: string; conversation_id: string }> {
+  async function move(user: User, write: MoveWrite, agent: Agent): Answer<{ thread_id: string; conversation_id: string }> {
     const outcome = await storage.writer.writeMove(write);
     if (outcome.kind === 'busy') return fail(conflict(busyReason(outcome.busy) ?? 'The thread is busy'));
+    if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     const published = Promise.all(outcome.events.map((event) => deps.bus.publish(event))).catch(() => {});
+    // The channel is asked at once; one that is down gets the delivery later from the outbox.
+    if (write.delivery !== null) deps.deliveries.poke();
     if (outcome.run !== null && write.turn !== null) {
+      const { thread, run } = outcome;
+      // The turn's own message is the newest `message` event the move stored: the history is what came before it.
+      const own = outcome.events.filter((event) => event.type === 'message').at(-1)?.data as { message?: { id?: string } } | undefined;
       deps.kicker.kick({
-        threadId: outcome.thread.id,
+        threadId: thread.id,
         conversation: outcome.conversation,
-        run: outcome.run,
+        run,
         agent,
         prompt: write.turn.text,
-        cwd: write.turn.directory ?? (await runDirectory(storage.catalog, deps.dataDir, outcome.thread.project)),
+        cwd: write.turn.directory ?? (await runDirectory(storage.catalog, deps.dataDir, thread.project)),
         mode: outcome.conversation.permission_mode,
+        history: () => threadHistory(storage, user.id, thread.id, own?.message?.id ?? run.id),
       });
     }
     await published;
@@ -90,6 +100,8 @@ export function threadMoves(deps: {
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
       const { thread, conversation, input } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to move'));
+      // Moved away: it moves again from where it is, never from here.
+      if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
       const down = context.value.known.filter((k) => k.agent.id === conversation.agent && k.unavailable !== null);
       if (down.length > 0) return fail(unavailableFailure(down));
       const offer = threadOperations(input);
@@ -103,27 +115,46 @@ export function threadMoves(deps: {
       if (agentRoutesOn(channel, context.value.offered, conversation.agent).length === 0) {
         return fail(conflict(`${conversation.agent} is not connected to this channel`));
       }
-      let address: Address | null = null;
+      const landingId = uuidv7();
+      let address: Address;
+      let delivery: Delivery | null = null;
+      let where: string;
+      const history = await threadHistory(storage, user.id, thread.id, null);
       if (toConsole) {
         if (id !== 'new') return fail(conflict('The console offers one destination: a new console thread'));
         if (thread.channel === CONSOLE) return fail(conflict('A console thread is already on the console'));
+        // A console thread's conversation lives at the thread itself.
+        address = { channel: CONSOLE, id: landingId };
+        where = 'a new console thread';
       } else {
         const place = findPlace(channel.addresses, id);
         if (place === null) return fail(conflict('This destination is no longer offered'));
         if (place.barred !== null) return fail(conflict(place.barred));
-        address = await channels.deliver({ channel: channelId, place: id, new_thread: body.new_thread, title: thread.title });
+        if (!body.new_thread && !isThreadPlace(channel.addresses, id)) {
+          return fail(invalid('body.new_thread', `must be true for ${place.name}: it is a room, and a room takes new threads only`));
+        }
+        const deliveryId = uuidv7();
+        // The address is decided now, from the delivery's id: the move does not wait for the channel.
+        address = { channel: channelId, id: body.new_thread ? `${id}/${deliveryId}` : id };
+        where = body.new_thread ? `a new thread in ${place.name} on ${channel.name}` : `${place.name} on ${channel.name}`;
+        delivery = {
+          id: deliveryId, channel: channelId, place: id, new_thread: body.new_thread, address, title: thread.title,
+          text: [`${user.name} moved the conversation "${thread.title}" here from ${thread.channel}.`, ...(history === null ? [] : [history])].join('\n\n'),
+        };
       }
-      const landing = { id: uuidv7(), owner: user.id, channel: channelId, project: thread.project, title: thread.title };
+      const landing = { id: landingId, owner: user.id, channel: channelId, project: thread.project, title: thread.title };
       const moved = { id: uuidv7(), agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address };
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
-      // A console thread's conversation lives at the thread itself.
-      const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address: address ?? { channel: channelId, id: landing.id } };
+      const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };
       const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
-      return move({
+      return move(user, {
         source_thread_id: thread.id,
+        moving: conversation.id,
         landing: { ...landing, conversation: moved },
         conversation: moved,
-        ledger: null,
+        ledger: `Moved to ${where} (thread ${landing.id})`,
+        landing_ledger: `Moved here from ${thread.channel} thread "${thread.title}" (thread ${thread.id})`,
+        delivery,
         gateway: { operation: 'teleport', from, to },
         turn: body.prompt === null ? null : { text: body.prompt, directory: await runDirectory(storage.catalog, deps.dataDir, thread.project), lease: deps.lease },
       }, agent);
@@ -135,6 +166,7 @@ export function threadMoves(deps: {
       if (!context.ok) return context;
       const { thread, conversation, input, agents, offered } = context.value;
       if (conversation === null) return fail(conflict('The thread has no conversation to hand over'));
+      if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
       // Routes are what the agents advertise: a model an agent does not offer is no route.
       const known = context.value.channels.flatMap((c) => channelRoutes(c, offered)).some((r) => r.id === body.route);
       const down = context.value.known.filter((k) => k.unavailable !== null && routeNamesAgent(body.route, k.agent.id));
@@ -148,11 +180,14 @@ export function threadMoves(deps: {
       const posture = offered.find((a) => a.id === route.agent)!.default_permission_mode;
       const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };
       // The brief is what the new agent starts from: its first turn, in place, written with the hand-over.
-      const moved = await move({
+      const moved = await move(user, {
         source_thread_id: thread.id,
+        moving: null,
         landing: null,
         conversation: next,
         ledger: `Handed over to ${route.id}${body.hint === null ? '' : `: ${body.hint}`}`,
+        landing_ledger: null,
+        delivery: null,
         gateway: {
           operation: 'summon',
           from: { conversation_id: conversation.id, agent: conversation.agent },

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
+import { movedReason } from '../../domain/operations.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
@@ -9,6 +10,7 @@ import type { Catalog } from '../../ports/catalog.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
 import { CONSOLE_CHANNEL } from '../console/reads.ts';
+import { threadHistory } from './history.ts';
 import type { Kicker } from './kick.ts';
 
 /** A directive as its body gives it (DirectiveBody). */
@@ -65,6 +67,8 @@ export function directives(deps: {
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
     const conversation = await storage.conversations.latestByThread(found.id);
     if (conversation === null) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
+    // A conversation teleported away is continued where it is now: the answer names it.
+    if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
     return ok({ thread: found, conversation });
   }
 
@@ -205,6 +209,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'conflict', detail: 'A turn is running on this thread' });
+    if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // Stored with the turn; published first (this instance's sockets get it at once), then the run is
     // kicked whatever the bus does: a lost announcement is filled from the log.
     const published = bus.publish(outcome.event).catch(() => {});
@@ -216,6 +221,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       prompt: turn.text,
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
+      history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id),
     });
     await published;
     return ok(outcome.answer);

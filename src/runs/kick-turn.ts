@@ -39,6 +39,13 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
       effort: conversation.effort,
       signal: entry.controller.signal,
       onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
+      ...(request.history === undefined ? {} : { history: request.history }),
+      // Said in the ledger: this agent did not continue a session that knew the thread.
+      onBriefed: async () => {
+        touch();
+        const message = await writer.appendMessage(threadId, { role: 'system', text: BRIEFED, artifact_id: null });
+        await emit(threadId, 'message', { run_id: runId, message });
+      },
       // A posture the agent did not take reaches the console; the turn goes on in the session's own.
       onPostureRefused: async (refusal) => {
         touch();
@@ -126,6 +133,9 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
   if (entry.lost) return;
   await finish(deps, entry, threadId, runId, outcome);
 }
+
+/** The ledger line of a turn whose agent starts a fresh session from the thread's history. */
+export const BRIEFED = "The agent could not continue a session that knows this thread: it starts a new one from a brief of the thread's recent history.";
 
 /** A tool call within the stored bounds: its bulky parts dropped (and `truncated` set) when it is still too large. */
 const boundedCall = (call: ToolCall): ToolCall => boundedRecord(call, ['rawOutput', 'content', 'rawInput']);

@@ -17,6 +17,8 @@ export interface KickRequest {
   readonly cwd: string;
   /** The posture in force for this turn (the directive's, else the conversation's). */
   readonly mode: string | null;
+  /** The brief of the thread's history before this turn, read only when the agent starts a fresh session. */
+  readonly history?: () => Promise<string | null>;
 }
 
 export interface KickDeps {

@@ -100,9 +100,12 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     const ledger = async (threadId: string) => (await storage().ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
     const summonOf = (threadId: string, lease = { holder: 'h', ms: 60_000 }): MoveWrite => ({
       source_thread_id: threadId,
+      moving: null,
       landing: null,
       conversation: { id: uuidv7(), agent: 'codex', model: null, permission_mode: 'auto', effort: null, address: null },
       ledger: 'Handed over to codex',
+      landing_ledger: null,
+      delivery: null,
       gateway: { operation: 'summon' },
       turn: { text: 'The brief', directory: '/srv/acme', lease },
     });
@@ -123,19 +126,81 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.equal(outcome.run?.status, 'running');
     });
 
-    it('a teleport opens the landing thread with the conversation and a gateway on both threads', async () => {
-      const t = await newThread();
+    const teleportOf = (t: { thread: { id: string }; conversation: { id: string } }) => {
       const landing = { id: uuidv7(), owner: 'alice', channel: 'team-chat', project: 'acme-web', title: 'Moved' };
-      const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: { channel: 'team-chat', id: 'general/t7' } };
-      const outcome = await storage().writer.writeMove({
-        source_thread_id: t.thread.id, landing: { ...landing, conversation }, conversation, ledger: null, gateway: { operation: 'teleport' }, turn: null,
-      });
+      const deliveryId = uuidv7();
+      const address = { channel: 'team-chat', id: `general/${deliveryId}` };
+      const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address };
+      const write: MoveWrite = {
+        source_thread_id: t.thread.id, moving: t.conversation.id, landing: { ...landing, conversation }, conversation,
+        ledger: 'Moved away', landing_ledger: 'Moved here', gateway: { operation: 'teleport' }, turn: null,
+        delivery: { id: deliveryId, channel: 'team-chat', place: 'general', new_thread: true, address, title: 'Moved', text: 'Moved here from console' },
+      };
+      return { landing, conversation, write };
+    };
+
+    it('a teleport moves the conversation: the landing thread forks the source at its latest message, the session goes along, a delivery waits in the outbox', async () => {
+      const t = await newThread();
+      const first = await storage().writer.writeDirective(directive(t, { text: 'Before the move' }));
+      assert.ok(first.kind === 'started');
+      await storage().writer.finishRun(first.run.id, 'succeeded', null);
+      await storage().writer.releaseTurn(first.run.id);
+      const reply = await storage().writer.appendMessage(t.thread.id, { role: 'assistant', text: 'Done before', artifact_id: null });
+      await storage().writer.setSession(t.conversation.id, 'session-1');
+      const { landing, conversation, write } = teleportOf(t);
+      const outcome = await storage().writer.writeMove(write);
       assert.ok(outcome.kind === 'moved');
       assert.equal(outcome.run, null);
-      assert.deepEqual((await storage().threads.findAccessible('alice', landing.id))?.row.channel, 'team-chat');
+      const row = (await storage().threads.findAccessible('alice', landing.id))?.row;
+      assert.equal(row?.channel, 'team-chat');
+      assert.equal(row?.fork_of, t.thread.id);
+      assert.equal(row?.fork_cutoff, reply.id, 'cut at the latest message, before the move line');
       assert.deepEqual(outcome.events.map((e) => [e.type, e.thread_id]), [['gateway', t.thread.id], ['gateway', landing.id]]);
-      assert.deepEqual((await storage().conversations.listByThread(landing.id)).map((c) => [c.id, c.address]), [[conversation.id, conversation.address]]);
-      assert.deepEqual(await ledger(t.thread.id), []);
+      assert.deepEqual((await storage().conversations.listByThread(landing.id)).map((c) => [c.id, c.address, c.moved_to]), [[conversation.id, conversation.address, null]]);
+      const moved = (await storage().conversations.listByThread(t.thread.id))[0]!;
+      assert.deepEqual(moved.moved_to, { thread_id: landing.id, conversation_id: conversation.id, address: conversation.address });
+      assert.deepEqual(moved.address, conversation.address, "the moved conversation's new address");
+      assert.equal(await storage().writer.sessionOf(conversation.id), 'session-1');
+      assert.deepEqual((await ledger(t.thread.id)).map((m) => [m.role, m.text]), [['system', 'Moved away'], ['assistant', 'Done before'], ['user', 'Before the move']]);
+      assert.deepEqual((await ledger(landing.id)).map((m) => [m.role, m.text]), [['system', 'Moved here']]);
+      const claimed = await storage().outbox.claimDue('dispatcher', 60_000, 10);
+      assert.deepEqual(claimed, [{ ...write.delivery!, attempts: 0 }]);
+    });
+
+    it('a moved conversation moves and continues no more from its source: later moves and directives there write nothing', async () => {
+      const t = await newThread();
+      const { write } = teleportOf(t);
+      assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
+      const events = await storage().events.since(t.thread.id, 0, 10);
+      const again = teleportOf(t);
+      const outcome = await storage().writer.writeMove(again.write);
+      assert.equal(outcome.kind, 'moved_away');
+      assert.ok(outcome.kind === 'moved_away' && outcome.moved_to.thread_id === write.landing!.id);
+      assert.equal((await storage().writer.writeMove(summonOf(t.thread.id))).kind, 'moved_away');
+      const directed = await storage().writer.writeDirective(directive(t));
+      assert.equal(directed.kind, 'moved_away');
+      assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), events);
+      assert.equal(await storage().threads.exists(again.write.landing!.id), false);
+      assert.deepEqual((await storage().outbox.claimDue('d', 60_000, 10)).map((d) => d.id), [write.delivery!.id]);
+    });
+
+    it('the outbox: a claim is one holder\'s until it lapses; a refused delivery comes back later with its attempt counted; a taken one is gone', async () => {
+      const t = await newThread();
+      const { write } = teleportOf(t);
+      assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
+      const id = write.delivery!.id;
+      assert.deepEqual((await storage().outbox.claimDue('a', 60_000, 10)).map((d) => d.id), [id]);
+      assert.deepEqual(await storage().outbox.claimDue('b', 60_000, 10), [], 'claimed by a');
+      await storage().outbox.retryLater(id, 0);
+      const retried = await storage().outbox.claimDue('b', 60, 10);
+      assert.deepEqual(retried.map((d) => [d.id, d.attempts]), [[id, 1]]);
+      await sleep(150);
+      assert.deepEqual((await storage().outbox.claimDue('c', 60_000, 10)).map((d) => d.id), [id], "b's claim lapsed");
+      await storage().outbox.retryLater(id, 60_000);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [], 'not due yet');
+      await storage().outbox.delivered(id);
+      await storage().outbox.retryLater(id, 0);
+      assert.deepEqual(await storage().outbox.claimDue('e', 60_000, 10), [], 'taken: nothing is kept');
     });
 
     it('a busy source writes nothing: a turn running, or an item pending', async () => {

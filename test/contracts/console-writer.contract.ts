@@ -67,7 +67,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       });
       assert.deepEqual(conversation, {
         id: conversation.id, thread_id: thread.id, agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high',
-        address: { channel: 'console', id: thread.id }, turn_running: false, created_at: uuid7Time(conversation.id),
+        address: { channel: 'console', id: thread.id }, turn_running: false, created_at: uuid7Time(conversation.id), moved_to: null,
       });
       assert.deepEqual(await storage.writer.findByKey('alice', key), thread);
       assert.deepEqual((await storage.threads.findAccessible('alice', thread.id))?.row, thread);

@@ -204,9 +204,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const list = await storage.conversations.listByThread(F.root);
       assert.deepEqual(list, [
         { id: F.conv, thread_id: F.root, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null,
-          turn_running: false, created_at: '2026-01-01T00:00:06.000Z' },
+          turn_running: false, created_at: '2026-01-01T00:00:06.000Z', moved_to: null },
         { id: F.conv2, thread_id: F.root, agent: 'codex', model: null, permission_mode: null, effort: null,
-          address: { channel: 'console', id: F.root }, turn_running: true, created_at: '2026-01-01T00:00:06.001Z' },
+          address: { channel: 'console', id: F.root }, turn_running: true, created_at: '2026-01-01T00:00:06.001Z', moved_to: null },
       ]);
       assert.deepEqual(await storage.conversations.listByThread(F.fork), []);
     });

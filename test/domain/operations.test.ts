@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
-import { NEW_CONSOLE_THREAD, placesInside, threadOperations, type OperationsInput } from '../../domain/operations.ts';
+import { busyReason, isThreadPlace, movedReason, NEW_CONSOLE_THREAD, placesInside, threadOperations, type OperationsInput } from '../../domain/operations.ts';
 import type { OfferedAgent } from '../../domain/vocabulary.ts';
 
 const AGENTS = ['claude', 'codex', 'gemini'];
@@ -36,17 +36,43 @@ const inputArb: fc.Arbitrary<OperationsInput> = fc
     threadChannel: fc.constantFrom('console', 'chat-a', 'chat-b'),
     agent: fc.option(fc.constantFrom(...AGENTS), { nil: null }),
     busy: fc.record({ turnRunning: fc.boolean(), approvals: fc.nat(2), questions: fc.nat(2) }),
+    moved: fc.option(fc.constantFrom('chat-a', 'console'), { nil: null }),
   })
   .map((r) => ({
     userId: r.user,
     thread: { id: 'thread-1', channel: r.threadChannel, title: 'T' },
-    conversation: r.agent === null ? null : { agent: r.agent, address: null },
+    conversation: r.agent === null ? null : {
+      agent: r.agent,
+      address: null,
+      moved_to: r.moved === null ? null : { thread_id: 'thread-2', conversation_id: 'conversation-2', address: { channel: r.moved, id: 'place' } },
+    },
     channels: r.channels,
     agents: r.agents,
     busy: r.busy,
   }));
 
 describe('teleport and summon availability', () => {
+  it('property: a conversation that moved away offers neither move, and names where it went; else a busy thread says why', () => {
+    fc.assert(fc.property(inputArb, (input) => {
+      const ops = threadOperations(input);
+      const moved = input.conversation?.moved_to ?? null;
+      const expected = moved !== null ? movedReason(moved) : busyReason(input.busy);
+      assert.equal(ops.teleport.reason, expected);
+      assert.equal(ops.summon.reason, expected);
+      if (moved !== null) assert.match(ops.teleport.reason!, new RegExp(`thread ${moved.thread_id}`));
+    }));
+  });
+
+  it('property: only a place inside another place is a thread (new_thread: false lands there)', () => {
+    fc.assert(fc.property(placeArb('chat-a'), (places) => {
+      for (const place of places) {
+        assert.equal(isThreadPlace(places, place.id), false, 'a top-level place is a room');
+        for (const child of place.children) assert.equal(isThreadPlace(places, child.id), true);
+      }
+      assert.equal(isThreadPlace(places, 'nowhere'), false);
+    }));
+  });
+
   it('property: barred channels are never offered; their reasons name why', () => {
     fc.assert(fc.property(inputArb, (input) => {
       const ops = threadOperations(input);
@@ -93,11 +119,11 @@ describe('teleport and summon availability', () => {
     }));
   });
 
-  it('property: a reason exactly when a turn runs or approvals or questions wait, on both operations', () => {
+  it('property: a reason exactly when the conversation moved away, a turn runs, or approvals or questions wait, on both operations', () => {
     fc.assert(fc.property(inputArb, (input) => {
       const ops = threadOperations(input);
       const busy = input.busy.turnRunning || input.busy.approvals > 0 || input.busy.questions > 0;
-      assert.equal(ops.teleport.reason !== null, busy);
+      assert.equal(ops.teleport.reason !== null, busy || input.conversation?.moved_to != null);
       assert.equal(ops.summon.reason, ops.teleport.reason);
     }));
   });

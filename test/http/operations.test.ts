@@ -14,16 +14,20 @@ const asleep = (n: number) => (events: readonly WireEvent[]) => events.filter((e
 describe('thread operations: teleport and summon', () => {
   let service: TestService;
   let consoleThread: string; // alice's, idle, one claude conversation
+  /** A new idle console thread of alice's with one claude conversation. */
+  async function newConsoleThread(): Promise<string> {
+    const key = randomUUID();
+    const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+    const res = await post(`${P}/${key}/directives`, { text: 'Start here', model: 'claude:opus', project: 'acme-web' });
+    await socket.until(asleep(1));
+    socket.close();
+    return res.json().thread_id;
+  }
   before(async () => {
     service = await startFixtureService();
     // Reads never wait on an agent: what each offers is known first.
     await service.knowOffers();
-    const key = randomUUID();
-    const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
-    const res = await post(`${P}/${key}/directives`, { text: 'Start here', model: 'claude:opus', project: 'acme-web' });
-    consoleThread = res.json().thread_id;
-    await socket.until(asleep(1));
-    socket.close();
+    consoleThread = await newConsoleThread();
   });
   after(() => service.close());
 
@@ -113,8 +117,9 @@ describe('thread operations: teleport and summon', () => {
   });
 
   it('teleport to a chat room: a new thread there, the gateway event on both threads', async () => {
-    const source = await live(consoleThread);
-    const res = await post(`${P}/${consoleThread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+    const moving = await newConsoleThread();
+    const source = await live(moving);
+    const res = await post(`${P}/${moving}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
     assert.equal(res.status, 202, res.text);
     const { thread_id, conversation_id } = res.json();
     const landed = await live(thread_id);
@@ -123,7 +128,7 @@ describe('thread operations: teleport and summon', () => {
     source.close();
     landed.close();
     assert.equal((out!.data.to as { thread_id: string }).thread_id, thread_id);
-    assert.equal((inbound!.data.from as { thread_id: string }).thread_id, consoleThread);
+    assert.equal((inbound!.data.from as { thread_id: string }).thread_id, moving);
     const thread = (await get(`${P}/${thread_id}`)).json();
     assert.equal(thread.channel, 'team-chat');
     const conversations = (await get(`${P}/${thread_id}/conversations`)).json();
@@ -133,7 +138,7 @@ describe('thread operations: teleport and summon', () => {
   });
 
   it('teleport back to a new console thread with a prompt kicks a run there; summon hands the chat thread to codex', async () => {
-    const chat = (await post(`${P}/${consoleThread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id;
+    const chat = (await post(`${P}/${await newConsoleThread()}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id;
     const ops = (await get(`${P}/${chat}/operations`)).json();
     assert.deepEqual(ops.teleport.destinations[0], { channel: 'console', id: 'new', shared: false, metadata: { name: 'New console thread' } });
     assert.deepEqual(ops.summon.routes, { 'team-chat': [{ id: 'codex', agent: 'codex', model: null }] });
@@ -147,18 +152,23 @@ describe('thread operations: teleport and summon', () => {
     assert.ok(typesOf(events).includes('run_started'));
     assert.equal(typesOf(events).at(-2), 'run_finished');
 
-    const socket = await live(chat);
-    const summoned = await post(`${P}/${chat}/summon`, { route: 'codex', brief: 'Review the release notes', hint: 'Claude is busy' });
+    // The moved conversation left the chat thread: it is handed over where it is now, or on another chat thread.
+    const left = await post(`${P}/${chat}/summon`, { route: 'codex', brief: 'x' });
+    assert.equal(left.status, 409);
+    assert.match(left.json().detail, /moved to console/);
+    const other = (await post(`${P}/${await newConsoleThread()}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id;
+    const socket = await live(other);
+    const summoned = await post(`${P}/${other}/summon`, { route: 'codex', brief: 'Review the release notes', hint: 'Claude is busy' });
     assert.equal(summoned.status, 202, summoned.text);
     const after = await socket.until(asleep(1));
     socket.close();
     const gateway = after.find((e) => e.type === 'gateway' && e.data.operation === 'summon')!;
     assert.equal(gateway.data.hint, 'Claude is busy');
-    const conversations = (await get(`${P}/${chat}/conversations`)).json();
+    const conversations = (await get(`${P}/${other}/conversations`)).json();
     assert.equal(conversations.at(-1).id, summoned.json().conversation_id);
     assert.equal(conversations.at(-1).agent, 'codex');
     assert.deepEqual(conversations.at(-1).address, conversations[0].address, 'handed over in place');
-    const ledger = (await get(`${P}/${chat}/messages`)).json().items.map((m: { text: string }) => m.text);
+    const ledger = (await get(`${P}/${other}/messages`)).json().items.map((m: { text: string }) => m.text);
     assert.ok(ledger.includes('Review the release notes'));
     assert.ok(ledger.includes('Handed over to codex: Claude is busy'));
   });

@@ -16,6 +16,8 @@ export const ConversationSchema = defineEntity({
     address: p.json<{ channel: string; id: string }>().nullable(),
     turn_running: p.boolean(),
     created_at: p.datetime(),
+    /** Where a teleport moved the conversation (`MovedTo`); null while it is here. */
+    moved_to: p.json<{ thread_id: string; conversation_id: string; address: { channel: string; id: string } }>().nullable(),
     // The agent session the conversation runs in: written and read on its own, never part of the row answered.
     session_id: p.text().nullable(),
     // The running turn's lease: its run, the instance holding it, and when it lapses unless renewed.
@@ -89,4 +91,24 @@ export const PendingAnswerSchema = defineEntity({
     answer: p.json<Record<string, unknown>>(),
   },
   indexes: [{ name: 'pending_answers_run_id_index', properties: ['run_id'] }],
+});
+
+/** `deliveries`: the outbox of deliveries to channels, each kept until its channel takes it. */
+export const DeliverySchema = defineEntity({
+  name: 'Delivery',
+  tableName: 'deliveries',
+  properties: {
+    id: p.uuid().primary(),
+    channel: p.text(),
+    place: p.text(),
+    new_thread: p.boolean(),
+    address: p.json<{ channel: string; id: string }>(),
+    title: p.text(),
+    text: p.text(),
+    attempts: p.integer().default(0),
+    /** When it is due: now or a retry's time, or the end of the claim `holder` has on it. */
+    due_at: p.datetime(),
+    holder: p.text().nullable(),
+  },
+  indexes: [{ name: 'deliveries_due_at_index', properties: ['due_at'] }],
 });

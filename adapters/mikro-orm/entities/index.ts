@@ -1,5 +1,5 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
-import { ConversationSchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
+import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
@@ -26,4 +26,5 @@ export const ENTITIES = [
   PendingAnswerSchema,
   DirectiveSchema,
   EventSchema,
+  DeliverySchema,
 ] as const;

@@ -1,0 +1,46 @@
+import type { Delivery } from '../../ports/channel-port.ts';
+import type { DeliveryOutbox, QueuedDelivery } from '../../ports/delivery-outbox.ts';
+
+/** The outbox in memory: only deliveries not yet taken, each with its attempts, when it is due, and its claim. */
+export interface MemoryOutbox extends DeliveryOutbox {
+  /** Adds a delivery, due now (a move's write calls it in the same synchronous step). */
+  enqueue(delivery: Delivery): void;
+}
+
+/** One delivery in the outbox: what it is, when it is due (or its claim lapses), and who claimed it. */
+export interface OutboxEntry {
+  delivery: QueuedDelivery;
+  due: number;
+  holder: string | null;
+}
+
+/** The outbox over the state's entries (insertion order is id order, UUIDv7: the oldest is claimed first). */
+export function memoryDeliveryOutbox(entries: Map<string, OutboxEntry>, now: () => number = Date.now): MemoryOutbox {
+  return {
+    enqueue(delivery) {
+      entries.set(delivery.id, { delivery: { ...delivery, attempts: 0 }, due: now(), holder: null });
+    },
+    async claimDue(holder, leaseMs, limit) {
+      const at = now();
+      const claimed: QueuedDelivery[] = [];
+      for (const entry of entries.values()) {
+        if (claimed.length >= limit) break;
+        if (entry.due > at) continue;
+        entry.holder = holder;
+        entry.due = at + leaseMs;
+        claimed.push(entry.delivery);
+      }
+      return claimed;
+    },
+    async delivered(id) {
+      entries.delete(id);
+    },
+    async retryLater(id, retryInMs) {
+      const entry = entries.get(id);
+      if (entry === undefined) return;
+      entry.delivery = { ...entry.delivery, attempts: entry.delivery.attempts + 1 };
+      entry.due = now() + retryInMs;
+      entry.holder = null;
+    },
+  };
+}

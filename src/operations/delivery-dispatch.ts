@@ -1,0 +1,86 @@
+import type { Logger } from 'pino';
+import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
+
+export interface DeliveryDispatchOptions {
+  readonly outbox: DeliveryOutbox;
+  readonly channels: ChannelPort;
+  readonly log: Logger;
+  /** This instance's id: the holder of the deliveries it claims. */
+  readonly holder: string;
+  /** How often the outbox is looked at when nothing pokes it (retries, and what another instance left). */
+  readonly intervalMs: number;
+  /** The first retry's wait; each refusal doubles it, up to `maxRetryMs`. */
+  readonly retryMs: number;
+  readonly maxRetryMs: number;
+  /** How long a claimed delivery is this instance's before another may take it (a channel call's bound). */
+  readonly claimMs: number;
+}
+
+/** How many deliveries one pass claims. */
+const BATCH = 20;
+
+/**
+ * Hands the outbox's due deliveries to their channels: at once when a move pokes it, and every
+ * `intervalMs` for retries. A delivery the channel took is removed; one it refused is put back with
+ * a doubled wait. The channel's own idempotency (by delivery id) makes a repeat after a lost answer harmless.
+ */
+export function deliveryDispatcher(options: DeliveryDispatchOptions) {
+  const { outbox, channels, log } = options;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let closed = false;
+
+  const backoff = (attempts: number) => Math.min(options.retryMs * 2 ** attempts, options.maxRetryMs);
+
+  async function pass(): Promise<void> {
+    for (;;) {
+      const due = await outbox.claimDue(options.holder, options.claimMs, BATCH);
+      for (const delivery of due) {
+        try {
+          await channels.deliver(delivery);
+          await outbox.delivered(delivery.id);
+          log.info({ delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1 }, 'delivered to the channel');
+        } catch (error) {
+          const wait = backoff(delivery.attempts);
+          log.warn({ err: error, delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1, retryInMs: wait }, 'the channel did not take the delivery; retrying later');
+          await outbox.retryLater(delivery.id, wait);
+        }
+      }
+      if (due.length < BATCH || closed) return;
+    }
+  }
+
+  /** Runs a pass now, or right after the one running (a poke during a pass is not lost). */
+  function poke(): void {
+    if (closed) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = pass()
+      .catch((error: unknown) => log.warn({ err: error }, 'the delivery outbox could not be read'))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          poke();
+        }
+      });
+  }
+
+  const timer = setInterval(poke, options.intervalMs);
+  timer.unref();
+
+  return {
+    poke,
+    /** Stops looking; a pass under way finishes. */
+    async close(): Promise<void> {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+export type DeliveryDispatcher = ReturnType<typeof deliveryDispatcher>;

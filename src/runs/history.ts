@@ -1,0 +1,16 @@
+import { HISTORY_BRIEF_LIMITS, historyBrief } from '../../domain/history-brief.ts';
+import { ledgerSegments } from '../../domain/ledger-visibility.ts';
+import type { Id } from '../../domain/model.ts';
+import type { Storage } from '../../ports/storage.ts';
+
+/**
+ * The brief of a thread's recent ledger as `userId` sees it (its fork chain walked), of the messages
+ * before `before` (a turn's own message is not its own history), or null when there are none.
+ */
+export async function threadHistory(storage: Storage, userId: string, threadId: Id, before: Id | null): Promise<string | null> {
+  const found = await storage.threads.findAccessible(userId, threadId);
+  if (found === null) return null;
+  // One more than a brief takes, so the brief can say that older messages were left out.
+  const page = await storage.ledger.page(ledgerSegments(found.chain), { limit: HISTORY_BRIEF_LIMITS.messages + 1, before });
+  return historyBrief(page.items);
+}

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { HISTORY_BRIEF_LIMITS, historyBrief } from '../../domain/history-brief.ts';
+
+const messageArb = fc.record({ role: fc.constantFrom('user', 'assistant', 'system'), text: fc.string({ maxLength: 3_000 }) });
+const FIXED = 400; // the header, the footer and the "left out" line
+
+describe('the history brief', () => {
+  it('is null without messages', () => {
+    assert.equal(historyBrief([]), null);
+  });
+
+  it('property: bounded, oldest first, the newest kept, and says when older ones were left out', () => {
+    fc.assert(fc.property(fc.array(messageArb, { maxLength: 60 }), (newestFirst) => {
+      const brief = historyBrief(newestFirst);
+      if (newestFirst.length === 0) return assert.equal(brief, null);
+      assert.ok(brief !== null);
+      assert.ok(brief.length <= HISTORY_BRIEF_LIMITS.characters + FIXED, `${brief.length} characters`);
+      const newest = newestFirst[0]!;
+      assert.ok(brief.includes(`[${newest.role}] ${newest.text.slice(0, HISTORY_BRIEF_LIMITS.perMessage)}`), 'the newest message is always there');
+      const lines = brief.split('\n').filter((line) => /^\[(user|assistant|system)\] /.test(line));
+      assert.ok(lines.length <= HISTORY_BRIEF_LIMITS.messages);
+      const kept = newestFirst.slice(0, lines.length);
+      assert.equal(brief.includes('(older messages left out)'), kept.length < newestFirst.length);
+    }));
+  });
+
+  it('keeps them in the order they were said', () => {
+    const brief = historyBrief([{ role: 'assistant', text: 'second' }, { role: 'user', text: 'first' }])!;
+    assert.ok(brief.indexOf('[user] first') < brief.indexOf('[assistant] second'));
+  });
+});

@@ -1,0 +1,214 @@
+// Teleport moves the conversation and summon hands over what the agent knows (issue 14), over HTTP on
+// memory, embedded PGlite and (with TEST_DATABASE_URL) PostgreSQL storage, with the bundled demo agent:
+// console → chat → console, the landing thread showing the source's history up to the cut, the source
+// refusing to move or continue a conversation that left, the agent continuing its own session after a
+// teleport, summon's first turn seeing the history, and a channel that fails twice delivering once.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import type { WireEvent } from '../../domain/events.ts';
+import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { createScratchDatabase } from '../support/scratch-database.ts';
+import { startService, type TestService } from '../support/service.ts';
+
+const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
+const P = '/api/console/threads';
+const asleep = (n: number) => (events: readonly WireEvent[]) => events.filter((e) => e.type === 'reflex_asleep').length >= n;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const kinds: { name: string; open: () => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
+  { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
+  {
+    name: 'embedded PGlite',
+    open: async () => {
+      const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+      const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
+      return { storage, close: async () => { await storage.close(); await server.close(); } };
+    },
+  },
+];
+const postgres = process.env.TEST_DATABASE_URL;
+if (postgres) {
+  kinds.push({
+    name: 'PostgreSQL',
+    open: async () => {
+      const scratch = await createScratchDatabase(postgres, 'console_moves');
+      const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 });
+      return { storage, close: async () => { await storage.close(); await scratch.drop(); } };
+    },
+  });
+}
+
+/** The world's channels, over a platform that refuses the first `failures` posts of each delivery; what it took, by delivery id. */
+function flakyChannels(storage: Storage, failures: number) {
+  const inner = memoryChannelPort(storage.catalog);
+  const attempts = new Map<string, number>();
+  const posted: Delivery[] = [];
+  const port: ChannelPort = {
+    channels: () => inner.channels(),
+    places: (channel, inside) => inner.places(channel, inside),
+    async deliver(delivery) {
+      const n = (attempts.get(delivery.id) ?? 0) + 1;
+      attempts.set(delivery.id, n);
+      if (n <= failures) throw new Error(`the platform is down (attempt ${n})`);
+      // Idempotent by delivery id, as the port asks: a repeat posts nothing more.
+      if (!posted.some((p) => p.id === delivery.id)) posted.push(delivery);
+    },
+  };
+  return { port, attempts, posted };
+}
+
+for (const kind of kinds) {
+  describe(`teleport moves the conversation, summon hands over what it knows: ${kind.name}`, () => {
+    let service: TestService;
+    let opened: { storage: Storage; close: () => Promise<void> };
+    let channels: ReturnType<typeof flakyChannels>;
+    before(async () => {
+      opened = await kind.open();
+      await opened.storage.importWorld(fixtureWorld());
+      channels = flakyChannels(opened.storage, 2);
+      service = await startService({}, { storage: opened.storage, channels: channels.port, deliveryTiming: { intervalMs: 100, retryMs: 50, maxRetryMs: 200 } });
+      await service.knowOffers();
+    });
+    after(async () => {
+      await service.close();
+      await opened.close();
+    });
+
+    const get = (path: string) => service.ask({ path, headers: ALICE });
+    const post = (path: string, body: unknown) => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) });
+    const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
+    const texts = async (thread: string): Promise<string[]> => (await get(`${P}/${thread}/messages?limit=200`)).json().items.map((m: { role: string; text: string }) => `${m.role}: ${m.text}`).reverse();
+    /** The demo agent's line: which turn of its session this is. */
+    const turnOf = (events: readonly WireEvent[]) => {
+      const said = events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
+      return Number(/turn=(\d+)/.exec(said)?.[1]);
+    };
+    const saidIn = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
+
+    /** A new console thread with two turns of the demo agent, idle again. */
+    async function consoleThread(): Promise<string> {
+      const key = randomUUID();
+      const socket = await live(key);
+      const first = await post(`${P}/${key}/directives`, { text: 'First step', model: 'claude:opus', project: 'acme-web' });
+      assert.equal(first.status, 202, first.text);
+      const thread = first.json().thread_id as string;
+      await socket.until(asleep(1));
+      assert.equal((await post(`${P}/${thread}/directives`, { text: 'Second step' })).status, 202);
+      const events = await socket.until(asleep(2));
+      socket.close();
+      assert.equal(turnOf(events.slice(events.findIndex((e) => e.type === 'reflex_asleep') + 1)), 2, 'one session, two turns');
+      return thread;
+    }
+
+    it('console → chat → console: the history moves, the source points at the destination, the agent continues its session', async () => {
+      const source = await consoleThread();
+      const before = await texts(source);
+
+      const toChat = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(toChat.status, 202, toChat.text);
+      const chat = toChat.json().thread_id as string;
+      const chatThread = (await get(`${P}/${chat}`)).json();
+      assert.equal(chatThread.channel, 'team-chat');
+      assert.equal(chatThread.fork_of, source, 'the landing thread is a fork of the source');
+      // The landing thread's ledger: the source's history up to the cut, then its own line; not the source's move line.
+      const landed = await texts(chat);
+      assert.deepEqual(landed.slice(0, before.length), before);
+      assert.match(landed.at(-1)!, /^system: Moved here from console thread/);
+      assert.equal(landed.length, before.length + 1);
+      const sourceNow = await texts(source);
+      assert.match(sourceNow.at(-1)!, new RegExp(`^system: Moved to a new thread in #general on Team chat \\(thread ${chat}\\)`));
+
+      // The source records where the conversation went, and refuses to move or continue it.
+      const [moved] = (await get(`${P}/${source}/conversations`)).json();
+      assert.equal(moved.moved_to.thread_id, chat);
+      assert.match(moved.address.id, /^general\//);
+      assert.deepEqual(moved.address, moved.moved_to.address);
+      const again = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(again.status, 409);
+      assert.match(again.json().detail, new RegExp(`thread ${chat}`));
+      const directed = await post(`${P}/${source}/directives`, { text: 'Still here?' });
+      assert.equal(directed.status, 409);
+      assert.match(directed.json().detail, new RegExp(`moved to team-chat .*thread ${chat}`));
+      const summoned = await post(`${P}/${source}/summon`, { route: 'codex', brief: 'x' });
+      assert.equal(summoned.status, 409);
+      const ops = (await get(`${P}/${source}/operations`)).json();
+      assert.match(ops.teleport.reason, /moved to team-chat/);
+      assert.equal(ops.summon.reason, ops.teleport.reason);
+      assert.equal((await get(`${P}/${chat}/operations`)).json().teleport.reason, null, 'the destination offers the move');
+
+      // Back to the console from where it is: the agent continues the same session (its third turn).
+      const socket = await live(source);
+      const back = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Third step' });
+      assert.equal(back.status, 202, back.text);
+      const home = back.json().thread_id as string;
+      const landedSocket = await live(home);
+      const events = await landedSocket.until(asleep(1));
+      landedSocket.close();
+      socket.close();
+      assert.equal(turnOf(events), 3, `the agent's own session continued: ${saidIn(events)}`);
+      assert.ok(!(await texts(home)).some((t) => t.startsWith('system: The agent could not continue')), 'no brief was needed');
+      const homeLedger = await texts(home);
+      assert.deepEqual(homeLedger.slice(0, before.length), before, 'forks of forks chain: the first history is still there');
+      assert.ok(homeLedger.includes('user: Third step'));
+      // The console thread continues it too: a fourth turn of the same session.
+      const next = await live(home);
+      assert.equal((await post(`${P}/${home}/directives`, { text: 'Fourth step' })).status, 202);
+      const fourth = await next.until(asleep(2));
+      next.close();
+      assert.equal(turnOf(fourth.slice(fourth.findIndex((e) => e.type === 'reflex_asleep') + 1)), 4);
+    });
+
+    it('new_thread: false lands in a chat thread itself, and is 422 for a room', async () => {
+      const source = await consoleThread();
+      const room = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' }, new_thread: false });
+      assert.equal(room.status, 422, room.text);
+      assert.equal((await get(`${P}/${source}/conversations`)).json()[0].moved_to, null, 'nothing moved');
+      const res = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general/t1' }, new_thread: false });
+      assert.equal(res.status, 202, res.text);
+      const [conversation] = (await get(`${P}/${res.json().thread_id}/conversations`)).json();
+      assert.deepEqual(conversation.address, { channel: 'team-chat', id: 'general/t1' });
+    });
+
+    it("summon's first turn starts from the brief and the thread's recent history", async () => {
+      const source = await consoleThread();
+      const socket = await live(source);
+      const res = await post(`${P}/${source}/summon`, { route: 'codex', brief: 'Review what Claude did', hint: 'second opinion' });
+      assert.equal(res.status, 202, res.text);
+      const events = await socket.until(asleep(3));
+      socket.close();
+      const said = saidIn(events.slice(events.findLastIndex((e) => e.type === 'run_started')));
+      assert.match(said, /Working on: Review what Claude did/);
+      assert.match(said, /\[demo\] history=\d+ latest="\[system\] Handed over to codex: second opinion"/);
+      assert.match(said, /turn=1/, 'a new agent, a new session');
+      const ledger = await texts(source);
+      assert.ok(ledger.some((t) => t.startsWith('system: The agent could not continue')), 'the ledger says it started from a brief');
+    });
+
+    it('a channel that fails twice, then takes the delivery, receives it exactly once', async () => {
+      const source = await consoleThread();
+      const res = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(res.status, 202, res.text);
+      const [conversation] = (await get(`${P}/${res.json().thread_id}/conversations`)).json();
+      const id = conversation.address.id.slice('general/'.length);
+      for (let waited = 0; !channels.posted.some((d) => d.id === id) && waited < 10_000; waited += 50) await sleep(50);
+      // Well past the retry period: nothing is asked again once the channel took it.
+      await sleep(500);
+      assert.equal(channels.attempts.get(id), 3, 'refused twice, taken on the third');
+      const posted = channels.posted.filter((d) => d.id === id);
+      assert.equal(posted.length, 1);
+      assert.equal(posted[0]!.place, 'general');
+      assert.deepEqual(posted[0]!.address, conversation.address);
+      assert.match(posted[0]!.text, /moved the conversation "First step" here from console/);
+      assert.match(posted[0]!.text, /\[user\] Second step/, 'the history goes with it');
+      assert.deepEqual(await opened.storage.outbox.claimDue('test', 1_000, 10), [], 'nothing is left in the outbox');
+    });
+  });
+}
