@@ -4,24 +4,6 @@ import { escapeAttribute } from '../sandbox/proxy-page.ts';
 export const CONSOLE_SCRIPT_PATH = '/assets/console.js';
 export const CONSOLE_STYLE_PATH = '/assets/console.css';
 
-/**
- * Its own origin for everything, scripts from files only, never framed; frames from the sandbox origin
- * alone (an artifact's app shown inline in a thread), none when there is no usable one.
- */
-export function consoleCsp(sandboxOrigin: string | null): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    `frame-src ${sandboxOrigin ?? "'none'"}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
 /** The page: no inline script or style; in demo mode only, the demo token the sign-in form offers. */
 export function consolePage(demoToken: string | null): string {
   const demo = demoToken === null ? '' : ` data-demo-token="${escapeAttribute(demoToken)}"`;

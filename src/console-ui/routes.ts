@@ -3,8 +3,9 @@ import { servedBundle } from '../http/browser-bundles.ts';
 import type { Reply } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
+import { framedSandbox, pageCsp } from '../http/page-csp.ts';
 import { DEMO_LOGIN_TOKEN } from '../storage.ts';
-import { consoleCsp, CONSOLE_CSS, CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH, consolePage } from './page.ts';
+import { CONSOLE_CSS, CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH, consolePage } from './page.ts';
 
 const PATHS = new Set(['/', CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH]);
 
@@ -16,8 +17,8 @@ export function consoleUiSurface(config: Config): SurfaceDefinition {
   const page = consolePage(config.demo ? DEMO_LOGIN_TOKEN : null);
   const script = servedBundle('console');
   const noStore = { 'cache-control': 'no-store' };
-  // A sandbox origin equal to the console's is not served (see app.ts), so nothing may be framed from it.
-  const csp = consoleCsp(config.sandboxOrigin !== null && config.sandboxOrigin !== config.viewerOrigin ? config.sandboxOrigin : null);
+  // Artifacts shown inline in a thread are framed from the sandbox origin.
+  const csp = pageCsp(framedSandbox(config), false);
   return {
     name: 'ui',
     owns: (path) => PATHS.has(path),

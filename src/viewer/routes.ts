@@ -5,28 +5,11 @@ import { servedBundle } from '../http/browser-bundles.ts';
 import { problem, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
+import { framedSandbox, pageCsp } from '../http/page-csp.ts';
 import { escapeAttribute } from '../sandbox/proxy-page.ts';
 
 /** Where the viewer page loads its script from (same origin: the page's CSP allows `'self'` only). */
 export const VIEWER_SCRIPT_PATH = '/assets/viewer.js';
-
-/**
- * The viewer page's own Content-Security-Policy: its script and the API on its own origin, frames
- * from the sandbox origin only (none when there is no usable one), and never framed itself.
- */
-export function viewerCsp(sandboxOrigin: string | null): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    `frame-src ${sandboxOrigin ?? "'none'"}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
 
 /**
  * The viewer page: no inline script and no artifact data, only the artifact id as an escaped
@@ -98,13 +81,11 @@ html[data-display=fullscreen] #app iframe{position:fixed;inset:0;width:100vw;hei
 
 /** `GET {viewerPath}/:artifact_id` (the viewer page) and `GET /assets/viewer.js` (its script). */
 export function viewerRoutes(config: Config): Route[] {
-  // A sandbox origin equal to the console's is not served (see app.ts), so nothing may be framed from it.
-  const framed = config.sandboxOrigin !== null && config.sandboxOrigin !== config.viewerOrigin ? config.sandboxOrigin : null;
   const pageHeaders = {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
-    'content-security-policy': viewerCsp(framed),
+    'content-security-policy': pageCsp(framedSandbox(config), true),
   };
   const script = servedBundle('viewer');
 

@@ -119,6 +119,13 @@ for (const kind of kinds) {
       assert.ok(calls.includes('conversations.latestByThread'), calls.join(', '));
       assert.ok(!calls.includes('conversations.listByThread'), calls.join(', '));
       assert.ok(!calls.includes('threads.findAccessible'), calls.join(', '));
+      // The run it kicked reads the ledger's history in the background (a fresh session): waited out, so
+      // the next request records its own calls alone.
+      for (let waited = 0; waited < 20_000; waited += 50) {
+        const res = await service.ask({ path: `/api/console/threads/${F.root}/conversations`, headers: ALICE });
+        if (!res.json().some((c: { turn_running: boolean }) => c.turn_running)) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     });
 
     it('the posture PATCH checks the owner on the row alone (a regression: it re-read the fork chain)', async () => {
