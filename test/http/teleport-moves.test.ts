@@ -166,6 +166,26 @@ for (const kind of kinds) {
       assert.equal(turnOf(fourth.slice(fourth.findIndex((e) => e.type === 'reflex_asleep') + 1)), 4);
     });
 
+    it("a moved conversation whose agent cannot continue its session starts there from a brief of the history, and the ledger says so", async () => {
+      const source = await consoleThread();
+      const chat = (await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id as string;
+      // The agent no longer knows the session (its process restarted, say) and the demo agent offers no session/load.
+      const [conversation] = (await get(`${P}/${chat}/conversations`)).json();
+      await opened.storage.writer.setSession(conversation.id, 'a-session-the-agent-forgot');
+      const res = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Carry on' });
+      assert.equal(res.status, 202, res.text);
+      const socket = await live(res.json().thread_id);
+      const events = await socket.until(asleep(1));
+      socket.close();
+      const said = saidIn(events);
+      assert.equal(turnOf(events), 1, 'a new session');
+      assert.match(said, /\[demo\] history=\d+ latest="\[system\] Moved here from team-chat/, said);
+      assert.match(said, /Working on: Carry on/);
+      const ledger = await texts(res.json().thread_id);
+      assert.ok(ledger.includes("system: The agent could not continue a session that knows this thread: it starts a new one from a brief of the thread's recent history."));
+      assert.ok(ledger.includes('user: Second step'), 'the history moved along');
+    });
+
     it('new_thread: false lands in a chat thread itself, and is 422 for a room', async () => {
       const source = await consoleThread();
       const room = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' }, new_thread: false });
