@@ -125,7 +125,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     }
   }
 
-  /** The turn's session: the given one when this process knows it, else a loaded or (`fresh`) new one. */
+  /** The turn's session: the given one when this process knows it, else a loaded, a resumed or (`fresh`) new one. */
   async function sessionFor(proc: AgentProcess, request: TurnRequest): Promise<{ sessionId: string; fresh: boolean }> {
     if (request.sessionId !== null && proc.sessions.has(request.sessionId)) return { sessionId: request.sessionId, fresh: false };
     const cwd = resolve(request.cwd);
@@ -142,6 +142,18 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       } catch (error) {
         if (!proc.alive()) throw error;
         log.info({ err: error, sessionId: request.sessionId }, 'the agent could not load the session; starting a new one');
+      }
+    }
+    // An agent that keeps its sessions but does not replay them resumes one (ACP `session/resume`).
+    if (sessionId === null && request.sessionId !== null && proc.capabilities.sessionCapabilities?.resume != null) {
+      const resuming = proc.agent.request(acp.methods.agent.session.resume, { sessionId: request.sessionId, cwd });
+      try {
+        const resumed = await proc.bounded(resuming, 'session/resume');
+        proc.sessions.set(request.sessionId, stateOf(resumed));
+        sessionId = request.sessionId;
+      } catch (error) {
+        if (!proc.alive()) throw error;
+        log.info({ err: error, sessionId: request.sessionId }, 'the agent could not resume the session; starting a new one');
       }
     }
     if (sessionId === null) {

@@ -80,6 +80,7 @@ main{padding:16px;overflow:auto;min-width:0}
 .pending h3{margin:0 0 6px;font-size:15px}
 .options{display:flex;gap:8px;flex-wrap:wrap;margin-top:6px}
 .note{color:var(--muted);font-style:italic}
+.moved{background:var(--panel);border:1px solid var(--accent);border-radius:8px;padding:8px 12px}
 .note:empty{display:none}
 .moves{margin-top:12px;background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
 .moves summary{cursor:pointer;font-weight:600}

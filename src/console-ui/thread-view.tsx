@@ -11,7 +11,15 @@ import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
 import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
 
-interface ConversationRow { readonly id: string; readonly agent: string; readonly model: string | null; readonly permission_mode: string | null; readonly turn_running: boolean }
+interface ConversationRow {
+  readonly id: string;
+  readonly agent: string;
+  readonly model: string | null;
+  readonly permission_mode: string | null;
+  readonly turn_running: boolean;
+  /** Where a teleport moved it: the thread it continues in. */
+  readonly moved_to: { readonly thread_id: string; readonly address: { readonly channel: string; readonly id: string } } | null;
+}
 
 export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: string) => void }) {
   const title = useSignal('');
@@ -112,6 +120,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
   };
 
   const running = runningRun(timeline.value);
+  const moved = conversation.value?.moved_to ?? null;
   return (
     <section class="thread" aria-labelledby="thread-title" data-live={live.value ? 'open' : 'closed'}>
       <header>
@@ -128,6 +137,12 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
         </div>
       </header>
       {error.value !== '' && <p role="alert" class="error">{error.value}</p>}
+      {moved !== null && (
+        <p class="moved" role="status">
+          This conversation moved to {moved.address.channel} ({moved.address.id}); it continues there.{' '}
+          <a href={`#/threads/${moved.thread_id}`}>Open the thread it moved to</a>
+        </p>
+      )}
       {older.value !== null && <button type="button" onClick={() => void loadOlder()}>Older messages</button>}
       <ol class="ledger" aria-label="Messages">
         {timeline.value.messages.map((message) => (
@@ -158,7 +173,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
         <label for="continue-text">Message</label>
         <textarea id="continue-text" rows={3} value={text.value} onInput={(e) => (text.value = (e.target as HTMLTextAreaElement).value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e); }} />
-        <button type="submit" disabled={busy.value || running !== null}>Send</button>
+        <button type="submit" disabled={busy.value || running !== null || moved !== null}>Send</button>
       </form>
     </section>
   );

@@ -18,10 +18,13 @@
  * `[big]` sends a tool call whose output is 2 MB and a 100 KB diff; `[narrow]` narrows the session's effort
  * option to its current effort (`config_option_update`), as Codex does when its model changes. With
  * `DEMO_AGENT_REQUIRE_AUTH` set it offers an auth method and answers `session/new` with
- * `auth_required`, as an agent without credentials does.
+ * `auth_required`, as an agent without credentials does. With `DEMO_AGENT_RESUME` naming a directory it
+ * keeps each session there (posture and turn count) and offers `session/resume` (ACP
+ * `sessionCapabilities.resume`), so a session outlives the process, as Claude Code's do; a thread's
+ * fresh session is prefixed with the history brief, and it says how much history it got.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
@@ -49,6 +52,17 @@ const REFUSED = new Set((process.env.DEMO_AGENT_REFUSE ?? '').split(',').filter(
 const sessions = new Map<string, DemoSession>();
 /** Each session's working directory (its `cwd`). */
 const directories = new Map<string, string>();
+/** Where sessions are kept across processes when `session/resume` is offered (null: not offered). */
+const resumeDir = process.env.DEMO_AGENT_RESUME || null;
+const sessionFile = (sessionId: string) => join(resumeDir!, `${sessionId.replace(/[^A-Za-z0-9-]/g, '_')}.json`);
+
+/** Keeps a session where a later process can resume it. */
+async function keep(sessionId: string): Promise<void> {
+  if (resumeDir === null) return;
+  await mkdir(resumeDir, { recursive: true });
+  await writeFile(sessionFile(sessionId), JSON.stringify({ session: sessions.get(sessionId), cwd: directories.get(sessionId) }));
+}
+
 /** The `[wait]` turns, each ended by its session's `session/cancel`. */
 const cancels = new Map<string, () => void>();
 
@@ -75,6 +89,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequest>): Promise<acp.PromptResponse> {
   const session = sessionOf(params.sessionId);
   session.turns += 1;
+  await keep(params.sessionId);
   const sent = params.prompt.map((block) => (block.type === 'text' ? block.text : '')).join('');
   // A fresh session of a thread with a past starts from the history brief: the markers below are the new message's only.
   const briefEnd = sent.startsWith(HISTORY_HEADER) ? sent.indexOf(HISTORY_FOOTER) : -1;
@@ -164,7 +179,7 @@ const app = acp
   .agent({ name: 'demo-agent' })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: false },
+    agentCapabilities: { loadSession: false, ...(resumeDir === null ? {} : { sessionCapabilities: { resume: {} } }) },
     agentInfo: { name: 'demo-agent', version: '0.1.0' },
     authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
   }))
@@ -175,6 +190,15 @@ const app = acp
     const session: DemoSession = { mode: MODES[0]!.id, model: MODELS[0]!, effort: EFFORTS[0]!, turns: 0 };
     sessions.set(sessionId, session);
     return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
+  })
+  .onRequest(acp.methods.agent.session.resume, async ({ params }) => {
+    if (resumeDir === null) throw acp.RequestError.methodNotFound('session/resume');
+    const kept = await readFile(sessionFile(params.sessionId), 'utf8').catch(() => null);
+    if (kept === null) throw acp.RequestError.resourceNotFound(params.sessionId);
+    const { session } = JSON.parse(kept) as { session: DemoSession };
+    sessions.set(params.sessionId, session);
+    directories.set(params.sessionId, params.cwd);
+    return { modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
   })
   .onRequest(acp.methods.agent.session.setMode, async ({ params, client }) => {
     if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);

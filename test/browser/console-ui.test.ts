@@ -174,6 +174,16 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     await page.getByRole('button', { name: 'Teleport' }).click();
     await page.waitForFunction((from) => /^#\/threads\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.endsWith(from), source, { timeout: WAIT });
     await page.waitForFunction(() => /team-chat/.test(document.querySelector('.thread .meta')?.textContent ?? ''), undefined, { timeout: WAIT });
+    const landing = /#\/threads\/(.+)$/.exec(page.url())![1]!;
+    // The conversation moved: its history shows at the destination, and the source points there.
+    await page.waitForFunction(() => [...document.querySelectorAll('.ledger li[data-role="user"] p')].some((p) => p.textContent === 'Hello from the console [slow]'), undefined, { timeout: WAIT });
+    await page.goto(`${origin()}/#/threads/${source}`);
+    const moved = page.locator('p.moved');
+    await moved.waitFor({ timeout: WAIT });
+    assert.match((await moved.textContent()) ?? '', /moved to team-chat/);
+    assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true);
+    await moved.getByRole('link').click();
+    await page.waitForFunction((to) => location.hash === `#/threads/${to}`, landing, { timeout: WAIT });
   });
 
   it('summons another agent with a brief and a hint', { timeout: 60_000 }, async () => {

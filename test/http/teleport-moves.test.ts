@@ -5,6 +5,9 @@
 // teleport, summon's first turn seeing the history, and a channel that fails twice delivering once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
@@ -232,3 +235,50 @@ for (const kind of kinds) {
     });
   });
 }
+
+describe('a moved conversation whose agent process restarted resumes its session (ACP session/resume)', () => {
+  let service: TestService;
+  before(async () => {
+    const storage = createMemoryStorage();
+    const world = fixtureWorld();
+    // The demo agent keeps its sessions in a directory of the test's and offers session/resume, as Claude Code does.
+    const dir = mkdtempSync(join(tmpdir(), 'demo-sessions-'));
+    await storage.importWorld({ ...world, agents: world.agents.map((a) => (a.id === 'claude' ? { ...a, env: { DEMO_AGENT_RESUME: dir } } : a)) });
+    service = await startService({}, { storage });
+    await service.knowOffers();
+  });
+  after(() => service.close());
+
+  const post = (path: string, body: unknown) => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) });
+  const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
+  const said = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
+
+  it('kill -9 the agent between the turns: the teleported conversation continues the same session, with no brief', async () => {
+    const key = randomUUID();
+    const socket = await live(key);
+    const thread = (await post(`${P}/${key}/directives`, { text: 'First step', model: 'claude:opus', project: 'acme-web' })).json().thread_id as string;
+    const first = said(await socket.until(asleep(1)));
+    socket.close();
+    assert.match(first, /turn=1/);
+    const pid = Number(/pid=(\d+)/.exec(first)?.[1]);
+    process.kill(pid, 'SIGKILL');
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        break;
+      }
+      await sleep(50);
+    }
+    const chat = (await post(`${P}/${thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id as string;
+    const back = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Second step' });
+    assert.equal(back.status, 202, back.text);
+    const landed = await live(back.json().thread_id);
+    const events = await landed.until(asleep(1));
+    landed.close();
+    const text = said(events);
+    assert.match(text, /turn=2/, `the session was resumed in a new process: ${text}`);
+    assert.notEqual(Number(/pid=(\d+)/.exec(text)?.[1]), pid, 'a new agent process');
+    assert.doesNotMatch(text, /\[demo\] history=/, 'a resumed session needs no brief');
+  });
+});
