@@ -42,10 +42,42 @@ export const ERROR_DETAILS = {
   not_thread_owner: "Only the thread's owner can do this",
   /** A plain HTTP request to the live socket's path. */
   upgrade_required: 'This path is a websocket: upgrade the connection',
-  /** The request conflicts with the state of what it names; the detail says how. */
-  conflict: 'The request conflicts with the current state',
   /** The thread's conversation was teleported away: nothing continues or moves it here; the detail names where it is now. */
   conversation_moved: 'The conversation moved to another thread',
+  /** A directive, teleport or summon on a thread whose turn is running. */
+  turn_running: 'A turn is running on this thread',
+  /** A teleport or summon on a thread with approvals waiting for an answer. */
+  approvals_pending: 'Approvals are pending on this thread',
+  /** A teleport or summon on a thread with questions waiting for an answer. */
+  questions_pending: 'Questions are pending on this thread',
+  /** A cancel on a thread where no turn is running. */
+  no_turn_running: 'No turn is running on this thread',
+  /** A directive on a thread of another channel than the console. */
+  not_console_thread: 'Directives continue console threads only',
+  /** The thread has no conversation to continue, move or hand over. */
+  no_conversation: 'The thread has no conversation',
+  /** No connected agent is offered for the thread (the console channel has none). */
+  no_agent_offered: 'No agent is offered for this thread',
+  /** A directive names another route than the thread's: re-routing needs a manual handoff (summon). */
+  reroute_refused: 'The thread is routed to another agent or model; re-routing needs a manual handoff',
+  /** Two first directives for one key raced, and this one asked for another project, posture or effort than the thread got. */
+  first_directive_raced: 'The thread was just created with other picks',
+  /** The channel named is not connected. */
+  channel_not_connected: 'This channel is not connected',
+  /** The caller is not linked to the channel. */
+  channel_not_linked: 'You are not linked to this channel',
+  /** The channel's places cannot be browsed. */
+  channel_not_browsable: 'This channel cannot be browsed',
+  /** No agent is connected to the channel, or not the conversation's. */
+  agent_not_on_channel: 'No agent of this conversation is connected to this channel',
+  /** The destination place is barred (the detail says why). */
+  destination_barred: 'No conversation can land in this place',
+  /** The destination is not (or no longer) offered on its channel. */
+  destination_not_offered: 'This destination is no longer offered',
+  /** A console thread asked to teleport to the console. */
+  already_on_console: 'A console thread is already on the console',
+  /** A summon route that is not offered on the conversation's own channel (its own agent, or one not on the channel). */
+  route_not_offered: 'This route is not offered here: summon hands over to another agent on this channel',
   /** The request needs an agent that is unavailable (it needs authentication, could not start, or did not answer); the detail says which and why. */
   agent_unavailable: 'The agent is unavailable',
   /** Storage could not be reached. */

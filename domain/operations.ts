@@ -1,3 +1,4 @@
+import { ERROR_DETAILS, type Failure } from './errors.ts';
 import type { Address, Channel, ChannelPlace, MovedTo } from './model.ts';
 import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';
 
@@ -52,9 +53,25 @@ export const NEW_CONSOLE_THREAD: ChannelAddress = Object.freeze({
 
 /** Why a conversation cannot move now, or null. */
 export function busyReason(busy: Busy): string | null {
-  if (busy.turnRunning) return 'A turn is running on this thread';
-  if (busy.approvals > 0) return 'Approvals are pending on this thread';
-  if (busy.questions > 0) return 'Questions are pending on this thread';
+  const failure = busyFailure(busy);
+  return failure === null ? null : failureText(failure);
+}
+
+/** A failure's words: its detail, else its code's sentence. */
+export const failureText = (failure: Failure): string => failure.detail ?? ERROR_DETAILS[failure.code];
+
+/** The refusal of a busy thread, with its own code (a turn, approvals, questions), or null when it is not busy. */
+export function busyFailure(busy: Busy): Failure | null {
+  if (busy.turnRunning) return { code: 'turn_running' };
+  if (busy.approvals > 0) return { code: 'approvals_pending' };
+  if (busy.questions > 0) return { code: 'questions_pending' };
+  return null;
+}
+
+/** Why no conversation can land on a channel for this user, with its code, or null when one can. */
+export function barredFailure(userId: string, channel: Channel): Failure | null {
+  if (!channel.linked_users.includes(userId)) return { code: 'channel_not_linked' };
+  if (channel.agents.length === 0) return { code: 'agent_not_on_channel', detail: 'No agent is connected to this channel' };
   return null;
 }
 
@@ -79,8 +96,8 @@ export function isThreadPlace(places: readonly ChannelPlace[], id: string, depth
 export function barredChannels(userId: string, channels: readonly Channel[]): Record<string, string> {
   const barred: Record<string, string> = {};
   for (const channel of channels) {
-    if (!channel.linked_users.includes(userId)) barred[channel.id] = 'You are not linked to this channel';
-    else if (channel.agents.length === 0) barred[channel.id] = 'No agent is connected to this channel';
+    const failure = barredFailure(userId, channel);
+    if (failure !== null) barred[channel.id] = failureText(failure);
   }
   return barred;
 }

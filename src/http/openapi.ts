@@ -1,3 +1,4 @@
+import { ERROR_DETAILS } from '../../domain/errors.ts';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { LiveEvent, type Answer } from './answers.ts';
@@ -17,12 +18,13 @@ const outputSchema = (schema: v.GenericSchema): Record<string, unknown> => {
 const PROBLEM = {
   type: 'object',
   description: 'RFC 9457 problem details; `detail` is the catalog sentence of docs/errors.md or a more precise one',
-  required: ['type', 'title', 'status', 'detail'],
+  required: ['type', 'title', 'status', 'detail', 'code'],
   properties: {
     type: { type: 'string' },
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
+    code: { type: 'string', enum: Object.keys(ERROR_DETAILS), description: 'The catalog code (docs/errors.md): one per reason a client may branch on' },
     errors: {
       type: 'array',
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },

@@ -28,6 +28,8 @@ export function problem(failure: Failure, headers: Record<string, string> = {}):
     title: STATUS_CODES[status] ?? 'Error',
     status,
     detail: failure.detail ?? ERROR_DETAILS[failure.code],
+    // The catalog code (docs/errors.md): what a client branches on, never the prose.
+    code: failure.code,
   };
   if (failure.errors !== undefined) body.errors = failure.errors;
   return { status, headers: { 'content-type': 'application/problem+json', ...headers }, body: { json: body } };

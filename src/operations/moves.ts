@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Failure } from '../../domain/errors.ts';
 import type { Address, Agent, User } from '../../domain/model.ts';
 import {
-  agentRoutesOn, busyReason, CONSOLE, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+  agentRoutesOn, barredFailure, busyFailure, CONSOLE, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
@@ -17,7 +17,6 @@ import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
 
 type Answer<T> = Promise<Result<T, Failure>>;
-const conflict = (detail: string): Failure => ({ code: 'conflict', detail });
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
 /** A teleport as its body gives it. */
@@ -47,7 +46,7 @@ export function threadMoves(deps: {
    */
   async function move(user: User, write: MoveWrite, agent: Agent): Answer<{ thread_id: string; conversation_id: string }> {
     const outcome = await storage.writer.writeMove(write);
-    if (outcome.kind === 'busy') return fail(conflict(busyReason(outcome.busy) ?? 'The thread is busy'));
+    if (outcome.kind === 'busy') return fail(busyFailure(outcome.busy) ?? { code: 'turn_running' });
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     const published = Promise.all(outcome.events.map((event) => deps.bus.publish(event))).catch(() => {});
     // The channel is asked at once; one that is down gets the delivery later from the outbox.
@@ -81,10 +80,10 @@ export function threadMoves(deps: {
       // The thread's access, then the channels: the listing answers neither its conversations nor its pending items.
       if ((await storage.threads.findRow(user.id, threadId)) === null) return fail({ code: 'thread_unavailable' });
       const channel = (await channels.channels()).find((c) => c.id === channelId);
-      if (channel === undefined) return fail(conflict('This channel is not connected'));
-      if (!channel.linked_users.includes(user.id)) return fail(conflict('You are not linked to this channel'));
-      if (!channel.browsable) return fail(conflict('This channel cannot be browsed'));
-      if (channel.agents.length === 0) return fail(conflict('No agent is connected to this channel'));
+      if (channel === undefined) return fail({ code: 'channel_not_connected' });
+      if (!channel.linked_users.includes(user.id)) return fail({ code: 'channel_not_linked' });
+      if (!channel.browsable) return fail({ code: 'channel_not_browsable' });
+      if (channel.agents.length === 0) return fail({ code: 'agent_not_on_channel', detail: 'No agent is connected to this channel' });
       const places = await channels.places(channelId, inside);
       if (places === null) return fail(invalid('query.inside', 'opens no place on this channel'));
       return ok(places.map((place) => placeAddress(channel, place)));
@@ -99,21 +98,21 @@ export function threadMoves(deps: {
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
       const { thread, conversation, input } = context.value;
-      if (conversation === null) return fail(conflict('The thread has no conversation to move'));
+      if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to move' });
       // Moved away: it moves again from where it is, never from here.
       if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
       const down = context.value.known.filter((k) => k.agent.id === conversation.agent && k.unavailable !== null);
       if (down.length > 0) return fail(unavailableFailure(down));
-      const offer = threadOperations(input);
-      if (offer.teleport.reason !== null) return fail(conflict(offer.teleport.reason));
+      const busy = busyFailure(input.busy);
+      if (busy !== null) return fail(busy);
       // The destination is validated again: a listed address was a suggestion, and things change.
       const { channel: channelId, id } = body.destination;
-      const barred = offer.barred[channelId];
-      if (barred !== undefined) return fail(conflict(barred));
       const channel = context.value.channels.find((c) => c.id === channelId);
-      if (channel === undefined) return fail(conflict('This channel is not connected'));
+      if (channel === undefined) return fail({ code: 'channel_not_connected' });
+      const barred = barredFailure(user.id, channel);
+      if (barred !== null) return fail(barred);
       if (agentRoutesOn(channel, context.value.offered, conversation.agent).length === 0) {
-        return fail(conflict(`${conversation.agent} is not connected to this channel`));
+        return fail({ code: 'agent_not_on_channel', detail: `${conversation.agent} is not connected to this channel` });
       }
       const landingId = uuidv7();
       let address: Address;
@@ -121,15 +120,15 @@ export function threadMoves(deps: {
       let where: string;
       const history = await threadHistory(storage, user.id, thread.id, null);
       if (toConsole) {
-        if (id !== 'new') return fail(conflict('The console offers one destination: a new console thread'));
-        if (thread.channel === CONSOLE) return fail(conflict('A console thread is already on the console'));
+        if (id !== 'new') return fail({ code: 'destination_not_offered', detail: 'The console offers one destination: a new console thread' });
+        if (thread.channel === CONSOLE) return fail({ code: 'already_on_console' });
         // A console thread's conversation lives at the thread itself.
         address = { channel: CONSOLE, id: landingId };
         where = 'a new console thread';
       } else {
         const place = findPlace(channel.addresses, id);
-        if (place === null) return fail(conflict('This destination is no longer offered'));
-        if (place.barred !== null) return fail(conflict(place.barred));
+        if (place === null) return fail({ code: 'destination_not_offered' });
+        if (place.barred !== null) return fail({ code: 'destination_barred', detail: place.barred });
         if (!body.new_thread && !isThreadPlace(channel.addresses, id)) {
           return fail(invalid('body.new_thread', `must be true for ${place.name}: it is a room, and a room takes new threads only`));
         }
@@ -165,7 +164,7 @@ export function threadMoves(deps: {
       const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id) => routeNamesAgent(body.route, id));
       if (!context.ok) return context;
       const { thread, conversation, input, agents, offered } = context.value;
-      if (conversation === null) return fail(conflict('The thread has no conversation to hand over'));
+      if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to hand over' });
       if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
       // Routes are what the agents advertise: a model an agent does not offer is no route.
       const known = context.value.channels.flatMap((c) => channelRoutes(c, offered)).some((r) => r.id === body.route);
@@ -173,9 +172,10 @@ export function threadMoves(deps: {
       if (!known && down.length > 0) return fail(unavailableFailure(down));
       if (!known) return fail(invalid('body.route', 'is not a route of any connected channel'));
       const offer = threadOperations(input);
-      if (offer.summon.reason !== null) return fail(conflict(offer.summon.reason));
+      const busy = busyFailure(input.busy);
+      if (busy !== null) return fail(busy);
       const route = Object.values(offer.summon.routes).flat().find((r) => r.id === body.route);
-      if (route === undefined) return fail(conflict(`${body.route} is not offered here: summon hands over to another agent on this channel`));
+      if (route === undefined) return fail({ code: 'route_not_offered', detail: `${body.route} is not offered here: summon hands over to another agent on this channel` });
       const agent = agents.find((a) => a.id === route.agent)!;
       const posture = offered.find((a) => a.id === route.agent)!.default_permission_mode;
       const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };

@@ -15,7 +15,7 @@ export function turnCanceller(deps: { readonly storage: Storage; readonly bus: E
     const thread = await storage.threads.findRow(user.id, threadId);
     if (thread === null) return fail({ code: 'thread_unavailable' });
     const turn = await storage.writer.runningTurn(thread.id);
-    if (turn === null) return fail({ code: 'conflict', detail: 'No turn is running on this thread' });
+    if (turn === null) return fail({ code: 'no_turn_running' });
     await bus.signal({ kind: 'cancel_requested', run_id: turn.run_id });
     return ok({ run_id: turn.run_id });
   };

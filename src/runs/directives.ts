@@ -63,10 +63,10 @@ export function directives(deps: {
     // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
     if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
     if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
-    if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'conflict', detail: 'Directives continue console threads only' });
+    if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'not_console_thread' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
     const conversation = await storage.conversations.latestByThread(found.id);
-    if (conversation === null) return fail({ code: 'conflict', detail: 'The thread has no conversation to continue' });
+    if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to continue' });
     // A conversation teleported away is continued where it is now: the answer names it.
     if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
     return ok({ thread: found, conversation });
@@ -121,11 +121,11 @@ export function directives(deps: {
       // A directive that picks nothing to check runs on what the thread has: it never waits on the agent's offer.
       known = await deps.vocabularies.one(found.value.conversation.agent, body.permission_mode !== null || body.effort !== null);
     }
-    if (known === null) return fail({ code: 'conflict', detail: 'No agent is offered for this thread' });
+    if (known === null) return fail({ code: 'no_agent_offered' });
     const { agent } = known;
     if (found.value !== null && body.model !== null) {
       const current = routeId(found.value.conversation.agent, found.value.conversation.model);
-      if (body.model !== current) return fail({ code: 'conflict', detail: `The thread is routed to ${current}; re-routing needs a manual handoff` });
+      if (body.model !== current) return fail({ code: 'reroute_refused', detail: `The thread is routed to ${current}; re-routing needs a manual handoff` });
     }
     // Checked against what the agent advertises: a pick it does not offer never reaches a run.
     if ((body.permission_mode !== null || body.effort !== null) && known.unavailable !== null) return fail(unavailableFailure([known]));
@@ -156,7 +156,7 @@ export function directives(deps: {
     // Two first directives for one key can race: the loser continues the winner's thread, so its picks are checked again.
     if (found.value === null) {
       const differs = racedPick(body, thread, conversation);
-      if (differs !== null) return fail({ code: 'conflict', detail: differs });
+      if (differs !== null) return fail(differs);
     }
     return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
   };
@@ -164,16 +164,17 @@ export function directives(deps: {
 
 /**
  * What a first directive asked for that the thread (written by a concurrent first directive for the
- * same key) does not have: a sentence for the 409, or null when every pick it made matches.
+ * same key) does not have: the 409's failure, or null when every pick it made matches.
  */
-function racedPick(body: Directive, thread: Thread, conversation: Conversation): string | null {
+function racedPick(body: Directive, thread: Thread, conversation: Conversation): Failure | null {
   const route = routeId(conversation.agent, conversation.model);
-  if (body.model !== null && body.model !== route) return `The thread is routed to ${route}; re-routing needs a manual handoff`;
-  if (body.project !== null && body.project !== thread.project) return `The thread was just created in project ${thread.project ?? 'none'}`;
+  const raced = (detail: string): Failure => ({ code: 'first_directive_raced', detail });
+  if (body.model !== null && body.model !== route) return { code: 'reroute_refused', detail: `The thread is routed to ${route}; re-routing needs a manual handoff` };
+  if (body.project !== null && body.project !== thread.project) return raced(`The thread was just created in project ${thread.project ?? 'none'}`);
   if (body.permission_mode !== null && body.permission_mode !== conversation.permission_mode) {
-    return `The thread was just created with permission mode ${conversation.permission_mode ?? 'none'}; switch it with PATCH`;
+    return raced(`The thread was just created with permission mode ${conversation.permission_mode ?? 'none'}; switch it with PATCH`);
   }
-  if (body.effort !== null && body.effort !== conversation.effort) return `The thread was just created with effort ${conversation.effort ?? 'none'}`;
+  if (body.effort !== null && body.effort !== conversation.effort) return raced(`The thread was just created with effort ${conversation.effort ?? 'none'}`);
   return null;
 }
 
@@ -208,7 +209,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       lease: deps.lease,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
-    if (outcome.kind === 'busy') return fail({ code: 'conflict', detail: 'A turn is running on this thread' });
+    if (outcome.kind === 'busy') return fail({ code: 'turn_running' });
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // Stored with the turn; published first (this instance's sockets get it at once), then the run is
     // kicked whatever the bus does: a lost announcement is filled from the log.

@@ -136,6 +136,7 @@ describe('directives, runs and the live socket', () => {
     socket.close();
     const differing = await post(`${P}/threads/${thread_id}/directives`, { text: 'Switch', model: 'claude:sonnet' });
     assert.equal(differing.status, 409);
+    assert.equal(differing.json().code, 'reroute_refused');
     assert.match(differing.json().detail, /claude:opus/);
     for (const [body, path] of [
       [{ text: 'x', permission_mode: 'yolo' }, 'body.permission_mode'],
@@ -167,6 +168,7 @@ describe('directives, runs and the live socket', () => {
     assert.equal(moved.status, 202, moved.text);
     const onChat = await post(`${P}/threads/${moved.json().thread_id}/directives`, { text: 'hi' });
     assert.equal(onChat.status, 409);
+    assert.equal(onChat.json().code, 'not_console_thread');
     assert.match(onChat.json().detail, /console threads only/);
   });
 

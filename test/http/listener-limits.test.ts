@@ -85,6 +85,7 @@ describe('listener limits', () => {
       title: 'Service Unavailable',
       status: 503,
       detail: 'Too many open connections: retry later',
+      code: 'too_many_connections',
     });
 
     // A websocket upgrade past the cap is refused the same way.

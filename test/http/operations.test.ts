@@ -64,6 +64,7 @@ describe('thread operations: teleport and summon', () => {
     const res = await post(`${P}/${busy}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
     assert.equal(res.status, 409);
     assert.equal(res.json().detail, 'A turn is running on this thread');
+    assert.equal(res.json().code, 'turn_running');
     const summon = await post(`${P}/${busy}/summon`, { route: 'codex', brief: 'Take over' });
     assert.equal(summon.status, 409);
     assert.equal((await post(`${P}/${busy}/cancel`, {})).status, 202);
@@ -98,21 +99,24 @@ describe('thread operations: teleport and summon', () => {
   });
 
   it('teleport refuses a barred, unlinked or unoffered destination with 409, and a prompt off the console with 422', async () => {
-    const cases: [unknown, number, RegExp, Record<string, string>?, string?][] = [
-      [{ destination: { channel: 'team-chat', id: 'ops' } }, 409, /not in this room/],
-      [{ destination: { channel: 'quiet', id: 'lobby' } }, 409, /No agent/],
-      [{ destination: { channel: 'team-chat', id: 'gone' } }, 409, /no longer offered/],
-      [{ destination: { channel: 'console', id: 'elsewhere' } }, 409, /one destination/],
-      [{ destination: { channel: 'console', id: 'new' } }, 409, /already on the console/],
-      [{ destination: { channel: 'team-chat', id: 'general' }, prompt: 'hi' }, 422, /valid/],
-      [{ destination: { channel: 'team-chat', id: 'general' }, new_thread: 'yes' }, 422, /valid/],
-      [{ destination: 'general' }, 422, /valid/],
-      [{ destination: { channel: 'team-chat', id: 'general' } }, 409, /not linked/, BOB, F.bobThread],
+    // Each refusal has its own catalog code: a client branches on `code`, never on the prose.
+    const cases: [unknown, number, RegExp, string, Record<string, string>?, string?][] = [
+      [{ destination: { channel: 'team-chat', id: 'ops' } }, 409, /not in this room/, 'destination_barred'],
+      [{ destination: { channel: 'quiet', id: 'lobby' } }, 409, /No agent/, 'agent_not_on_channel'],
+      [{ destination: { channel: 'team-chat', id: 'gone' } }, 409, /no longer offered/, 'destination_not_offered'],
+      [{ destination: { channel: 'console', id: 'elsewhere' } }, 409, /one destination/, 'destination_not_offered'],
+      [{ destination: { channel: 'console', id: 'new' } }, 409, /already on the console/, 'already_on_console'],
+      [{ destination: { channel: 'nowhere', id: 'x' } }, 409, /not connected/, 'channel_not_connected'],
+      [{ destination: { channel: 'team-chat', id: 'general' }, prompt: 'hi' }, 422, /valid/, 'validation_failed'],
+      [{ destination: { channel: 'team-chat', id: 'general' }, new_thread: 'yes' }, 422, /valid/, 'validation_failed'],
+      [{ destination: 'general' }, 422, /valid/, 'validation_failed'],
+      [{ destination: { channel: 'team-chat', id: 'general' } }, 409, /not linked/, 'channel_not_linked', BOB, F.bobThread],
     ];
-    for (const [body, status, detail, headers, thread] of cases) {
+    for (const [body, status, detail, code, headers, thread] of cases) {
       const res = await post(`${P}/${thread ?? consoleThread}/teleport`, body, headers ?? ALICE);
       assert.equal(res.status, status, JSON.stringify(body));
       assert.match(res.json().detail, detail, JSON.stringify(body));
+      assert.equal(res.json().code, code, JSON.stringify(body));
     }
   });
 
@@ -176,6 +180,7 @@ describe('thread operations: teleport and summon', () => {
   it('summon refuses a route that is not offered (409) or not known at all (422)', async () => {
     const own = await post(`${P}/${consoleThread}/summon`, { route: 'claude:opus', brief: 'x' });
     assert.equal(own.status, 409, 'its own agent is not another agent');
+    assert.equal(own.json().code, 'route_not_offered');
     assert.equal((await post(`${P}/${consoleThread}/summon`, { route: 'gpt:9', brief: 'x' })).status, 422);
     assert.equal((await post(`${P}/${consoleThread}/summon`, { route: 'codex', brief: '   ' })).status, 422);
     assert.equal((await post(`${P}/${F.bobThread}/summon`, { route: 'codex', brief: 'x' })).status, 404);

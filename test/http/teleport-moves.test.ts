@@ -136,9 +136,11 @@ for (const kind of kinds) {
       assert.deepEqual(moved.address, moved.moved_to.address);
       const again = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
       assert.equal(again.status, 409);
+      assert.equal(again.json().code, 'conversation_moved');
       assert.match(again.json().detail, new RegExp(`thread ${chat}`));
       const directed = await post(`${P}/${source}/directives`, { text: 'Still here?' });
       assert.equal(directed.status, 409);
+      assert.equal(directed.json().code, 'conversation_moved');
       assert.match(directed.json().detail, new RegExp(`moved to team-chat .*thread ${chat}`));
       const summoned = await post(`${P}/${source}/summon`, { route: 'codex', brief: 'x' });
       assert.equal(summoned.status, 409);

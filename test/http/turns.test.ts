@@ -46,7 +46,9 @@ describe('turns end: cancel, idle agents, garbled output', () => {
     const run = await runOf(t);
     assert.equal(run.status, 'cancelled');
     assert.equal(run.error, 'cancelled: cancelled by a user');
-    assert.equal((await post(`${P}/${t.thread_id}/cancel`, {})).status, 409, 'nothing runs any more');
+    const none = await post(`${P}/${t.thread_id}/cancel`, {});
+    assert.equal(none.status, 409, 'nothing runs any more');
+    assert.equal(none.json().code, 'no_turn_running');
     const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Again' });
     assert.equal(next.status, 202, next.text);
     await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
@@ -211,7 +213,7 @@ describe('racing first directives', () => {
       submit(alice, key, { ...body, permission_mode: 'acceptEdits' }),
     ]);
     assert.ok(first.ok, JSON.stringify(first));
-    assert.ok(!second.ok && second.error.code === 'conflict');
+    assert.ok(!second.ok && second.error.code === 'first_directive_raced');
     assert.match(second.error.detail!, /permission mode plan/);
     const otherKey = randomUUID();
     const [a, b] = await Promise.all([submit(alice, otherKey, { ...body, message_id: 'm1' }), submit(alice, otherKey, { ...body, message_id: 'm1' })]);
