@@ -7,6 +7,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY domain ./domain
 COPY ports ./ports
+COPY core ./core
 COPY adapters ./adapters
 COPY src ./src
 COPY client ./client

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
 const stamp = join(out, '.built');
-const TREES = ['domain', 'ports', 'adapters', 'src', 'client'];
+const TREES = ['domain', 'ports', 'core', 'adapters', 'src', 'client'];
 
 function* walk(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

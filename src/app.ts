@@ -9,11 +9,11 @@ import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
-import { agentVocabularies } from './agents/vocabularies.ts';
+import { agentVocabularies } from '../core/agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
-import { artifactLoads } from './artifacts/view.ts';
+import { artifactLoads } from '../core/artifacts/view.ts';
 import { consoleReadRoutes } from './console/read-routes.ts';
-import { consoleReads } from './console/reads.ts';
+import { consoleReads } from '../core/reads/console-reads.ts';
 import { consoleSurface } from './console/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
 import { sessionRoutes } from './identity/routes.ts';
@@ -27,16 +27,17 @@ import { createMetrics } from './metrics/metrics.ts';
 import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
-import { directives } from './runs/directives.ts';
-import { deliveryDispatcher } from './operations/delivery-dispatch.ts';
-import { threadMoves } from './operations/moves.ts';
+import { directives } from '../core/runs/directives.ts';
+import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
+import { threadMoves } from '../core/moves/moves.ts';
+import { runDirectories } from './runs/run-directory.ts';
 import { operationRoutes } from './operations/routes.ts';
-import { emitter } from './runs/emit.ts';
-import { kicker } from './runs/kick.ts';
-import { turnCanceller } from './runs/cancel.ts';
-import { sweeper } from './runs/sweeper.ts';
-import { PendingWaiters } from './runs/pending-waiters.ts';
-import { responses } from './runs/responses.ts';
+import { emitter } from '../core/runs/emit.ts';
+import { kicker } from '../core/runs/kick.ts';
+import { turnCanceller } from '../core/runs/cancel.ts';
+import { sweeper } from '../core/runs/sweeper.ts';
+import { PendingWaiters } from '../core/runs/pending-waiters.ts';
+import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { systemSurface } from './system/routes.ts';
@@ -115,13 +116,13 @@ export function createApp(options: AppOptions): App {
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs });
   sweeps.start();
-  const turns = { storage, vocabularies, bus, kicker: kicks, dataDir: config.dataDir, lease };
+  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: runDirectories(storage.catalog, config.dataDir), lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
-  const moves = threadMoves({ ...turns, channels, deliveries });
+  const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
   const live = liveSocket({
     storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser,
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },

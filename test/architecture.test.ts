@@ -4,17 +4,19 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
-const LAYERS = ['domain', 'ports', 'adapters', 'client', 'src'] as const;
+const LAYERS = ['domain', 'ports', 'core', 'adapters', 'client', 'src'] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** What each layer may import: the dependency rule points inward. */
 const ALLOWED: Record<Layer, { layers: readonly Layer[]; packages: boolean }> = {
   domain: { layers: ['domain'], packages: false },
   ports: { layers: ['domain', 'ports'], packages: false },
+  // The use cases: the domain and the ports only, no package and no node: module, so any runtime can embed them.
+  core: { layers: ['domain', 'ports', 'core'], packages: false },
   adapters: { layers: ['domain', 'ports', 'adapters'], packages: true },
   // The generated API client: packages only, so any runtime with fetch can take it alone.
   client: { layers: ['client'], packages: true },
-  src: { layers: ['domain', 'ports', 'adapters', 'client', 'src'], packages: true },
+  src: { layers: ['domain', 'ports', 'core', 'adapters', 'client', 'src'], packages: true },
 };
 
 function* sources(dir: string): Generator<string> {
@@ -61,8 +63,17 @@ describe('the dependency rule', () => {
     }
   }
 
-  it('domain imports only domain (no packages, not even node: modules); ports only domain', () => {
+  it('domain imports only domain (no packages, not even node: modules); ports only domain; core only domain, ports and core', () => {
     assert.deepEqual(violations, []);
+  });
+
+  it('core names no Node global (process, Buffer, NodeJS types): it runs wherever JavaScript does', () => {
+    const found: string[] = [];
+    for (const file of sources(join(root, 'core'))) {
+      const text = readFileSync(file, 'utf8');
+      for (const name of ['process.', 'Buffer', 'NodeJS.', '__dirname', 'require(']) if (text.includes(name)) found.push(`${relative(root, file)}: ${name}`);
+    }
+    assert.deepEqual(found, []);
   });
 
   it('the checker catches a violation', () => {

@@ -7,7 +7,7 @@ import { json, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 import type { Authenticate } from '../identity/authenticate.ts';
-import type { ArtifactLoads } from './view.ts';
+import type { ArtifactLoads } from '../../core/artifacts/view.ts';
 
 /** ArtifactConfig: the public viewer routing settings, and nothing else. */
 export interface ArtifactConfig {

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { json, result, type Reply } from '../http/reply.ts';
 import { AgentPostures, answer, ChannelInfo, Conversation, LedgerMessage, ModelMessage, Page, Pending, RouteInfo, Run, Thread, ThreadListItem } from '../http/answers.ts';
 import { route, type Route } from '../http/route.ts';
-import type { ConsoleReads } from './reads.ts';
+import type { ConsoleReads } from '../../core/reads/console-reads.ts';
 import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';
 
 const P = '/api/console';

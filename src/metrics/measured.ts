@@ -1,5 +1,5 @@
 import type { FetchUiResource } from '../../ports/mcp-resource.ts';
-import type { Emit } from '../runs/emit.ts';
+import type { Emit } from '../../core/runs/emit.ts';
 import type { Metrics } from './metrics.ts';
 
 const RUN_ENDS = new Set(['run_finished', 'run_error', 'run_cancelled']);

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { storable, UuidParam } from '../console/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
-import type { ThreadMoves } from './moves.ts';
+import type { ThreadMoves } from '../../core/moves/moves.ts';
 import { answer, ChannelAddress, Summoned, Teleported, ThreadOperations } from '../http/answers.ts';
 
 const P = '/api/console/threads/:id';

@@ -143,7 +143,8 @@ describe('artifact loading over MCP', () => {
       assert.equal(res.headers['cache-control'], 'no-store');
       const body = res.json();
       assert.equal(body.detail, 'MCP app resource could not be loaded');
-      assert.deepEqual(Object.keys(body).sort(), ['detail', 'status', 'title', 'type']);
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'detail', 'status', 'title', 'type']);
+      assert.equal(body.code, 'mcp_resource_failed');
       const logged = service.logs.filter((l) => l.msg === 'MCP app resource could not be loaded');
       assert.ok(logged.length > 0, 'the cause goes to the log');
       assert.ok(!JSON.stringify(service.logs).includes('provider-secret'), 'never the credential');

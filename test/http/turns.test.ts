@@ -191,17 +191,17 @@ describe('racing first directives', () => {
   it('the loser of two first directives for one key continues only when its picks match; else 409 naming the pick', async () => {
     const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
     const { createMemoryEventBus } = await import('../../adapters/memory/event-bus.ts');
-    const { directives } = await import('../../src/runs/directives.ts');
+    const { directives } = await import('../../core/runs/directives.ts');
     const { fixtureWorld } = await import('../support/fixture-world.ts');
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
     const kicked: string[] = [];
-    const { agentVocabularies } = await import('../../src/agents/vocabularies.ts');
+    const { agentVocabularies } = await import('../../core/agents/vocabularies.ts');
     const { fakeAgentOffers } = await import('../support/fake-agent-offers.ts');
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
     const claude = { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] };
     const submit = directives({
-      storage, bus: createMemoryEventBus(), dataDir: '/tmp/console-race', lease: { holder: 'h', ms: 60_000 },
+      storage, bus: createMemoryEventBus(), runDirectory: async () => '/tmp/console-race', lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
     });

@@ -5,10 +5,10 @@ import pino from 'pino';
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
-import { emitter } from '../../src/runs/emit.ts';
-import { kicker } from '../../src/runs/kick.ts';
-import { PendingWaiters } from '../../src/runs/pending-waiters.ts';
-import { sweeper } from '../../src/runs/sweeper.ts';
+import { emitter } from '../../core/runs/emit.ts';
+import { kicker } from '../../core/runs/kick.ts';
+import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
+import { sweeper } from '../../core/runs/sweeper.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { PendingWaiters } from '../../src/runs/pending-waiters.ts';
+import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 
 /** An answer whose bus signal was lost (a reconnect) still resumes the agent: it is stored. */

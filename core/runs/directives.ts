@@ -1,4 +1,3 @@
-import { join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
 import { movedReason } from '../../domain/operations.ts';
@@ -6,10 +5,10 @@ import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
-import type { Catalog } from '../../ports/catalog.ts';
+import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
-import { CONSOLE_CHANNEL } from '../console/reads.ts';
+import { CONSOLE_CHANNEL } from '../reads/console-reads.ts';
 import { threadHistory } from './history.ts';
 import type { Kicker } from './kick.ts';
 
@@ -21,21 +20,6 @@ export interface Directive {
   readonly project: string | null;
   readonly permission_mode: string | null;
   readonly effort: string | null;
-}
-
-/** A project's default working directory, under `DATA_DIR`: one path segment, never `..`. */
-export function projectDirectory(dataDir: string, project: string | null): string {
-  const segment = project === null ? '_no_project' : project.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+$/, '_');
-  return resolve(join(dataDir, 'projects', segment));
-}
-
-/**
- * Where a thread's runs work (their session's `cwd`, recorded as the run's `directory`): the
- * directory on disk the world names for the project, else its default under `DATA_DIR`.
- */
-export async function runDirectory(catalog: Catalog, dataDir: string, project: string | null): Promise<string> {
-  const named = project === null ? null : (await catalog.project(project))?.directory ?? null;
-  return named ?? projectDirectory(dataDir, project);
 }
 
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
@@ -51,7 +35,7 @@ export function directives(deps: {
   readonly vocabularies: AgentVocabularies;
   readonly bus: EventBus;
   readonly kicker: Kicker;
-  readonly dataDir: string;
+  readonly runDirectory: RunDirectory;
   readonly lease: TurnLease;
 }) {
   const { storage, bus } = deps;
@@ -194,11 +178,11 @@ export interface TurnStart {
  * and kicks the run: shared by directives and by a summon's brief. Idempotent by `message_id`; a
  * conversation with a turn running is a conflict.
  */
-export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly kicker: Kicker; readonly dataDir: string; readonly lease: TurnLease }) {
+export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly kicker: Kicker; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
   const { storage, bus, kicker } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
-    const directory = await runDirectory(storage.catalog, deps.dataDir, thread.project);
+    const directory = await deps.runDirectory(thread.project);
     const outcome = await storage.writer.writeDirective({
       thread_id: thread.id,
       conversation_id: conversation.id,

@@ -1,7 +1,8 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
 import type { ConsoleWriter } from '../../ports/console-writer.ts';
 import type { Emit } from './emit.ts';
+import { unrefTimer } from '../timers.ts';
 
 /**
  * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
@@ -20,7 +21,7 @@ export function sweeper(deps: {
 }) {
   const { writer, emit, log } = deps;
   let sweeping: Promise<number> | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
 
   async function sweepAll(): Promise<number> {
     let swept = 0;
@@ -59,7 +60,7 @@ export function sweeper(deps: {
     start(): void {
       void sweep();
       timer = setInterval(() => void sweep(), Math.max(250, Math.floor(deps.leaseMs / 2)));
-      timer.unref();
+      unrefTimer(timer);
     },
     /** Stops sweeping; waits for a sweep under way. */
     async stop(): Promise<void> {

@@ -1,4 +1,3 @@
-import { uuidv7 } from 'uuidv7';
 import type { Failure } from '../../domain/errors.ts';
 import type { Address, Agent, User } from '../../domain/model.ts';
 import {
@@ -9,9 +8,10 @@ import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
+import type { NewId } from '../../ports/new-id.ts';
+import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
-import { runDirectory } from '../runs/directives.ts';
 import { threadHistory } from '../runs/history.ts';
 import type { Kicker } from '../runs/kick.ts';
 import { moveContext } from './context.ts';
@@ -33,7 +33,8 @@ export function threadMoves(deps: {
   readonly channels: ChannelPort;
   readonly bus: EventBus;
   readonly kicker: Kicker;
-  readonly dataDir: string;
+  readonly runDirectory: RunDirectory;
+  readonly newId: NewId;
   readonly lease: TurnLease;
   /** The dispatcher of the delivery outbox: poked when a move stored a delivery. */
   readonly deliveries: { poke(): void };
@@ -61,7 +62,7 @@ export function threadMoves(deps: {
         run,
         agent,
         prompt: write.turn.text,
-        cwd: write.turn.directory ?? (await runDirectory(storage.catalog, deps.dataDir, thread.project)),
+        cwd: write.turn.directory ?? (await deps.runDirectory(thread.project)),
         mode: outcome.conversation.permission_mode,
         history: () => threadHistory(storage, user.id, thread.id, own?.message?.id ?? run.id),
       });
@@ -114,7 +115,7 @@ export function threadMoves(deps: {
       if (agentRoutesOn(channel, context.value.offered, conversation.agent).length === 0) {
         return fail({ code: 'agent_not_on_channel', detail: `${conversation.agent} is not connected to this channel` });
       }
-      const landingId = uuidv7();
+      const landingId = deps.newId();
       let address: Address;
       let delivery: Delivery | null = null;
       let where: string;
@@ -132,7 +133,7 @@ export function threadMoves(deps: {
         if (!body.new_thread && !isThreadPlace(channel.addresses, id)) {
           return fail(invalid('body.new_thread', `must be true for ${place.name}: it is a room, and a room takes new threads only`));
         }
-        const deliveryId = uuidv7();
+        const deliveryId = deps.newId();
         // The address is decided now, from the delivery's id: the move does not wait for the channel.
         address = { channel: channelId, id: body.new_thread ? `${id}/${deliveryId}` : id };
         where = body.new_thread ? `a new thread in ${place.name} on ${channel.name}` : `${place.name} on ${channel.name}`;
@@ -142,7 +143,7 @@ export function threadMoves(deps: {
         };
       }
       const landing = { id: landingId, owner: user.id, channel: channelId, project: thread.project, title: thread.title };
-      const moved = { id: uuidv7(), agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address };
+      const moved = { id: deps.newId(), agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address };
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
       const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };
       const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
@@ -155,7 +156,7 @@ export function threadMoves(deps: {
         landing_ledger: `Moved here from ${thread.channel} thread "${thread.title}" (thread ${thread.id})`,
         delivery,
         gateway: { operation: 'teleport', from, to },
-        turn: body.prompt === null ? null : { text: body.prompt, directory: await runDirectory(storage.catalog, deps.dataDir, thread.project), lease: deps.lease },
+        turn: body.prompt === null ? null : { text: body.prompt, directory: await deps.runDirectory(thread.project), lease: deps.lease },
       }, agent);
     },
 
@@ -178,7 +179,7 @@ export function threadMoves(deps: {
       if (route === undefined) return fail({ code: 'route_not_offered', detail: `${body.route} is not offered here: summon hands over to another agent on this channel` });
       const agent = agents.find((a) => a.id === route.agent)!;
       const posture = offered.find((a) => a.id === route.agent)!.default_permission_mode;
-      const next = { id: uuidv7(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };
+      const next = { id: deps.newId(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };
       // The brief is what the new agent starts from: its first turn, in place, written with the hand-over.
       const moved = await move(user, {
         source_thread_id: thread.id,
@@ -194,7 +195,7 @@ export function threadMoves(deps: {
           to: { conversation_id: next.id, route: route.id },
           hint: body.hint,
         },
-        turn: { text: body.brief, directory: await runDirectory(storage.catalog, deps.dataDir, thread.project), lease: deps.lease },
+        turn: { text: body.brief, directory: await deps.runDirectory(thread.project), lease: deps.lease },
       }, agent);
       return moved.ok ? ok({ conversation_id: moved.value.conversation_id }) : moved;
     },

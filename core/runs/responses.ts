@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../ports/logger.ts';
 import type { Failure } from '../../domain/errors.ts';
 import type { Conversation, User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';

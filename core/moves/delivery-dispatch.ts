@@ -1,6 +1,7 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../ports/logger.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
+import { unrefTimer } from '../timers.ts';
 
 export interface DeliveryDispatchOptions {
   readonly outbox: DeliveryOutbox;
@@ -70,7 +71,7 @@ export function deliveryDispatcher(options: DeliveryDispatchOptions) {
   }
 
   const timer = setInterval(poke, options.intervalMs);
-  timer.unref();
+  unrefTimer(timer);
 
   return {
     poke,

@@ -6,8 +6,7 @@ import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from
 import type { Storage } from '../../ports/storage.ts';
 import type { AccessibleThread } from '../../ports/thread-store.ts';
 import { offeredOnly, standings, type AgentVocabularies } from '../agents/vocabularies.ts';
-import { ledgerMessage, type LedgerMessage } from '../artifacts/overview.ts';
-import type { Config } from '../config.ts';
+import { ledgerMessage, type LedgerMessage, type ViewerRouting } from '../artifacts/overview.ts';
 
 /** The console channel's id: directives create threads there. */
 export const CONSOLE_CHANNEL = 'console';
@@ -29,7 +28,7 @@ export interface ChannelInfo {
  * `thread_unavailable` for an unknown or inaccessible id, never the empty list the sub-resource read
  * alone would give.
  */
-export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
+export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: ViewerRouting) {
   const toMessage = ledgerMessage(config);
   // The ledger read alone resolves the fork chain; every other read under a thread wants the row only.
   const withChain = async (user: User, id: string): Read<AccessibleThread> => {

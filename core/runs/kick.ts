@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../ports/logger.ts';
 import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
@@ -6,6 +6,7 @@ import type { ConsoleWriter } from '../../ports/console-writer.ts';
 import type { Emit } from './emit.ts';
 import { runKick } from './kick-turn.ts';
 import type { PendingWaiters } from './pending-waiters.ts';
+import { unrefTimer } from '../timers.ts';
 
 /** One kick: a run just written (its turn claimed under this instance's lease), and what its turn needs. */
 export interface KickRequest {
@@ -92,7 +93,7 @@ export function kicker(deps: KickDeps) {
       }
     });
   }, Math.max(100, Math.floor(deps.leaseMs / 3)));
-  renew.unref();
+  unrefTimer(renew);
 
   const idle = setInterval(() => {
     const now = Date.now();
@@ -107,7 +108,7 @@ export function kicker(deps: KickDeps) {
       }
     }
   }, Math.max(50, Math.min(5_000, Math.floor(deps.idleMs / 4))));
-  idle.unref();
+  unrefTimer(idle);
 
   /** Cancels a run this instance runs; answers whether it runs here. */
   function cancel(runId: string, code: RunErrorCode, reason?: string): boolean {

@@ -1,6 +1,11 @@
-import type { Config } from '../config.ts';
 import type { LedgerEntry } from '../../ports/ledger-store.ts';
 import type { Message } from '../../domain/model.ts';
+
+/** Where artifact viewer pages live (the configured viewer origin, null for none, and its path prefix). */
+export interface ViewerRouting {
+  readonly viewerOrigin: string | null;
+  readonly viewerPath: string;
+}
 
 /** McpAppOverview: enough to show and open a referenced app, built without contacting the provider. */
 export interface McpAppOverview {
@@ -17,7 +22,7 @@ export type LedgerMessage = Message & { readonly app?: McpAppOverview };
  * Turns a ledger entry into the message answered, offering the overview when a viewer origin is
  * configured. It grants nothing: opening the viewer still needs the artifact's owner.
  */
-export function ledgerMessage(config: Pick<Config, 'viewerOrigin' | 'viewerPath'>) {
+export function ledgerMessage(config: ViewerRouting) {
   return ({ app, ...message }: LedgerEntry): LedgerMessage =>
     app === null || message.artifact_id === null || config.viewerOrigin === null
       ? message

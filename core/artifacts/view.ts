@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../ports/logger.ts';
 import type { Failure } from '../../domain/errors.ts';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
 import type { Artifact, User } from '../../domain/model.ts';
@@ -7,8 +7,7 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import { MAX_POLICY_LENGTH, normalizeSandboxPolicy, parseSandboxCsp, sandboxUrl, serializeSandboxPolicy } from '../../domain/sandbox-policy.ts';
 import type { FetchUiResource, UiResource } from '../../ports/mcp-resource.ts';
 import type { Storage } from '../../ports/storage.ts';
-import type { Config } from '../config.ts';
-import type { McpAppOverview } from './overview.ts';
+import type { McpAppOverview, ViewerRouting } from './overview.ts';
 
 /** McpAppView: the saved invocation, its UI resource fetched afresh, and where to run it. Null fields are omitted. */
 export interface McpAppView {
@@ -34,7 +33,8 @@ const withoutNulls = <T extends object>(record: T): Partial<T> =>
 export function artifactLoads(deps: {
   readonly storage: Storage;
   readonly fetchUiResource: FetchUiResource;
-  readonly config: Config;
+  /** The artifact settings: the sandbox origin (null: none), the viewer's routing, one resource fetch's time-out. */
+  readonly config: ViewerRouting & { readonly sandboxOrigin: string | null; readonly mcpTimeoutMs: number };
   readonly log: Logger;
 }) {
   const { storage, fetchUiResource, config } = deps;

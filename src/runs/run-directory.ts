@@ -1,0 +1,18 @@
+import { join, resolve } from 'node:path';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { RunDirectory } from '../../ports/run-directory.ts';
+
+/** A project's default working directory, under `DATA_DIR`: one path segment, never `..`. */
+export function projectDirectory(dataDir: string, project: string | null): string {
+  const segment = project === null ? '_no_project' : project.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+$/, '_');
+  return resolve(join(dataDir, 'projects', segment));
+}
+
+/**
+ * Where a thread's runs work on this host: the directory on disk the world names for the project,
+ * else its default under `DATA_DIR`.
+ */
+export const runDirectories = (catalog: Catalog, dataDir: string): RunDirectory => async (project) => {
+  const named = project === null ? null : (await catalog.project(project))?.directory ?? null;
+  return named ?? projectDirectory(dataDir, project);
+};

@@ -1,0 +1,160 @@
+// The use cases over the memory adapters and fakes that keep the ports' contracts, with nothing of Node:
+// this file imports only the core, the ports, the domain, the memory adapters and node:test/node:assert,
+// so the same suite runs under Node (npm test), Deno, Bun and in Chromium (npm run test:runtimes).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { agentVocabularies } from '../../core/agents/vocabularies.ts';
+import { consoleReads } from '../../core/reads/console-reads.ts';
+import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
+import { threadMoves } from '../../core/moves/moves.ts';
+import { directives } from '../../core/runs/directives.ts';
+import { emitter } from '../../core/runs/emit.ts';
+import { kicker } from '../../core/runs/kick.ts';
+import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
+import type { WireEvent } from '../../domain/events.ts';
+import type { AgentOffers } from '../../ports/agent-offers.ts';
+import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
+import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { Logger } from '../../ports/logger.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+
+const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+const offers: AgentOffers = async () => ({ kind: 'offered', offer: { modes: ['default', 'plan'], currentMode: 'default', models: ['opus', 'sonnet'], efforts: ['low', 'high'] } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let ids = 0;
+/** UUIDv7-shaped ids in order, from a counter: the core asks for ids through its port, never a package. */
+const newId = () => {
+  const n = (Date.now() * 1000 + (ids++ % 1000)).toString(16).padStart(12, '0').slice(-12);
+  return `${n.slice(0, 8)}-${n.slice(8, 12)}-7000-8000-${(ids).toString(16).padStart(12, '0')}`;
+};
+
+/**
+ * An agent runner as the port describes it: sessions it knows continue; any other starts fresh,
+ * and a fresh one asks for the history brief and says so. What each prompt was is kept.
+ */
+function scriptedRunner(): AgentRunner & { prompts: string[]; forget(): void } {
+  const sessions = new Map<string, number>();
+  const prompts: string[] = [];
+  return {
+    prompts,
+    forget: () => sessions.clear(),
+    async runTurn(request: TurnRequest) {
+      let id = request.sessionId;
+      const fresh = id === null || !sessions.has(id);
+      if (fresh) {
+        id = `session-${sessions.size + 1}-${prompts.length}`;
+        sessions.set(id, 0);
+      }
+      await request.onSession(id!);
+      let prompt = request.prompt;
+      if (fresh && request.history !== undefined) {
+        const history = await request.history();
+        if (history !== null) {
+          await request.onBriefed?.();
+          prompt = `${history}\n\n${prompt}`;
+        }
+      }
+      prompts.push(prompt);
+      const turn = sessions.get(id!)! + 1;
+      sessions.set(id!, turn);
+      await request.onUpdate({ kind: 'text', text: `turn=${turn}` });
+      return { sessionId: id!, stopReason: 'end_turn' };
+    },
+    setMode: async () => null,
+    close: async () => {},
+  };
+}
+
+/** The core wired over memory: what src/app.ts does for Node, with nothing but the ports. */
+async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>) => ChannelPort) {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  const bus = createMemoryEventBus();
+  const runner = scriptedRunner();
+  const waiters = new PendingWaiters((pending) => storage.writer.pendingAnswers(pending));
+  const emit = emitter(storage.events, bus);
+  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000 });
+  const vocabularies = agentVocabularies(storage.catalog, offers);
+  const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
+  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => '/work/acme', lease: { holder: 'core-test', ms: 60_000 } };
+  const submit = directives(turns);
+  const moves = threadMoves({ ...turns, channels: port, deliveries, newId });
+  const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });
+  const until = async (done: () => boolean | Promise<boolean>) => {
+    for (let waited = 0; !(await done()) && waited < 5_000; waited += 5) await sleep(5);
+    assert.ok(await done(), 'waited 5 s');
+  };
+  /** A thread's stored events, as a socket replays them. */
+  const eventsOf = (thread: string): Promise<WireEvent[]> => storage.events.since(thread, 0, 1_000);
+  const asleep = (thread: string, n: number) => async () => (await eventsOf(thread)).filter((e) => e.type === 'reflex_asleep').length >= n;
+  const close = async () => {
+    await deliveries.close();
+    await kicks.drain();
+  };
+  return { storage, runner, submit, moves, reads, eventsOf, until, asleep, close };
+}
+
+const alice = { id: 'alice', name: 'Alice' };
+
+describe('the use cases on memory, free of any runtime', () => {
+  it('a directive opens a console thread and its run streams, from run_started to reflex_asleep', async () => {
+    const c = await core();
+    const answer = await c.submit(alice, 'key-1', { text: 'Hello', message_id: 'm1', model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null });
+    assert.ok(answer.ok, JSON.stringify(answer));
+    await c.until(c.asleep(answer.value.thread_id, 1));
+    const types = (await c.eventsOf(answer.value.thread_id)).map((e) => e.type);
+    assert.equal(types[0], 'message');
+    assert.equal(types[1], 'run_started');
+    assert.equal(types.at(-1), 'reflex_asleep');
+    assert.equal(types.at(-2), 'run_finished');
+    const again = await c.submit(alice, answer.value.thread_id, { text: 'Hello', message_id: 'm1', model: null, project: null, permission_mode: null, effort: null });
+    assert.deepEqual(again, answer, 'a repeated message_id answers the first answer');
+    const ledger = await c.reads.messages(alice, answer.value.thread_id, { limit: 10, before: null });
+    assert.ok(ledger.ok);
+    assert.deepEqual(ledger.value.items.map((m) => [m.role, m.text]).reverse(), [['user', 'Hello'], ['assistant', 'turn=1']]);
+    await c.close();
+  });
+
+  it('a teleport moves the conversation and its session; the source refuses with conversation_moved; summon starts from the history', async () => {
+    const posted: Delivery[] = [];
+    let refusals = 1;
+    const c = await core((storage) => ({
+      ...memoryChannelPort(storage.catalog),
+      async deliver(delivery) {
+        if (refusals-- > 0) throw new Error('down');
+        posted.push(delivery);
+      },
+    }));
+    const first = await c.submit(alice, 'key-2', { text: 'Step one', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null });
+    assert.ok(first.ok);
+    const source = first.value.thread_id;
+    await c.until(c.asleep(source, 1));
+
+    const moved = await c.moves.teleport(alice, source, { destination: { channel: 'team-chat', id: 'general' }, new_thread: true, prompt: null });
+    assert.ok(moved.ok, JSON.stringify(moved));
+    const refused = await c.submit(alice, source, { text: 'Still here?', message_id: null, model: null, project: null, permission_mode: null, effort: null });
+    assert.ok(!refused.ok && refused.error.code === 'conversation_moved');
+    await c.until(() => posted.length === 1);
+    assert.equal(posted[0]!.place, 'general');
+
+    const back = await c.moves.teleport(alice, moved.value.thread_id, { destination: { channel: 'console', id: 'new' }, new_thread: true, prompt: 'Step two' });
+    assert.ok(back.ok, JSON.stringify(back));
+    await c.until(c.asleep(back.value.thread_id, 1));
+    assert.equal(c.runner.prompts.at(-1), 'Step two', 'the session continued: no brief');
+    const home = await c.reads.messages(alice, back.value.thread_id, { limit: 20, before: null });
+    assert.ok(home.ok);
+    assert.ok(home.value.items.some((m) => m.text === 'turn=2'), 'the second turn of the same session');
+
+    const summoned = await c.moves.summon(alice, back.value.thread_id, { route: 'codex', brief: 'Review it', hint: null });
+    assert.ok(summoned.ok, JSON.stringify(summoned));
+    await c.until(c.asleep(back.value.thread_id, 2));
+    const prompt = c.runner.prompts.at(-1)!;
+    assert.match(prompt, /\[user\] Step one/);
+    assert.match(prompt, /Review it$/);
+    await c.close();
+  });
+});
