@@ -83,6 +83,7 @@ export interface TurnResult {
  * use and again after it dies. A turn whose process dies, or whose agent answers an error, rejects.
  */
 export interface AgentRunner {
+  /** Runs one prompt turn in the conversation's session (continued, loaded, resumed or new), streaming what the agent does. */
   runTurn(request: TurnRequest): Promise<TurnResult>;
   /**
    * Switches a live session's posture (`session/set_mode`); a session that is not live is left alone.

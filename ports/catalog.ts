@@ -2,7 +2,9 @@ import type { Agent, Channel, Project } from '../domain/model.ts';
 
 /** The service's vocabularies: agents, channels and projects. Small sets, read whole. */
 export interface Catalog {
+  /** Every agent of the world: its id, its ACP command and environment, and the lists that narrow what it advertises. */
   agents(): Promise<Agent[]>;
+  /** Every connected channel with its linked users, its agents and its places (the world file's, for the memory channel port). */
   channels(): Promise<Channel[]>;
   /** Project names, for `GET /projects` and a directive's check. */
   projects(): Promise<string[]>;

@@ -37,5 +37,6 @@ export interface EventBus {
   signal(signal: BusSignal): Promise<void>;
   /** Calls `listener` with every signal from now on; answers the unsubscribe. */
   onSignal(listener: (signal: BusSignal) => void): () => void;
+  /** Stops delivering and lets go of its connection (if any); nothing is published after. */
   close(): Promise<void>;
 }

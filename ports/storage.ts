@@ -12,13 +12,19 @@ import type { UserByTokenHash } from './user-store.ts';
 
 /** One storage backend: every store over the same state, and its life cycle. */
 export interface Storage {
+  /** The user a token's SHA-256 names (sign-in, bearer and cookie). */
   readonly userByTokenHash: UserByTokenHash;
+  /** Thread rows and their access, the fork chain for the ledger, and the thread list. */
   readonly threads: ThreadStore;
+  /** The chat ledger, one keyset page at a time. */
   readonly ledger: LedgerStore;
+  /** Conversations, runs, model messages and pending items, each scoped to its thread. */
   readonly conversations: ConversationStore;
+  /** Agents, channels and projects. */
   readonly catalog: Catalog;
+  /** Saved MCP app artifacts with their installations, and ledger references to them. */
   readonly artifacts: ArtifactStore;
-  /** The writes of directives, runs and responses. */
+  /** The writes of directives, runs and responses: every role port (console-writer.ts). */
   readonly writer: ConsoleWriter;
   /** Deliveries to channels that moves wrote and no channel has taken yet. */
   readonly outbox: DeliveryOutbox;
@@ -28,7 +34,9 @@ export interface Storage {
   readonly importWorld: (world: World) => Promise<void>;
   /** Whether nothing has been stored yet: a first start, which gets the demo world. */
   readonly isEmpty: () => Promise<boolean>;
+  /** Whether the backend answers now (GET /readyz). */
   readonly ready: ReadinessProbe;
+  /** Closes the connections; nothing is read or written after. */
   readonly close: () => Promise<void>;
   /** The connection pool's state now, for metrics; absent where there is no pool (memory). */
   readonly pool?: () => { readonly used: number; readonly free: number; readonly pending: number };

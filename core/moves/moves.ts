@@ -1,7 +1,7 @@
 import type { Failure } from '../../domain/errors.ts';
-import type { Address, Agent, User } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Address, type Agent, type User } from '../../domain/model.ts';
 import {
-  agentRoutesOn, barredFailure, busyFailure, CONSOLE, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+  agentRoutesOn, barredFailure, busyFailure, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
@@ -95,7 +95,7 @@ export function threadMoves(deps: {
       // thread comes first: one the caller cannot use is 404 whatever the body says.
       const context = await moveContext(storage, channels, deps.vocabularies, user, threadId, (id, moving) => id === moving?.agent);
       if (!context.ok) return context;
-      const toConsole = body.destination.channel === CONSOLE;
+      const toConsole = body.destination.channel === CONSOLE_CHANNEL;
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
       const { thread, conversation, input } = context.value;
@@ -122,9 +122,9 @@ export function threadMoves(deps: {
       const history = await threadHistory(storage, user.id, thread.id, null);
       if (toConsole) {
         if (id !== 'new') return fail({ code: 'destination_not_offered', detail: 'The console offers one destination: a new console thread' });
-        if (thread.channel === CONSOLE) return fail({ code: 'already_on_console' });
+        if (thread.channel === CONSOLE_CHANNEL) return fail({ code: 'already_on_console' });
         // A console thread's conversation lives at the thread itself.
-        address = { channel: CONSOLE, id: landingId };
+        address = { channel: CONSOLE_CHANNEL, id: landingId };
         where = 'a new console thread';
       } else {
         const place = findPlace(channel.addresses, id);

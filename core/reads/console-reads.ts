@@ -1,6 +1,6 @@
 import type { Failure } from '../../domain/errors.ts';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
-import type { Conversation, ModelMessage, Page, PageRequest, Pending, Run, Thread, User, ThreadListItem } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Conversation, type ModelMessage, type Page, type PageRequest, type Pending, type Run, type Thread, type User, type ThreadListItem } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
@@ -9,7 +9,6 @@ import { offeredOnly, standings, type AgentVocabularies } from '../agents/vocabu
 import { ledgerMessage, type LedgerMessage, type ViewerRouting } from '../artifacts/overview.ts';
 
 /** The console channel's id: directives create threads there. */
-export const CONSOLE_CHANNEL = 'console';
 
 type Read<T> = Promise<Result<T, Failure>>;
 

@@ -1,5 +1,5 @@
 import type { Failure } from '../../domain/errors.ts';
-import type { Agent, Conversation, Thread, User } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Agent, type Conversation, type Thread, type User } from '../../domain/model.ts';
 import { movedReason } from '../../domain/operations.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
@@ -8,7 +8,6 @@ import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
-import { CONSOLE_CHANNEL } from '../reads/console-reads.ts';
 import { threadHistory } from './history.ts';
 import type { Kicker } from './kick.ts';
 

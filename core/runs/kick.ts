@@ -2,7 +2,9 @@ import type { Logger } from '../../ports/logger.ts';
 import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
-import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { PendingItems } from '../../ports/pending-items.ts';
+import type { RunRecords } from '../../ports/run-records.ts';
+import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
 import { runKick } from './kick-turn.ts';
 import type { PendingWaiters } from './pending-waiters.ts';
@@ -23,7 +25,8 @@ export interface KickRequest {
 }
 
 export interface KickDeps {
-  readonly writer: ConsoleWriter;
+  /** What a kick records, asks, and holds: the run's records, its pending items, its turn's lease. */
+  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'>;
   readonly runner: AgentRunner;
   readonly emit: Emit;
   readonly waiters: PendingWaiters;

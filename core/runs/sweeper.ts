@@ -1,6 +1,7 @@
 import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
-import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { RunRecords } from '../../ports/run-records.ts';
+import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
 import { unrefTimer } from '../timers.ts';
 
@@ -11,7 +12,8 @@ import { unrefTimer } from '../timers.ts';
  * every half lease, on every instance: claims are exclusive, so two sweepers never take one turn.
  */
 export function sweeper(deps: {
-  readonly writer: ConsoleWriter;
+  /** The lapsed turns it claims and releases, and the runs it ends. */
+  readonly writer: Pick<TurnLeases, 'claimExpiredTurn' | 'releaseTurn'> & Pick<RunRecords, 'finishRun'>;
   readonly emit: Emit;
   readonly log: Logger;
   readonly holder: string;

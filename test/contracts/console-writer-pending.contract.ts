@@ -6,7 +6,7 @@ import type { WriterSuite } from './console-writer.contract.ts';
 
 /** The console writer contract, continued: pending approvals and questions, and the end of a run. */
 export function pendingAndRunsTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
-  describe('answering pending items', () => {
+  describe('PendingItems: answered all or none', () => {
     const setUp = async () => {
       const t = await newThread();
       const started = await storage().writer.writeDirective(directive(t));

@@ -8,7 +8,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The console writer contract, continued: turns as leases, the directive's event, stored answers. */
 export function turnLeaseTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
-  describe('turns are leases', () => {
+  describe('TurnLeases: turns are leases', () => {
     it("a directive stores its message event with the thread's next seq, in the same write", async () => {
       const t = await newThread();
       await storage().events.append(t.thread.id, 'gateway', { before: true });
@@ -96,7 +96,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     });
   });
 
-  describe('moves are written whole', () => {
+  describe('TurnWrites: moves are written whole (and DeliveryOutbox: what a move stores for a channel)', () => {
     const ledger = async (threadId: string) => (await storage().ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
     const summonOf = (threadId: string, lease = { holder: 'h', ms: 60_000 }): MoveWrite => ({
       source_thread_id: threadId,

@@ -51,194 +51,204 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
     const runs = async (t: Created) => (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 200, before: null }))!.items;
     const conversationOf = async (t: Created) => (await storage.conversations.listByThread(t.thread.id)).find((c) => c.id === t.conversation.id)!;
 
-    it('finds a console thread by its owner and key only', async () => {
-      const key = testId(5_500);
-      assert.equal((await storage.writer.findByKey('bob', key))?.id, F.shared);
-      assert.equal(await storage.writer.findByKey('alice', key), null, 'keys are scoped to their owner');
-      assert.equal(await storage.writer.findByKey('bob', randomUUID()), null);
-    });
-
-    it('creates a console thread with its conversation, times taken from the ids', async () => {
-      const key = randomUUID();
-      const { thread, conversation } = await newThread(key);
-      assert.deepEqual(thread, {
-        id: thread.id, key, channel: 'console', owner: 'alice', project: 'acme-web', title: 'New thread',
-        fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id),
+    describe('ConsoleThreads: console threads by key', () => {
+      it('finds a console thread by its owner and key only', async () => {
+        const key = testId(5_500);
+        assert.equal((await storage.writer.findByKey('bob', key))?.id, F.shared);
+        assert.equal(await storage.writer.findByKey('alice', key), null, 'keys are scoped to their owner');
+        assert.equal(await storage.writer.findByKey('bob', randomUUID()), null);
       });
-      assert.deepEqual(conversation, {
-        id: conversation.id, thread_id: thread.id, agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high',
-        address: { channel: 'console', id: thread.id }, turn_running: false, created_at: uuid7Time(conversation.id), moved_to: null,
+
+      it('creates a console thread with its conversation, times taken from the ids', async () => {
+        const key = randomUUID();
+        const { thread, conversation } = await newThread(key);
+        assert.deepEqual(thread, {
+          id: thread.id, key, channel: 'console', owner: 'alice', project: 'acme-web', title: 'New thread',
+          fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id),
+        });
+        assert.deepEqual(conversation, {
+          id: conversation.id, thread_id: thread.id, agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high',
+          address: { channel: 'console', id: thread.id }, turn_running: false, created_at: uuid7Time(conversation.id), moved_to: null,
+        });
+        assert.deepEqual(await storage.writer.findByKey('alice', key), thread);
+        assert.deepEqual((await storage.threads.findAccessible('alice', thread.id))?.row, thread);
+        assert.deepEqual(await storage.conversations.listByThread(thread.id), [conversation]);
       });
-      assert.deepEqual(await storage.writer.findByKey('alice', key), thread);
-      assert.deepEqual((await storage.threads.findAccessible('alice', thread.id))?.row, thread);
-      assert.deepEqual(await storage.conversations.listByThread(thread.id), [conversation]);
-    });
 
-    it('creating a key that exists answers the existing thread and its first conversation', async () => {
-      const key = randomUUID();
-      const first = await newThread(key);
-      const again = await newThread(key, 'Another title');
-      assert.deepEqual(again, first);
-    });
-
-    it('two concurrent creates for one key give one thread and one conversation', async () => {
-      const key = randomUUID();
-      const [a, b] = await Promise.all([newThread(key), newThread(key)]);
-      assert.deepEqual(a, b);
-      assert.equal((await storage.conversations.listByThread(a.thread.id)).length, 1);
-    });
-
-    it('a directive stores the posture, the user message and a running run, and marks the turn', async () => {
-      const t = await newThread();
-      const outcome = await storage.writer.writeDirective(directive(t, { permission_mode: 'plan', text: 'Run the tests' }));
-      assert.equal(outcome.kind, 'started');
-      if (outcome.kind !== 'started') return;
-      assert.deepEqual(outcome.answer, { thread_id: t.thread.id, key: t.thread.key, conversation_id: t.conversation.id, run_id: outcome.run.id });
-      assert.deepEqual(outcome.run, {
-        id: outcome.run.id, conversation_id: t.conversation.id, directory: '/srv/acme', status: 'running', error: null,
-        started_at: uuid7Time(outcome.run.id), ended_at: null,
+      it('creating a key that exists answers the existing thread and its first conversation', async () => {
+        const key = randomUUID();
+        const first = await newThread(key);
+        const again = await newThread(key, 'Another title');
+        assert.deepEqual(again, first);
       });
-      assert.deepEqual(outcome.message, {
-        id: outcome.message.id, role: 'user', text: 'Run the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id),
+
+      it('two concurrent creates for one key give one thread and one conversation', async () => {
+        const key = randomUUID();
+        const [a, b] = await Promise.all([newThread(key), newThread(key)]);
+        assert.deepEqual(a, b);
+        assert.equal((await storage.conversations.listByThread(a.thread.id)).length, 1);
       });
-      assert.deepEqual(await ledger(t.thread.id), [{ ...outcome.message, app: null }]);
-      assert.deepEqual(await runs(t), [outcome.run]);
-      assert.deepEqual(await conversationOf(t), { ...t.conversation, permission_mode: 'plan', turn_running: true });
     });
 
-    it('a posture of null leaves the conversation posture as it was', async () => {
-      const t = await newThread();
-      await storage.writer.writeDirective(directive(t));
-      assert.equal((await conversationOf(t)).permission_mode, 'default');
-    });
-
-    it('a repeated message_id answers the first answer again and writes nothing', async () => {
-      const t = await newThread();
-      const write = directive(t);
-      const first = await storage.writer.writeDirective(write);
-      assert.equal(first.kind, 'started');
-      await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
-      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
-      const again = await storage.writer.writeDirective({ ...write, text: 'something else', permission_mode: 'plan' });
-      assert.deepEqual(again, { kind: 'repeated', answer: first.kind === 'started' ? first.answer : null });
-      assert.equal((await ledger(t.thread.id)).length, 1);
-      assert.equal((await runs(t)).length, 1);
-      assert.equal((await conversationOf(t)).permission_mode, 'default');
-    });
-
-    it('a repeat wins over busy: while the first turn runs, the same message_id is repeated', async () => {
-      const t = await newThread();
-      const write = directive(t);
-      const first = await storage.writer.writeDirective(write);
-      assert.equal((await storage.writer.writeDirective(write)).kind, 'repeated');
-      assert.equal(first.kind, 'started');
-    });
-
-    it('two concurrent identical directives: one started, one repeated, one message and one run stored', async () => {
-      const t = await newThread();
-      const write = directive(t);
-      const outcomes = await Promise.all([storage.writer.writeDirective(write), storage.writer.writeDirective(write)]);
-      assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['repeated', 'started']);
-      const started = outcomes.find((o) => o.kind === 'started')!;
-      const repeated = outcomes.find((o) => o.kind === 'repeated')!;
-      assert.ok(started.kind === 'started' && repeated.kind === 'repeated');
-      assert.deepEqual(repeated.answer, started.answer);
-      assert.equal((await ledger(t.thread.id)).length, 1);
-      assert.equal((await runs(t)).length, 1);
-    });
-
-    it('a directive while a turn runs is busy and writes nothing, not even its message_id', async () => {
-      const t = await newThread();
-      const first = await storage.writer.writeDirective(directive(t));
-      const busyWrite = directive(t, { permission_mode: 'plan' });
-      assert.deepEqual(await storage.writer.writeDirective(busyWrite), { kind: 'busy' });
-      assert.equal((await ledger(t.thread.id)).length, 1);
-      assert.equal((await runs(t)).length, 1);
-      assert.equal((await conversationOf(t)).permission_mode, 'default');
-      await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
-      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
-      assert.equal((await storage.writer.writeDirective(busyWrite)).kind, 'started', 'the busy one was not recorded');
-    });
-
-    it('two concurrent directives with different ids on one conversation: one started, one busy', async () => {
-      const t = await newThread();
-      const outcomes = await Promise.all([storage.writer.writeDirective(directive(t)), storage.writer.writeDirective(directive(t))]);
-      assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['busy', 'started']);
-      assert.equal((await runs(t)).length, 1);
-    });
-
-    it('a directive without message_id is not deduplicated', async () => {
-      const t = await newThread();
-      const write = directive(t, { message_id: null });
-      const first = await storage.writer.writeDirective(write);
-      await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
-      await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
-      assert.equal((await storage.writer.writeDirective(write)).kind, 'started');
-      assert.equal((await runs(t)).length, 2);
-    });
-
-    it('sets a conversation posture and answers the row; an unknown conversation answers null', async () => {
-      const t = await newThread();
-      assert.deepEqual(await storage.writer.setPermissionMode(t.conversation.id, 'acceptEdits'), { ...t.conversation, permission_mode: 'acceptEdits' });
-      assert.deepEqual(await conversationOf(t), { ...t.conversation, permission_mode: 'acceptEdits' });
-      assert.equal(await storage.writer.setPermissionMode(testId(99_999), 'plan'), null);
-    });
-
-    it('remembers the agent session outside the conversation row', async () => {
-      const t = await newThread();
-      assert.equal(await storage.writer.sessionOf(t.conversation.id), null);
-      await storage.writer.setSession(t.conversation.id, 'session-1');
-      assert.equal(await storage.writer.sessionOf(t.conversation.id), 'session-1');
-      assert.deepEqual(await conversationOf(t), t.conversation, 'the row answered is unchanged');
-      await storage.writer.setSession(t.conversation.id, null);
-      assert.equal(await storage.writer.sessionOf(t.conversation.id), null);
-      assert.equal(await storage.writer.sessionOf(testId(99_999)), null);
-    });
-
-    it('appends ledger and model messages that the reads then show', async () => {
-      const t = await newThread();
-      const message = await storage.writer.appendMessage(t.thread.id, { role: 'assistant', text: 'Done', artifact_id: F.artifact });
-      assert.deepEqual(message, { id: message.id, role: 'assistant', text: 'Done', artifact_id: F.artifact, created_at: uuid7Time(message.id) });
-      assert.deepEqual(await ledger(t.thread.id), [{ ...message, app: { title: 'Forecast', provider_name: 'Weather' } }]);
-      const started = await storage.writer.writeDirective(directive(t));
-      assert.ok(started.kind === 'started');
-      const model = await storage.writer.appendModelMessage(started.run.id, { role: 'assistant', content: 'thinking' });
-      assert.deepEqual(model, { id: model.id, run_id: started.run.id, role: 'assistant', content: 'thinking', created_at: uuid7Time(model.id) });
-      const page = await storage.conversations.modelMessagesPage(t.thread.id, started.run.id, { limit: 10, before: null });
-      assert.deepEqual(page?.items, [model]);
-    });
-
-    it('adds pending items that the pending read then shows', async () => {
-      const t = await newThread();
-      const approval = await storage.writer.addPending({
-        kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: 'Edit "a.ts"?', options: [{ id: 'yes', name: 'Yes', kind: 'allow_once' }], tool_call: null,
+    describe('TurnWrites: directives, idempotent and never over a running turn', () => {
+      it('a directive stores the posture, the user message and a running run, and marks the turn', async () => {
+        const t = await newThread();
+        const outcome = await storage.writer.writeDirective(directive(t, { permission_mode: 'plan', text: 'Run the tests' }));
+        assert.equal(outcome.kind, 'started');
+        if (outcome.kind !== 'started') return;
+        assert.deepEqual(outcome.answer, { thread_id: t.thread.id, key: t.thread.key, conversation_id: t.conversation.id, run_id: outcome.run.id });
+        assert.deepEqual(outcome.run, {
+          id: outcome.run.id, conversation_id: t.conversation.id, directory: '/srv/acme', status: 'running', error: null,
+          started_at: uuid7Time(outcome.run.id), ended_at: null,
+        });
+        assert.deepEqual(outcome.message, {
+          id: outcome.message.id, role: 'user', text: 'Run the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id),
+        });
+        assert.deepEqual(await ledger(t.thread.id), [{ ...outcome.message, app: null }]);
+        assert.deepEqual(await runs(t), [outcome.run]);
+        assert.deepEqual(await conversationOf(t), { ...t.conversation, permission_mode: 'plan', turn_running: true });
       });
-      assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
-      assert.equal(approval.title, 'Edit "a.ts"?');
+
+      it('a posture of null leaves the conversation posture as it was', async () => {
+        const t = await newThread();
+        await storage.writer.writeDirective(directive(t));
+        assert.equal((await conversationOf(t)).permission_mode, 'default');
+      });
+
+      it('a repeated message_id answers the first answer again and writes nothing', async () => {
+        const t = await newThread();
+        const write = directive(t);
+        const first = await storage.writer.writeDirective(write);
+        assert.equal(first.kind, 'started');
+        await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+        await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
+        const again = await storage.writer.writeDirective({ ...write, text: 'something else', permission_mode: 'plan' });
+        assert.deepEqual(again, { kind: 'repeated', answer: first.kind === 'started' ? first.answer : null });
+        assert.equal((await ledger(t.thread.id)).length, 1);
+        assert.equal((await runs(t)).length, 1);
+        assert.equal((await conversationOf(t)).permission_mode, 'default');
+      });
+
+      it('a repeat wins over busy: while the first turn runs, the same message_id is repeated', async () => {
+        const t = await newThread();
+        const write = directive(t);
+        const first = await storage.writer.writeDirective(write);
+        assert.equal((await storage.writer.writeDirective(write)).kind, 'repeated');
+        assert.equal(first.kind, 'started');
+      });
+
+      it('two concurrent identical directives: one started, one repeated, one message and one run stored', async () => {
+        const t = await newThread();
+        const write = directive(t);
+        const outcomes = await Promise.all([storage.writer.writeDirective(write), storage.writer.writeDirective(write)]);
+        assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['repeated', 'started']);
+        const started = outcomes.find((o) => o.kind === 'started')!;
+        const repeated = outcomes.find((o) => o.kind === 'repeated')!;
+        assert.ok(started.kind === 'started' && repeated.kind === 'repeated');
+        assert.deepEqual(repeated.answer, started.answer);
+        assert.equal((await ledger(t.thread.id)).length, 1);
+        assert.equal((await runs(t)).length, 1);
+      });
+
+      it('a directive while a turn runs is busy and writes nothing, not even its message_id', async () => {
+        const t = await newThread();
+        const first = await storage.writer.writeDirective(directive(t));
+        const busyWrite = directive(t, { permission_mode: 'plan' });
+        assert.deepEqual(await storage.writer.writeDirective(busyWrite), { kind: 'busy' });
+        assert.equal((await ledger(t.thread.id)).length, 1);
+        assert.equal((await runs(t)).length, 1);
+        assert.equal((await conversationOf(t)).permission_mode, 'default');
+        await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+        await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
+        assert.equal((await storage.writer.writeDirective(busyWrite)).kind, 'started', 'the busy one was not recorded');
+      });
+
+      it('two concurrent directives with different ids on one conversation: one started, one busy', async () => {
+        const t = await newThread();
+        const outcomes = await Promise.all([storage.writer.writeDirective(directive(t)), storage.writer.writeDirective(directive(t))]);
+        assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['busy', 'started']);
+        assert.equal((await runs(t)).length, 1);
+      });
+
+      it('a directive without message_id is not deduplicated', async () => {
+        const t = await newThread();
+        const write = directive(t, { message_id: null });
+        const first = await storage.writer.writeDirective(write);
+        await storage.writer.finishRun(first.kind === 'started' ? first.run.id : '', 'succeeded', null);
+        await storage.writer.releaseTurn(first.kind === 'started' ? first.run.id : '');
+        assert.equal((await storage.writer.writeDirective(write)).kind, 'started');
+        assert.equal((await runs(t)).length, 2);
+      });
     });
 
-    it('keeps an approval\'s ACP tool call whole (diff, locations, raw input and output) and its options\' ids, names and kinds', async () => {
-      const t = await newThread();
-      const tool_call = {
-        id: 'toolu_01', title: 'Write /srv/acme/notes.md', kind: 'edit', status: 'pending', name: 'Write',
-        content: [
-          { type: 'diff' as const, path: '/srv/acme/notes.md', oldText: null, newText: 'line "one"\nü🚀\n' },
-          { type: 'content' as const, content: { type: 'text', text: 'why' } },
-          { type: 'terminal' as const, terminalId: 'term-1' },
-        ],
-        locations: [{ path: '/srv/acme/notes.md', line: 1 }, { path: '/srv/acme/other.md' }],
-        rawInput: { file_path: '/srv/acme/notes.md', content: 'line "one"', nested: { list: [1, null, true] } },
-        rawOutput: null,
-      };
-      const options = [
-        { id: 'allow_always', name: 'Always Allow', kind: 'allow_always' as const },
-        { id: 'allow', name: 'Allow', kind: 'allow_once' as const },
-        { id: 'reject', name: 'Reject', kind: 'reject_once' as const },
-        { id: 'never', name: 'Never', kind: 'reject_always' as const },
-      ];
-      const approval = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: tool_call.title, options, tool_call });
-      assert.deepEqual(approval.tool_call, tool_call);
-      assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
+    describe('SetPermissionMode', () => {
+      it('sets a conversation posture and answers the row; an unknown conversation answers null', async () => {
+        const t = await newThread();
+        assert.deepEqual(await storage.writer.setPermissionMode(t.conversation.id, 'acceptEdits'), { ...t.conversation, permission_mode: 'acceptEdits' });
+        assert.deepEqual(await conversationOf(t), { ...t.conversation, permission_mode: 'acceptEdits' });
+        assert.equal(await storage.writer.setPermissionMode(testId(99_999), 'plan'), null);
+      });
+    });
+
+    describe('RunRecords: the session, ledger and model messages', () => {
+      it('remembers the agent session outside the conversation row', async () => {
+        const t = await newThread();
+        assert.equal(await storage.writer.sessionOf(t.conversation.id), null);
+        await storage.writer.setSession(t.conversation.id, 'session-1');
+        assert.equal(await storage.writer.sessionOf(t.conversation.id), 'session-1');
+        assert.deepEqual(await conversationOf(t), t.conversation, 'the row answered is unchanged');
+        await storage.writer.setSession(t.conversation.id, null);
+        assert.equal(await storage.writer.sessionOf(t.conversation.id), null);
+        assert.equal(await storage.writer.sessionOf(testId(99_999)), null);
+      });
+
+      it('appends ledger and model messages that the reads then show', async () => {
+        const t = await newThread();
+        const message = await storage.writer.appendMessage(t.thread.id, { role: 'assistant', text: 'Done', artifact_id: F.artifact });
+        assert.deepEqual(message, { id: message.id, role: 'assistant', text: 'Done', artifact_id: F.artifact, created_at: uuid7Time(message.id) });
+        assert.deepEqual(await ledger(t.thread.id), [{ ...message, app: { title: 'Forecast', provider_name: 'Weather' } }]);
+        const started = await storage.writer.writeDirective(directive(t));
+        assert.ok(started.kind === 'started');
+        const model = await storage.writer.appendModelMessage(started.run.id, { role: 'assistant', content: 'thinking' });
+        assert.deepEqual(model, { id: model.id, run_id: started.run.id, role: 'assistant', content: 'thinking', created_at: uuid7Time(model.id) });
+        const page = await storage.conversations.modelMessagesPage(t.thread.id, started.run.id, { limit: 10, before: null });
+        assert.deepEqual(page?.items, [model]);
+      });
+    });
+
+    describe('PendingItems: asked with their tool call', () => {
+      it('adds pending items that the pending read then shows', async () => {
+        const t = await newThread();
+        const approval = await storage.writer.addPending({
+          kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: 'Edit "a.ts"?', options: [{ id: 'yes', name: 'Yes', kind: 'allow_once' }], tool_call: null,
+        });
+        assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
+        assert.equal(approval.title, 'Edit "a.ts"?');
+      });
+
+      it('keeps an approval\'s ACP tool call whole (diff, locations, raw input and output) and its options\' ids, names and kinds', async () => {
+        const t = await newThread();
+        const tool_call = {
+          id: 'toolu_01', title: 'Write /srv/acme/notes.md', kind: 'edit', status: 'pending', name: 'Write',
+          content: [
+            { type: 'diff' as const, path: '/srv/acme/notes.md', oldText: null, newText: 'line "one"\nü🚀\n' },
+            { type: 'content' as const, content: { type: 'text', text: 'why' } },
+            { type: 'terminal' as const, terminalId: 'term-1' },
+          ],
+          locations: [{ path: '/srv/acme/notes.md', line: 1 }, { path: '/srv/acme/other.md' }],
+          rawInput: { file_path: '/srv/acme/notes.md', content: 'line "one"', nested: { list: [1, null, true] } },
+          rawOutput: null,
+        };
+        const options = [
+          { id: 'allow_always', name: 'Always Allow', kind: 'allow_always' as const },
+          { id: 'allow', name: 'Allow', kind: 'allow_once' as const },
+          { id: 'reject', name: 'Reject', kind: 'reject_once' as const },
+          { id: 'never', name: 'Never', kind: 'reject_always' as const },
+        ];
+        const approval = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: null, title: tool_call.title, options, tool_call });
+        assert.deepEqual(approval.tool_call, tool_call);
+        assert.deepEqual(await storage.conversations.pendingByThread(t.thread.id), [approval]);
+      });
     });
 
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });

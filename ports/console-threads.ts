@@ -1,0 +1,26 @@
+import type { Conversation, Thread } from '../domain/model.ts';
+
+/** A new console thread and its first conversation, written together. */
+export interface NewConsoleThread {
+  readonly owner: string;
+  readonly key: string;
+  readonly project: string | null;
+  readonly title: string;
+  readonly conversation: {
+    readonly agent: string;
+    readonly model: string | null;
+    readonly permission_mode: string | null;
+    readonly effort: string | null;
+  };
+}
+
+/** Console threads by the key their first directive carries (scoped to the owner). */
+export interface ConsoleThreads {
+  /** The caller's console thread with this key, or null. */
+  findByKey(owner: string, key: string): Promise<Thread | null>;
+  /**
+   * Creates the console thread for `(owner, key)` with its conversation; when a concurrent call
+   * created it first, answers that one (one thread per key, whatever the race).
+   */
+  createConsoleThread(thread: NewConsoleThread): Promise<{ thread: Thread; conversation: Conversation }>;
+}

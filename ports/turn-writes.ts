@@ -1,0 +1,130 @@
+import type { WireEvent } from '../domain/events.ts';
+import type { Address, Conversation, Id, Message, MovedTo, Run, Thread } from '../domain/model.ts';
+import type { Busy } from '../domain/operations.ts';
+import type { Delivery } from './channel-port.ts';
+import type { TurnLease } from './turn-leases.ts';
+
+/** A conversation's fields when it is written. */
+export interface NewConversation {
+  readonly agent: string;
+  readonly model: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
+  /** Where it lives on its thread's channel; null: the thread itself (`{channel, id: thread id}`). */
+  readonly address: Address | null;
+}
+
+/** A thread opened by a move (teleport): no key, on any channel, with its first conversation. */
+export interface NewThread {
+  readonly owner: string;
+  readonly channel: string;
+  readonly project: string | null;
+  readonly title: string;
+  readonly conversation: NewConversation;
+}
+
+/**
+ * A teleport or a summon, written as one transaction: the landing thread (teleport: a fork of the
+ * source at its latest visible message, so the source's history shows there), the new conversation
+ * (a teleport's carries the moved one's agent session), the moved conversation's new address, ledger
+ * lines, the `gateway` events, the delivery to the destination's channel, and the new conversation's
+ * first turn. Ids are chosen by the caller, so the gateway event can name them before anything is written.
+ */
+export interface MoveWrite {
+  /** The thread the conversation leaves (teleport) or is handed over on (summon); checked not busy inside. */
+  readonly source_thread_id: Id;
+  /**
+   * The conversation that moves (teleport), checked inside to be the source's latest and still here;
+   * it records `moved_to` and its address becomes the landing's. Null for a summon. A summon also
+   * checks that the source's latest conversation has not moved away.
+   */
+  readonly moving: Id | null;
+  /** Teleport: the thread it lands in, opened with this id as a fork of the source; null for a summon (in place). */
+  readonly landing: (NewThread & { readonly id: Id }) | null;
+  /** The new conversation, on the landing thread when there is one, else on the source. */
+  readonly conversation: NewConversation & { readonly id: Id };
+  /** A system line for the source thread's ledger (where a teleport went, a summon's hand-over), or null. */
+  readonly ledger: string | null;
+  /** A system line for the landing thread's ledger (where the conversation came from), or null. */
+  readonly landing_ledger: string | null;
+  /** The delivery to the destination's channel, stored in the outbox with the move; null for none (the console). */
+  readonly delivery: Delivery | null;
+  /** The `gateway` event's data, stored on the source thread, then on the landing thread. */
+  readonly gateway: Readonly<Record<string, unknown>>;
+  /** The new conversation's first turn (a summon's brief, a teleport's prompt), claimed with the move; null for none. */
+  readonly turn: { readonly text: string; readonly directory: string | null; readonly lease: TurnLease } | null;
+}
+
+/** The outcome of a move: written (with what to publish and kick), or refused because the source is busy. */
+export type MoveOutcome =
+  | {
+      readonly kind: 'moved';
+      /** The thread the conversation is on now (the landing thread, or the source). */
+      readonly thread: Thread;
+      readonly conversation: Conversation;
+      /** Every event stored, in order: publish them. */
+      readonly events: readonly WireEvent[];
+      /** The first turn's run, when one was asked for: kick it. */
+      readonly run: Run | null;
+    }
+  | { readonly kind: 'busy'; readonly busy: Busy }
+  /** The source's conversation moved away before this move: nothing was written. */
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
+
+/** What a directive writes before its run is kicked, in one transaction. */
+export interface DirectiveWrite {
+  readonly thread_id: Id;
+  readonly conversation_id: Id;
+  /** The client's id for the directive, for idempotency; null: not deduplicated. */
+  readonly message_id: string | null;
+  readonly text: string;
+  /** The run's working directory, learned from the session (the project's directory). */
+  readonly directory: string | null;
+  /** Stored on the conversation first; null changes nothing. */
+  readonly permission_mode: string | null;
+  /** Who claims the turn (an instance id), and for how long before it must renew the lease. */
+  readonly lease: TurnLease;
+}
+
+/** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
+export interface DirectiveAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly run_id: Id;
+}
+
+/** The outcome of writing a directive: a new run, or the answer a retry already got. */
+export type DirectiveOutcome =
+  | {
+      readonly kind: 'started';
+      readonly answer: DirectiveAnswer;
+      readonly message: Message;
+      readonly run: Run;
+      /** The `message` event (`{run_id, message}`), stored in the same transaction: publish it. */
+      readonly event: WireEvent;
+    }
+  | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  | { readonly kind: 'busy' }
+  /** The conversation was teleported away: nothing was written. */
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
+
+/** The writes that start turns or move conversations, each one transaction with its checks inside. */
+export interface TurnWrites {
+  /**
+   * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
+   * with the first answer and writes nothing; when the conversation moved away, `moved_away`; when
+   * it has a turn running, `busy`;
+   * else stores the posture, the user's ledger message, a `running` run, claims the turn under
+   * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
+   * written unless all of it is.
+   */
+  writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+  /**
+   * Writes a move atomically: when the source's latest conversation moved away, answers
+   * `moved_away`; when the source thread has a turn running or items pending on any of its
+   * conversations, `busy`; either way nothing is written. Else writes everything {@link MoveWrite}
+   * names and answers `moved`.
+   */
+  writeMove(move: MoveWrite): Promise<MoveOutcome>;
+}
