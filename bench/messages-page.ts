@@ -1,6 +1,6 @@
 import { hostname, cpus } from 'node:os';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
-import { select } from '../adapters/mikro-orm/sql.ts';
+import { runStatement } from '../adapters/mikro-orm/sql.ts';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { ledgerSegments } from '../domain/ledger-visibility.ts';
 import { createScratchDatabase } from '../test/support/scratch-database.ts';
@@ -32,16 +32,16 @@ export async function messagesPageBench(): Promise<void> {
     await storage.importWorld({ ...world, threads: [{ ...world.threads[0]!, id: threadId, messages: [], conversations: [] }] });
     // Ids that sort like UUIDv7s, one per millisecond after the thread's own: built in SQL, one statement.
     const base = Date.parse('2026-01-01T00:00:00.000Z') + 60_000_000;
-    await select(storage.orm, `
+    await runStatement(storage.orm, `
       insert into messages (id, thread_id, role, text, artifact_id, created_at)
       select (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
              ?, 'user', 'message ' || i, null, to_timestamp((? + i) / 1000.0)
       from (select i, lpad(to_hex(? + i), 12, '0') as h from generate_series(1, ?) as i) s`, [threadId, base, base, MESSAGES]);
-    await select(storage.orm, 'analyze messages', []);
+    await runStatement(storage.orm, 'analyze messages', []);
 
     const found = await storage.threads.findAccessible('alice', threadId);
     const segments = ledgerSegments(found!.chain);
-    const [deep] = await select<{ id: string }>(storage.orm,
+    const [deep] = await runStatement<{ id: string }>(storage.orm,
       'select id from messages where thread_id = ? order by id desc offset ? limit 1', [threadId, DEPTH]);
     const shallowPage = () => storage.ledger.page(segments, { limit: LIMIT, before: null });
     const deepPage = () => storage.ledger.page(segments, { limit: LIMIT, before: deep!.id });
@@ -51,7 +51,7 @@ export async function messagesPageBench(): Promise<void> {
     const shallow = await sample(shallowPage, RUNS);
     const deepTimes = await sample(deepPage, RUNS);
     const ratio = quantile(deepTimes, 0.5) / quantile(shallow, 0.5);
-    const server = (await select<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!;
+    const server = (await runStatement<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!;
     const row = (name: string, t: number[]) =>
       `| ${name} | ${fixed(quantile(t, 0.5))} | ${fixed(quantile(t, 0.95))} | ${fixed(quantile(t, 0.99))} |`;
     const verdict = ratio <= 1.5 ? 'within' : 'NOT within';

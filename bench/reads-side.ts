@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
-import { select } from '../adapters/mikro-orm/sql.ts';
+import { runStatement } from '../adapters/mikro-orm/sql.ts';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { fixtureWorld } from '../test/support/fixture-world.ts';
 import { ask } from '../test/support/http.ts';
@@ -39,13 +39,13 @@ export async function readsSideBySide(tool: LoadTool, load: { rounds: number; se
     const threadId = testId(60_000_000);
     await storage.importWorld({ ...world, threads: [{ ...world.threads[0]!, id: threadId, messages: [], conversations: [] }] });
     const base = Date.parse('2026-01-01T00:00:00.000Z') + 70_000_000;
-    await select(storage.orm, `
+    await runStatement(storage.orm, `
       insert into messages (id, thread_id, role, text, artifact_id, created_at)
       select (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
              ?, 'user', 'message ' || i, null, to_timestamp((? + i) / 1000.0)
       from (select i, lpad(to_hex(? + i), 12, '0') as h from generate_series(1, ?) as i) s`, [threadId, base, base, MESSAGES]);
-    await select(storage.orm, 'analyze', []);
-    const version = (await select<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!.server_version;
+    await runStatement(storage.orm, 'analyze', []);
+    const version = (await runStatement<{ server_version: string }>(storage.orm, 'show server_version', []))[0]!.server_version;
 
     let sent: { sql: string; bindings?: unknown[] }[] | null = null;
     storage.orm.em.getConnection().getKnex().client.on('query', (query: { sql: string; bindings?: unknown[] }) => sent?.push(query));

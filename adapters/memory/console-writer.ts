@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
-import type { Address, Conversation, Message, Pending, Run, Thread } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Address, type Conversation, type Message, type Pending, type Run, type Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
@@ -53,7 +53,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       }
       const id = uuidv7();
       const thread: Thread = {
-        id, key: input.key, channel: 'console', owner: input.owner, project: input.project, title: input.title,
+        id, key: input.key, channel: CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
         fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
       };
       state.threads.set(id, thread);

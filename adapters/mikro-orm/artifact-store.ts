@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Artifact, Installation } from '../../domain/model.ts';
 import type { ArtifactStore } from '../../ports/artifact-store.ts';
-import { iso, isUuid, select } from './sql.ts';
+import { iso, isUuid, runStatement } from './sql.ts';
 
 type Row = Artifact & { i_id: string | null; i_owner: string; i_provider_name: string; i_server_url: string;
   i_headers: Record<string, string>; i_enabled: boolean; i_authorized: boolean };
@@ -11,7 +11,7 @@ export function mikroOrmArtifactStore(orm: MikroORM): ArtifactStore {
   return {
     async findOverview(userId, artifactId) {
       if (!isUuid(artifactId)) return null;
-      const [row] = await select<{ title: string; provider_name: string | null }>(orm, `
+      const [row] = await runStatement<{ title: string; provider_name: string | null }>(orm, `
         select a.title, i.provider_name from artifacts a left join installations i on i.id = a.installation
         where a.id = ? and a.owner = ?`, [artifactId, userId]);
       return row ?? null;
@@ -19,7 +19,7 @@ export function mikroOrmArtifactStore(orm: MikroORM): ArtifactStore {
 
     async findOwned(userId, artifactId) {
       if (!isUuid(artifactId)) return null;
-      const [row] = await select<Row>(orm, `
+      const [row] = await runStatement<Row>(orm, `
         select a.id, a.owner, a.installation, a.resource_uri, a.title, a.tool, a.input, a.output,
           ${iso('a.created_at')} as created_at, i.id as i_id, i.owner as i_owner, i.provider_name as i_provider_name,
           i.server_url as i_server_url, i.headers as i_headers, i.enabled as i_enabled, i.authorized as i_authorized
@@ -42,7 +42,7 @@ export function mikroOrmArtifactStore(orm: MikroORM): ArtifactStore {
         visible.push(segment.upTo === null ? 'thread_id = ?' : '(thread_id = ? and id <= ?)');
         params.push(segment.thread_id, ...(segment.upTo === null ? [] : [segment.upTo]));
       }
-      const [row] = await select<{ artifact_id: string | null }>(orm,
+      const [row] = await runStatement<{ artifact_id: string | null }>(orm,
         `select artifact_id from messages where id = ? and (${visible.join(' or ')})`, params);
       return row?.artifact_id ?? null;
     },

@@ -1,6 +1,44 @@
+import type { EntitySchema } from '@mikro-orm/core';
+import { AgentSchema, ChannelSchema, ConversationSchema, MessageSchema, ModelMessageSchema, PendingSchema, RunSchema, ThreadSchema } from './entities/index.ts';
 import { iso } from './sql.ts';
 
-/** The columns of each row as the reads answer it (times as ISO strings), for `select` and `returning`. */
-export const THREAD = `id, key, channel, owner, project, title, fork_of, fork_cutoff, ${iso('created_at')} as created_at`;
-export const CONVERSATION = `id, thread_id, agent, model, permission_mode, effort, address, turn_running, ${iso('created_at')} as created_at, moved_to`;
-export const RUN = `id, conversation_id, directory, status, error, ${iso('started_at')} as started_at, ${iso('ended_at')} as ended_at`;
+/** A mapped property as the entity definition declares it (before discovery: its options). */
+interface DeclaredProperty {
+  readonly fieldName?: string;
+  readonly type?: unknown;
+}
+
+const isTime = (property: DeclaredProperty): boolean => (property.type as { name?: string } | undefined)?.name === 'DateTimeType';
+
+/**
+ * The select list of a row as the reads answer it, from its entity definition (one source for the
+ * columns): every mapped column but `omit`, times as ISO strings, each under its property's name,
+ * qualified by `alias` when the statement joins. Built once, at load.
+ */
+export function answerColumns(schema: EntitySchema, options: { readonly alias?: string; readonly omit?: readonly string[] } = {}): string {
+  const properties = (schema.meta as unknown as { properties: Record<string, DeclaredProperty> }).properties;
+  const prefix = options.alias === undefined ? '' : `${options.alias}.`;
+  return Object.entries(properties)
+    .filter(([name]) => !(options.omit ?? []).includes(name))
+    .map(([name, property]) => {
+      const column = `${prefix}${property.fieldName ?? name}`;
+      if (isTime(property)) return `${iso(column)} as ${name}`;
+      return column === name ? column : `${column} as ${name}`;
+    })
+    .join(', ');
+}
+
+/** What a conversation row keeps that the reads never answer: its agent session and its turn's lease. */
+const CONVERSATION_PRIVATE = ['session_id', 'turn_run_id', 'turn_holder', 'turn_expires_at'];
+
+export const THREAD = answerColumns(ThreadSchema);
+export const CONVERSATION = answerColumns(ConversationSchema, { omit: CONVERSATION_PRIVATE });
+export const CONVERSATION_OF = (alias: string) => answerColumns(ConversationSchema, { alias, omit: CONVERSATION_PRIVATE });
+export const RUN = answerColumns(RunSchema);
+export const RUN_OF = (alias: string) => answerColumns(RunSchema, { alias });
+export const MODEL_MESSAGE_OF = (alias: string) => answerColumns(ModelMessageSchema, { alias });
+export const PENDING_OF = (alias: string) => answerColumns(PendingSchema, { alias });
+/** A ledger message without its thread (the ledger read answers the row, not where it lives). */
+export const MESSAGE_OF = (alias: string) => answerColumns(MessageSchema, { alias, omit: ['thread_id'] });
+export const AGENT = answerColumns(AgentSchema);
+export const CHANNEL = answerColumns(ChannelSchema);

@@ -1,18 +1,18 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
-import type { Conversation, Message, ModelMessage, MovedTo, Pending, Run, Thread } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Conversation, type Message, type ModelMessage, type MovedTo, type Pending, type Run, type Thread } from '../../domain/model.ts';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
 import { APPEND } from './event-log.ts';
-import { isUuid, select } from './sql.ts';
+import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 import { writeMove } from './move-writer.ts';
-import { retriedOnSeqRace } from './write-helpers.ts';
+import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
 
-import { CONVERSATION, RUN, THREAD } from './columns.ts';
+import { CONVERSATION, PENDING_OF, RUN, THREAD } from './columns.ts';
 import { mikroOrmTurnLeases } from './turn-leases.ts';
 
 /**
@@ -23,7 +23,7 @@ import { mikroOrmTurnLeases } from './turn-leases.ts';
 export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
   return {
     findByKey: async (owner, key) =>
-      (await select<Thread>(orm, `select ${THREAD} from threads where owner = ? and key = ?`, [owner, key]))[0] ?? null,
+      (await runStatement<Thread>(orm, `select ${THREAD} from threads where owner = ? and key = ?`, [owner, key]))[0] ?? null,
 
     createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
 
@@ -79,24 +79,24 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
 
     async setPermissionMode(conversationId, mode) {
       if (!isUuid(conversationId)) return null;
-      const [row] = await select<Conversation>(orm,
+      const [row] = await runStatement<Conversation>(orm,
         `update conversations set permission_mode = ? where id = ? returning ${CONVERSATION}`, [mode, conversationId]);
       return row ?? null;
     },
 
     async setSession(conversationId, sessionId) {
-      if (isUuid(conversationId)) await select(orm, 'update conversations set session_id = ? where id = ?', [sessionId, conversationId]);
+      if (isUuid(conversationId)) await runStatement(orm, 'update conversations set session_id = ? where id = ?', [sessionId, conversationId]);
     },
 
     async sessionOf(conversationId) {
       if (!isUuid(conversationId)) return null;
-      return (await select<{ session_id: string | null }>(orm, 'select session_id from conversations where id = ?', [conversationId]))[0]?.session_id ?? null;
+      return (await runStatement<{ session_id: string | null }>(orm, 'select session_id from conversations where id = ?', [conversationId]))[0]?.session_id ?? null;
     },
 
     async appendMessage(threadId, fields) {
       const id = uuidv7();
       const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id) };
-      await select(orm, 'insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, ?, ?, ?, ?)',
+      await runStatement(orm, 'insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, ?, ?, ?, ?)',
         [id, threadId, message.role, message.text, message.artifact_id, message.created_at]);
       return message;
     },
@@ -104,7 +104,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     async appendModelMessage(runId, fields) {
       const id = uuidv7();
       const message: ModelMessage = { id, run_id: runId, role: fields.role, content: fields.content, created_at: uuid7Time(id) };
-      await select(orm, 'insert into model_messages (id, run_id, role, content, created_at) values (?, ?, ?, ?, ?)',
+      await runStatement(orm, 'insert into model_messages (id, run_id, role, content, created_at) values (?, ?, ?, ?, ?)',
         [id, runId, message.role, message.content, message.created_at]);
       return message;
     },
@@ -112,7 +112,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     async addPending(fields) {
       const pending: Pending = { id: uuidv7(), ...fields };
       // Options as JSON text: an array bound as a value would be expanded into a list.
-      await select(orm, 'insert into pending (id, kind, conversation_id, run_id, title, options, tool_call) values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)',
+      await runStatement(orm, 'insert into pending (id, kind, conversation_id, run_id, title, options, tool_call) values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)',
         [pending.id, pending.kind, pending.conversation_id, pending.run_id, pending.title, JSON.stringify(pending.options),
           pending.tool_call === null ? null : JSON.stringify(pending.tool_call)]);
       return pending;
@@ -123,7 +123,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         const ids = [...new Set(answers.map((answer) => answer.id))].filter(isUuid);
         // Locked: of two concurrent answers to one item, the second waits, then finds it gone.
         const rows = ids.length === 0 || !isUuid(threadId) ? [] : await sql<Pending>(`
-          select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options, p.tool_call
+          select ${PENDING_OF('p')}
           from pending p join conversations c on c.id = p.conversation_id
           where c.thread_id = ? and p.id in (${ids.map(() => '?').join(', ')}) for update of p`, [threadId, ...ids]);
         const issues = checkPendingAnswers(new Map(rows.map((row) => [row.id, row])), answers);
@@ -140,14 +140,14 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     async pendingAnswers(pendingIds) {
       const ids = pendingIds.filter(isUuid);
       if (ids.length === 0) return [];
-      const rows = await select<{ answer: PendingAnswer }>(orm,
+      const rows = await runStatement<{ answer: PendingAnswer }>(orm,
         `select answer from pending_answers where pending_id in (${ids.map(() => '?').join(', ')})`, ids);
       return rows.map((row) => row.answer);
     },
 
     async finishRun(runId, status, error) {
       // One statement, so one transaction: the run ends and its leftovers go together; an ended run stays as it is.
-      const [run] = isUuid(runId) ? await select<Run>(orm, `
+      const [run] = isUuid(runId) ? await runStatement<Run>(orm, `
         with r as (update runs set status = ?, error = ?, ended_at = now() where id = ? and status = 'running' returning *),
         p as (delete from pending where run_id = ? and exists (select 1 from r)),
         a as (delete from pending_answers where run_id = ? and exists (select 1 from r))
@@ -166,20 +166,14 @@ async function createConsoleThread(sql: Statement, input: NewConsoleThread): Pro
   const id = uuidv7();
   const [created] = await sql<Thread>(`
     insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
-    values (?, ?, 'console', ?, ?, ?, null, null, ?)
+    values (?, ?, ?, ?, ?, ?, null, null, ?)
     on conflict (owner, key) where key is not null do nothing returning ${THREAD}`,
-  [id, input.key, input.owner, input.project, input.title, uuid7Time(id)]);
+  [id, input.key, CONSOLE_CHANNEL, input.owner, input.project, input.title, uuid7Time(id)]);
   // The existing row is locked, so two callers that both find it without a conversation add only one.
   const thread = created ?? (await sql<Thread>(`select ${THREAD} from threads where owner = ? and key = ? for update`, [input.owner, input.key]))[0]!;
   const [first] = created !== undefined ? [] : await sql<Conversation>(
     `select ${CONVERSATION} from conversations where thread_id = ? order by id limit 1`, [thread.id]);
   if (first !== undefined) return { thread, conversation: first };
-  const conversationId = uuidv7();
-  const c = input.conversation;
-  const [conversation] = await sql<Conversation>(`
-    insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at)
-    values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
-  [conversationId, thread.id, c.agent, c.model, c.permission_mode, c.effort,
-    JSON.stringify({ channel: 'console', id: thread.id }), uuid7Time(conversationId)]);
-  return { thread, conversation: conversation! };
+  // A console conversation lives at its thread.
+  return { thread, conversation: await insertConversation(sql, thread, { ...input.conversation, address: null }) };
 }

@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversation, ModelMessage, Pending, Run } from '../../domain/model.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
-import { CONVERSATION } from './columns.ts';
-import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
+import { CONVERSATION, CONVERSATION_OF, MODEL_MESSAGE_OF, PENDING_OF, RUN_OF } from './columns.ts';
+import { isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 /**
  * A row of a child page read from its parent: `parent` is always set when the parent is under the
@@ -18,15 +18,14 @@ function joinedPage<T extends { readonly id: string }>(rows: readonly Joined<T>[
 }
 
 const RUNS_PAGE = (cursor: string) => `
-select c.id as parent, r.id, r.conversation_id, r.directory, r.status, r.error,
-  ${iso('r.started_at')} as started_at, ${iso('r.ended_at')} as ended_at
+select c.id as parent, ${RUN_OF('r')}
 from conversations c
 left join lateral (select * from runs where conversation_id = c.id${cursor} order by id desc limit ?) r on true
 where c.id = ? and c.thread_id = ?
 order by r.id desc`;
 
 const MODEL_MESSAGES_PAGE = (cursor: string) => `
-select r.id as parent, mm.id, mm.run_id, mm.role, mm.content, ${iso('mm.created_at')} as created_at
+select r.id as parent, ${MODEL_MESSAGE_OF('mm')}
 from runs r
 join conversations c on c.id = r.conversation_id and c.thread_id = ?
 left join lateral (select * from model_messages where run_id = r.id${cursor} order by id desc limit ?) mm on true
@@ -38,8 +37,8 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
   return {
     async findForUser(userId, conversationId) {
       if (!isUuid(conversationId)) return null;
-      const [row] = await select<Conversation>(orm, `
-        select c.id, c.thread_id, c.agent, c.model, c.permission_mode, c.effort, c.address, c.turn_running, ${iso('c.created_at')} as created_at, c.moved_to
+      const [row] = await runStatement<Conversation>(orm, `
+        select ${CONVERSATION_OF('c')}
         from conversations c join threads t on t.id = c.thread_id
         left join thread_members m on m.thread_id = t.id and m.user_id = ?
         where c.id = ? and (t.owner = ? or m.user_id is not null)`, [userId, conversationId, userId]);
@@ -48,14 +47,14 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
 
     async listByThread(threadId) {
       if (!isUuid(threadId)) return [];
-      return select<Conversation>(orm, `
+      return runStatement<Conversation>(orm, `
         select ${CONVERSATION}
         from conversations where thread_id = ? order by id`, [threadId]);
     },
 
     async latestByThread(threadId) {
       if (!isUuid(threadId)) return null;
-      const rows = await select<Conversation>(orm, `
+      const rows = await runStatement<Conversation>(orm, `
         select ${CONVERSATION}
         from conversations where thread_id = ? order by id desc limit 1`, [threadId]);
       return rows[0] ?? null;
@@ -64,21 +63,21 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
     async runsPage(threadId, conversationId, page) {
       if (!isUuid(threadId) || !isUuid(conversationId)) return null;
       const cursor = olderThan('id', page.before);
-      const rows = await select<Joined<Run>>(orm, RUNS_PAGE(cursor.sql), [...cursor.params, page.limit + 1, conversationId, threadId]);
+      const rows = await runStatement<Joined<Run>>(orm, RUNS_PAGE(cursor.sql), [...cursor.params, page.limit + 1, conversationId, threadId]);
       return joinedPage(rows, page.limit);
     },
 
     async modelMessagesPage(threadId, runId, page) {
       if (!isUuid(threadId) || !isUuid(runId)) return null;
       const cursor = olderThan('id', page.before);
-      const rows = await select<Joined<ModelMessage>>(orm, MODEL_MESSAGES_PAGE(cursor.sql), [threadId, ...cursor.params, page.limit + 1, runId]);
+      const rows = await runStatement<Joined<ModelMessage>>(orm, MODEL_MESSAGES_PAGE(cursor.sql), [threadId, ...cursor.params, page.limit + 1, runId]);
       return joinedPage(rows, page.limit);
     },
 
     async pendingByThread(threadId) {
       if (!isUuid(threadId)) return [];
-      return select<Pending>(orm, `
-        select p.id, p.kind, p.conversation_id, p.run_id, p.title, p.options, p.tool_call
+      return runStatement<Pending>(orm, `
+        select ${PENDING_OF('p')}
         from conversations c join pending p on p.conversation_id = c.id
         where c.thread_id = ? order by p.id`, [threadId]);
     },

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { DeliveryOutbox, QueuedDelivery } from '../../ports/delivery-outbox.ts';
-import { isUuid, select } from './sql.ts';
+import { isUuid, runStatement } from './sql.ts';
 
 /**
  * The outbox in the `deliveries` table. A claim takes due rows with `for update skip locked`, so two
@@ -10,7 +10,7 @@ import { isUuid, select } from './sql.ts';
 export function mikroOrmDeliveryOutbox(orm: MikroORM): DeliveryOutbox {
   return {
     claimDue: (holder, leaseMs, limit) =>
-      select<QueuedDelivery>(orm, `
+      runStatement<QueuedDelivery>(orm, `
         update deliveries d set holder = ?, due_at = now() + make_interval(secs => ?)
         from (select id from deliveries where due_at <= now() order by id limit ? for update skip locked) due
         where d.id = due.id
@@ -18,12 +18,12 @@ export function mikroOrmDeliveryOutbox(orm: MikroORM): DeliveryOutbox {
       [holder, leaseMs / 1000, limit]).then((rows) => rows.sort((a, b) => (a.id < b.id ? -1 : 1))),
 
     async delivered(id) {
-      if (isUuid(id)) await select(orm, 'delete from deliveries where id = ?', [id]);
+      if (isUuid(id)) await runStatement(orm, 'delete from deliveries where id = ?', [id]);
     },
 
     async retryLater(id, retryInMs) {
       if (!isUuid(id)) return;
-      await select(orm, `update deliveries set attempts = attempts + 1, holder = null, due_at = now() + make_interval(secs => ?) where id = ?`, [retryInMs / 1000, id]);
+      await runStatement(orm, `update deliveries set attempts = attempts + 1, holder = null, due_at = now() + make_interval(secs => ?) where id = ?`, [retryInMs / 1000, id]);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WireEvent } from '../../domain/events.ts';
 import type { EventLog } from '../../ports/event-log.ts';
-import { iso, isUuid, select } from './sql.ts';
+import { iso, isUuid, runStatement } from './sql.ts';
 
 export const EVENT_COLUMNS = `seq, type, thread_id, ${iso('at')} as at, data`;
 
@@ -33,7 +33,7 @@ export function mikroOrmEventLog(orm: MikroORM): EventLog {
     async append(threadId, type, data) {
       for (let attempt = 1; ; attempt++) {
         try {
-          const [event] = await select<WireEvent>(orm, APPEND, [threadId, type, JSON.stringify(data), threadId]);
+          const [event] = await runStatement<WireEvent>(orm, APPEND, [threadId, type, JSON.stringify(data), threadId]);
           return event!;
         } catch (error) {
           if ((error as { code?: unknown }).code !== '23505' || attempt >= MAX_ATTEMPTS) throw error;
@@ -43,12 +43,12 @@ export function mikroOrmEventLog(orm: MikroORM): EventLog {
 
     async since(threadId, afterSeq, limit) {
       if (!isUuid(threadId) || limit <= 0) return [];
-      return select<WireEvent>(orm, SINCE, [threadId, Math.floor(afterSeq), Math.floor(limit)]);
+      return runStatement<WireEvent>(orm, SINCE, [threadId, Math.floor(afterSeq), Math.floor(limit)]);
     },
 
     async lastSeq(threadId) {
       if (!isUuid(threadId)) return 0;
-      const [row] = await select<{ seq: number }>(orm, LAST_SEQ, [threadId]);
+      const [row] = await runStatement<{ seq: number }>(orm, LAST_SEQ, [threadId]);
       return row?.seq ?? 0;
     },
   };

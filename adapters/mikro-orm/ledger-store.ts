@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Message } from '../../domain/model.ts';
 import type { LedgerEntry, LedgerStore } from '../../ports/ledger-store.ts';
-import { iso, pageOf, select } from './sql.ts';
+import { MESSAGE_OF } from './columns.ts';
+import { pageOf, runStatement } from './sql.ts';
 
 /**
  * The chat ledger. A page is one query: per segment, a backward range scan of (thread_id, id) cut at
@@ -31,13 +32,13 @@ export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
       }
       params.push(take);
       // The page is cut first, then each of its (at most limit + 1) references is joined by primary key.
-      const sql = `select m.id, m.role, m.text, m.artifact_id, ${iso('m.created_at')} as created_at,
+      const sql = `select ${MESSAGE_OF('m')},
           a.title as app_title, i.provider_name as app_provider
         from (select * from (${parts.join(' union all ')}) u order by id desc limit ?) m
         left join artifacts a on a.id = m.artifact_id
         left join installations i on i.id = a.installation
         order by m.id desc`;
-      const rows = await select<Message & { app_title: string | null; app_provider: string | null }>(orm, sql, params);
+      const rows = await runStatement<Message & { app_title: string | null; app_provider: string | null }>(orm, sql, params);
       // Each message built field by field: an object rest per row cost more than the rest of the mapping.
       const messages: LedgerEntry[] = rows.map((row) => ({
         id: row.id,

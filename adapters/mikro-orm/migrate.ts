@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Constructor, MigrationObject } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
-import { select } from './sql.ts';
+import { runStatement } from './sql.ts';
 
 /** A migration by name, its class loaded only when migrations run. */
 interface LazyMigration {
@@ -30,9 +30,9 @@ export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
 /** Whether every migration is recorded as applied (a database without the table has none). */
 async function upToDate(orm: MikroORM): Promise<boolean> {
-  const [table] = await select<{ found: string | null }>(orm, 'select to_regclass(?) as found', [MIGRATIONS_TABLE]);
+  const [table] = await runStatement<{ found: string | null }>(orm, 'select to_regclass(?) as found', [MIGRATIONS_TABLE]);
   if (table?.found === null || table === undefined) return false;
-  const rows = await select<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`, []);
+  const rows = await runStatement<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`, []);
   const applied = new Set(rows.map((row) => row.name));
   return MIGRATIONS.every((migration) => applied.has(migration.name));
 }

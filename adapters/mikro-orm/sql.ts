@@ -20,7 +20,7 @@ interface KnexClient {
  * docs/benchmarks.md). The statement still goes through knex's client: its `query` event (the counts in
  * tests), its pool's time-out, and the guard that discards a connection whose statement timed out.
  */
-export async function select<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
+export async function runStatement<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
   const connection = orm.em.getConnection();
   const text = connection.getPlatform().formatQuery(sql, [...params]);
   const client = connection.getKnex().client as unknown as KnexClient;

@@ -10,7 +10,7 @@ import { importWorld } from './import-world.ts';
 import { mikroOrmLedgerStore } from './ledger-store.ts';
 import { migrate } from './migrate.ts';
 import { openOrm, type OrmOptions } from './orm.ts';
-import { select } from './sql.ts';
+import { runStatement } from './sql.ts';
 import { mikroOrmThreadStore } from './thread-store.ts';
 import { mikroOrmUserByTokenHash } from './user-store.ts';
 
@@ -48,7 +48,7 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     events: mikroOrmEventLog(orm),
     outbox: mikroOrmDeliveryOutbox(orm),
     importWorld: (world) => importWorld(orm, world),
-    isEmpty: async () => (await select<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
+    isEmpty: async () => (await runStatement<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),
     close: () => orm.close(true),
     pool: () => {

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import type { Thread, ThreadListItem } from '../../domain/model.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
-import { iso, isUuid, olderThan, pageOf, select } from './sql.ts';
+import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
   `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.created_at`;
@@ -63,7 +63,7 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
   return {
     async findAccessible(userId, threadId) {
       if (!isUuid(threadId)) return null;
-      const rows = await select<Thread>(orm, FIND_ACCESSIBLE, [userId, threadId, userId]);
+      const rows = await runStatement<Thread>(orm, FIND_ACCESSIBLE, [userId, threadId, userId]);
       const row = rows[0];
       if (row === undefined) return null;
       const chain: ForkLink[] = rows.map(({ id, fork_of, fork_cutoff }) => ({ id, fork_of, fork_cutoff }));
@@ -72,12 +72,12 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
 
     async findRow(userId, threadId) {
       if (!isUuid(threadId)) return null;
-      return (await select<Thread>(orm, FIND_ROW, [userId, threadId, userId]))[0] ?? null;
+      return (await runStatement<Thread>(orm, FIND_ROW, [userId, threadId, userId]))[0] ?? null;
     },
 
     async exists(threadId) {
       if (!isUuid(threadId)) return false;
-      return (await select<{ id: string }>(orm, 'select id from threads where id = ?', [threadId])).length === 1;
+      return (await runStatement<{ id: string }>(orm, 'select id from threads where id = ?', [threadId])).length === 1;
     },
 
     async listAccessible(userId, page) {
@@ -85,7 +85,7 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       const member = olderThan('thread_id', page.before);
       const take = page.limit + 1;
       type Row = Thread & { activity_turn_running: boolean; activity_approvals: number; activity_questions: number };
-      const rows = await select<Row>(orm, listAccessible(owned.sql, member.sql), [
+      const rows = await runStatement<Row>(orm, listAccessible(owned.sql, member.sql), [
         userId, ...owned.params, take, userId, ...member.params, take, take,
       ]);
       const items = rows.map(({ activity_turn_running, activity_approvals, activity_questions, ...thread }): ThreadListItem => ({

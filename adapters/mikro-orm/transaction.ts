@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { isConnectionError } from './sql.ts';
 
-/** Runs one statement (`?` bindings, as `select` in sql.ts) inside the transaction and answers its rows. */
+/** Runs one statement (`?` bindings, as `runStatement` in sql.ts) inside the transaction and answers its rows. */
 export type Statement = <Row = Record<string, unknown>>(sql: string, params: readonly unknown[]) => Promise<Row[]>;
 
 /** Carries an answer out of a rolled-back transaction. */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { migrate, MIGRATIONS, MIGRATIONS_TABLE } from '../../adapters/mikro-orm/migrate.ts';
 import { openOrm } from '../../adapters/mikro-orm/orm.ts';
-import { select } from '../../adapters/mikro-orm/sql.ts';
+import { runStatement } from '../../adapters/mikro-orm/sql.ts';
 import { createScratchDatabase } from '../support/scratch-database.ts';
 
 /** A fresh database on embedded PGlite, and on PostgreSQL when TEST_DATABASE_URL is set. */
@@ -39,7 +39,7 @@ for (const database of databases) {
         // An older release's database: the newest migration undone (its own `down`), so it is pending again.
         const { Migrator } = await import('@mikro-orm/migrations');
         await new Migrator(orm.em).down();
-        const before = await select<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE} order by id`, []);
+        const before = await runStatement<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE} order by id`, []);
         assert.deepEqual(before.map((row) => row.name), names.slice(0, -1));
         assert.deepEqual(await migrate(orm), [names.at(-1)]);
         assert.deepEqual(await migrate(orm), []);
