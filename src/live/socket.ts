@@ -12,6 +12,7 @@ import { problem } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { Authenticate } from '../identity/authenticate.ts';
 import { Delivery } from './delivery.ts';
+import { liveTarget } from '../../core/reads/live-target.ts';
 
 /** The live socket's path (contract section 5). */
 export const LIVE_PATH = '/api/console/live';
@@ -92,14 +93,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   });
 
   /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
-  async function resolve(userId: string, ref: string): Promise<{ thread: string } | { key: string } | 'not_found'> {
-    const found = await storage.threads.findRow(userId, ref);
-    if (found !== null) return { thread: found.id };
-    const keyed = await storage.writer.findByKey(userId, ref);
-    if (keyed !== null) return { thread: keyed.id };
-    if (UUID_PATTERN.test(ref) && (await storage.threads.exists(ref.toLowerCase()))) return 'not_found';
-    return { key: ref };
-  }
+  const resolve = (userId: string, ref: string) => liveTarget(storage, userId, ref);
 
   function attach(ws: WebSocket, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
     alive.set(ws, true);
