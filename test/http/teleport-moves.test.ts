@@ -16,7 +16,8 @@ import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { fixtureWorld } from '../support/fixture-world.ts';
+import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { testId } from '../support/ids.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { createScratchDatabase } from '../support/scratch-database.ts';
 import { startService, type TestService } from '../support/service.ts';
@@ -25,6 +26,7 @@ const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'co
 const P = '/api/console/threads';
 const asleep = (n: number) => (events: readonly WireEvent[]) => events.filter((e) => e.type === 'reflex_asleep').length >= n;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const WITH_APP = { thread: testId(20_000), message: testId(20_001), conversation: testId(20_002) };
 
 const kinds: { name: string; open: () => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
   { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
@@ -75,7 +77,16 @@ for (const kind of kinds) {
     let channels: ReturnType<typeof flakyChannels>;
     before(async () => {
       opened = await kind.open();
-      await opened.storage.importWorld(fixtureWorld());
+      const world = fixtureWorld();
+      // An idle thread of alice's whose ledger references her artifact: what a teleport carries along.
+      await opened.storage.importWorld({
+        ...world,
+        threads: [...world.threads, {
+          id: WITH_APP.thread, key: null, channel: 'console', owner: 'alice', members: [], project: 'acme-web', title: 'With an app', fork_of: null, fork_cutoff: null,
+          messages: [{ id: WITH_APP.message, role: 'assistant', text: 'Here is the forecast.', artifact_id: F.artifact }],
+          conversations: [{ id: WITH_APP.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+        }],
+      });
       channels = flakyChannels(opened.storage, 2);
       service = await startService({}, { storage: opened.storage, channels: channels.port, deliveryTiming: { intervalMs: 100, retryMs: 50, maxRetryMs: 200 } });
       await service.knowOffers();
@@ -189,6 +200,21 @@ for (const kind of kinds) {
       const ledger = await texts(res.json().thread_id);
       assert.ok(ledger.includes("system: The agent could not continue a session that knows this thread: it starts a new one from a brief of the thread's recent history."));
       assert.ok(ledger.includes('user: Second step'), 'the history moved along');
+    });
+
+    it("artifact references keep their rules at the destination: an inherited one loads for its owner, one past the cut is unavailable", async () => {
+      const res = await post(`${P}/${WITH_APP.thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(res.status, 202, res.text);
+      const landing = res.json().thread_id as string;
+      const inherited = await get(`${P}/${landing}/artifacts/${WITH_APP.message}`);
+      // Visible and owned: the read goes on to the provider (none in this test: 502), never 404.
+      assert.equal(inherited.status, 502, inherited.text);
+      const [moveLine] = (await get(`${P}/${WITH_APP.thread}/messages?limit=1`)).json().items;
+      const past = await get(`${P}/${landing}/artifacts/${moveLine.id}`);
+      assert.equal(past.status, 404);
+      assert.equal(past.json().detail, 'Artifact reference unavailable');
+      const bob = await service.ask({ path: `${P}/${landing}/artifacts/${WITH_APP.message}`, headers: { authorization: 'Bearer token-bob' } });
+      assert.equal(bob.status, 404, 'the landing thread is the mover\'s; bob cannot read it');
     });
 
     it('new_thread: false lands in a chat thread itself, and is 422 for a room', async () => {
