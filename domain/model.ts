@@ -6,6 +6,9 @@
 /** A UUIDv7 string: every thread, message, conversation, run, artifact and installation id. */
 export type Id = string;
 
+/** The console's own channel: where directives create and continue threads, and a teleport may open a new one. */
+export const CONSOLE_CHANNEL = 'console';
+
 /** A person who uses the console. */
 export interface User {
   readonly id: string;

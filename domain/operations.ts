@@ -1,5 +1,5 @@
 import { ERROR_DETAILS, type Failure } from './errors.ts';
-import type { Address, Channel, ChannelPlace, MovedTo } from './model.ts';
+import { CONSOLE_CHANNEL, type Address, type Channel, type ChannelPlace, type MovedTo } from './model.ts';
 import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';
 
 /** A destination on a channel (spec: ChannelAddress). */
@@ -45,10 +45,9 @@ export interface OperationsInput {
   readonly busy: Busy;
 }
 
-/** The console channel, and the one teleport destination it offers: a new console thread. */
-export const CONSOLE = 'console';
+/** The one teleport destination the console channel offers: a new console thread. */
 export const NEW_CONSOLE_THREAD: ChannelAddress = Object.freeze({
-  channel: CONSOLE, id: 'new', shared: false, metadata: Object.freeze({ name: 'New console thread' }),
+  channel: CONSOLE_CHANNEL, id: 'new', shared: false, metadata: Object.freeze({ name: 'New console thread' }),
 });
 
 /** Why a conversation cannot move now, or null. */
@@ -168,8 +167,8 @@ export function threadOperations(input: OperationsInput): ThreadOperations {
     const routes = agent === null ? [] : agentRoutesOn(channel, input.agents, agent);
     teleportRoutes[channel.id] = routes;
     if (routes.length === 0) continue;
-    if (channel.id === CONSOLE) {
-      if (input.thread.channel !== CONSOLE) destinations.push(NEW_CONSOLE_THREAD);
+    if (channel.id === CONSOLE_CHANNEL) {
+      if (input.thread.channel !== CONSOLE_CHANNEL) destinations.push(NEW_CONSOLE_THREAD);
     } else if (channel.id !== input.thread.channel) {
       for (const place of channel.addresses) if (place.barred === null) destinations.push(placeAddress(channel, place));
     }
