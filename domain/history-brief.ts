@@ -15,10 +15,19 @@ export interface BriefMessage {
 export const HISTORY_HEADER = 'Context: this conversation continues a thread you have not seen in this session. Its recent messages, oldest first:';
 export const HISTORY_FOOTER = 'The new message follows.';
 
-/** One ledger line: its role and its text, cut to the per-message bound. */
+/** A text cut to `max` UTF-16 units, never between the two halves of a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * One ledger entry: its role, then its text cut to the per-message bound, its own line breaks indented,
+ * so no message can start a line that reads as another entry (`[system] …`).
+ */
 function line(message: BriefMessage, perMessage: number): string {
-  const text = message.text.length > perMessage ? `${message.text.slice(0, perMessage)}…` : message.text;
-  return `[${message.role}] ${text}`;
+  return `[${message.role}] ${cut(message.text, perMessage).replace(/\r?\n/g, '\n  ')}`;
 }
 
 /**

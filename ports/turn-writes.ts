@@ -16,7 +16,10 @@ export interface NewConversation {
 
 /** A thread opened by a move (teleport): no key, on any channel, with its first conversation. */
 export interface NewThread {
+  /** The source thread's owner: a conversation stays its owner's wherever a member moves it. */
   readonly owner: string;
+  /** Members besides the source's own, which the landing thread keeps (the mover, when not the owner). */
+  readonly members: readonly string[];
   readonly channel: string;
   readonly project: string | null;
   readonly title: string;
@@ -69,7 +72,11 @@ export type MoveOutcome =
     }
   | { readonly kind: 'busy'; readonly busy: Busy }
   /** The source's conversation moved away before this move: nothing was written. */
-  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo }
+  /** The conversation that was to move is no longer the source's latest (a summon came first): nothing was written. */
+  | { readonly kind: 'changed' }
+  /** A conversation that has not moved away already lives at the landing address (a chat thread): nothing was written. */
+  | { readonly kind: 'occupied' };
 
 /** What a directive writes before its run is kicked, in one transaction. */
 export interface DirectiveWrite {

@@ -65,19 +65,24 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       const source = requireThread(move.source_thread_id);
       const latest = [...state.conversations.values()].filter((c) => c.thread_id === source.id).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
       if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
-      if (move.moving !== null && latest?.id !== move.moving) throw new Error(`Conversation ${move.moving} is not the latest of thread ${source.id}`);
       const activity = threadActivity(state, source.id);
       const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions };
       if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+      if (move.moving !== null && latest?.id !== move.moving) return { kind: 'changed' };
+      const landingAddress = move.landing === null ? null : move.conversation.address;
+      if (landingAddress !== null && [...state.conversations.values()].some((c) => c.moved_to === null && c.address?.channel === landingAddress.channel && c.address.id === landingAddress.id)) {
+        return { kind: 'occupied' };
+      }
       let thread = source;
       if (move.landing !== null) {
-        const { id, conversation: _, ...fields } = move.landing;
+        const { id, conversation: _, members, ...fields } = move.landing;
         // A fork of the source at its latest visible message: its own newest, or what it inherits up to its cutoff.
         const own = [...state.messages.values()].filter((m) => m.thread_id === source.id).map((m) => m.id);
         const cutoff = [...own, ...(source.fork_of === null ? [] : [source.fork_cutoff])].reduce<string | null>((max, m) => (m !== null && (max === null || m > max) ? m : max), null);
         thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id) };
         state.threads.set(id, thread);
-        state.members.set(id, new Set());
+        // Whoever could read the source reads where it went: its members, and the mover.
+        state.members.set(id, new Set([...(state.members.get(source.id) ?? []), ...members].filter((user) => user !== thread.owner)));
       }
       let conversation = newConversation(thread.id, move.conversation);
       if (move.moving !== null) {

@@ -25,7 +25,6 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
       'select id, turn_running, moved_to from conversations where thread_id = ? order by id for update', [source.id]);
     const latest = running.at(-1);
     if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
-    if (move.moving !== null && latest?.id !== move.moving) throw new Error(`Conversation ${move.moving} is not the latest of thread ${source.id}`);
     const pending = await sql<{ kind: string; n: number }>(`
       select p.kind, count(*)::int as n from pending p join conversations c on c.id = p.conversation_id
       where c.thread_id = ? group by p.kind`, [source.id]);
@@ -35,6 +34,11 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
       questions: pending.find((row) => row.kind === 'question')?.n ?? 0,
     };
     if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+    if (move.moving !== null && latest?.id !== move.moving) return { kind: 'changed' };
+    if (move.landing !== null && move.conversation.address !== null) {
+      const [taken] = await sql('select 1 from conversations where address = ?::jsonb and moved_to is null limit 1', [JSON.stringify(move.conversation.address)]);
+      if (taken !== undefined) return { kind: 'occupied' };
+    }
     let thread = source;
     if (move.landing !== null) {
       const l = move.landing;
@@ -45,6 +49,12 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
           select greatest((select id from messages where thread_id = ?::uuid order by id desc limit 1), case when ?::uuid is null then null else ?::uuid end)
         ), ?) returning ${THREAD}`,
       [l.id, l.channel, l.owner, l.project, l.title, source.id, source.id, source.fork_of, source.fork_cutoff, uuid7Time(l.id)]) as [Thread];
+      // Whoever could read the source reads where it went: its members, and the mover.
+      await sql('insert into thread_members (thread_id, user_id) select ?, user_id from thread_members where thread_id = ? and user_id <> ?',
+        [l.id, source.id, l.owner]);
+      for (const member of l.members.filter((user) => user !== l.owner)) {
+        await sql('insert into thread_members (thread_id, user_id) values (?, ?) on conflict do nothing', [l.id, member]);
+      }
     }
     let conversation = await insertConversation(sql, thread, move.conversation, move.conversation.id);
     if (move.moving !== null) {

@@ -18,38 +18,51 @@ export interface DeliveryDispatchOptions {
   readonly claimMs: number;
 }
 
-/** How many deliveries one pass claims. */
+/** How many deliveries one pass hands over before it lets a poke or a close in. */
 const BATCH = 20;
 
 /**
  * Hands the outbox's due deliveries to their channels: at once when a move pokes it, and every
- * `intervalMs` for retries. A delivery the channel took is removed; one it refused is put back with
- * a doubled wait. The channel's own idempotency (by delivery id) makes a repeat after a lost answer harmless.
+ * `intervalMs` for retries. Each delivery is claimed just before its channel is asked, and the channel
+ * gets a third of the claim to answer, so no claim lapses while its delivery is still being handed over
+ * (another instance would then post it too). A delivery the channel took is removed; one it refused, or
+ * did not answer in time, is put back with a doubled wait. The channel's own idempotency (by delivery id)
+ * makes a repeat after a lost or late answer harmless.
  */
 export function deliveryDispatcher(options: DeliveryDispatchOptions) {
   const { outbox, channels, log } = options;
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
+  const answerMs = Math.max(1, Math.floor(options.claimMs / 3));
 
   const backoff = (attempts: number) => Math.min(options.retryMs * 2 ** attempts, options.maxRetryMs);
 
+  /** The channel's answer, or a rejection once `answerMs` have passed without one. */
+  function delivered(delivery: Parameters<ChannelPort['deliver']>[0]): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the channel did not answer within ${answerMs} ms`)), answerMs);
+    });
+    return Promise.race([channels.deliver(delivery), late]).finally(() => clearTimeout(timer));
+  }
+
   async function pass(): Promise<void> {
-    for (;;) {
-      const due = await outbox.claimDue(options.holder, options.claimMs, BATCH);
-      for (const delivery of due) {
-        try {
-          await channels.deliver(delivery);
-          await outbox.delivered(delivery.id);
-          log.info({ delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1 }, 'delivered to the channel');
-        } catch (error) {
-          const wait = backoff(delivery.attempts);
-          log.warn({ err: error, delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1, retryInMs: wait }, 'the channel did not take the delivery; retrying later');
-          await outbox.retryLater(delivery.id, wait);
-        }
+    for (let handled = 0; handled < BATCH && !closed; handled++) {
+      const [delivery] = await outbox.claimDue(options.holder, options.claimMs, 1);
+      if (delivery === undefined) return;
+      try {
+        await delivered(delivery);
+        await outbox.delivered(delivery.id);
+        log.info({ delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1 }, 'delivered to the channel');
+      } catch (error) {
+        const wait = backoff(delivery.attempts);
+        log.warn({ err: error, delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1, retryInMs: wait }, 'the channel did not take the delivery; retrying later');
+        await outbox.retryLater(delivery.id, wait);
       }
-      if (due.length < BATCH || closed) return;
     }
+    // A full batch: there may be more due; the next pass takes them.
+    again = !closed;
   }
 
   /** Runs a pass now, or right after the one running (a poke during a pass is not lost). */

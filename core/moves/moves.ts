@@ -49,6 +49,8 @@ export function threadMoves(deps: {
     const outcome = await storage.writer.writeMove(write);
     if (outcome.kind === 'busy') return fail(busyFailure(outcome.busy) ?? { code: 'turn_running' });
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
+    if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
+    if (outcome.kind === 'occupied') return fail({ code: 'destination_occupied' });
     const published = Promise.all(outcome.events.map((event) => deps.bus.publish(event))).catch(() => {});
     // The channel is asked at once; one that is down gets the delivery later from the outbox.
     if (write.delivery !== null) deps.deliveries.poke();
@@ -99,6 +101,8 @@ export function threadMoves(deps: {
       if (body.prompt !== null && !toConsole) return fail(invalid('body.prompt', 'is taken only for a console destination'));
       if (!body.new_thread && toConsole) return fail(invalid('body.new_thread', 'must be true for a console destination: it opens a new thread'));
       const { thread, conversation, input } = context.value;
+      // A prompt is the landing thread's first directive, and directives are the owner's.
+      if (body.prompt !== null && thread.owner !== user.id) return fail({ code: 'not_thread_owner', detail: "Only the thread's owner can send the first message after a move" });
       if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to move' });
       // Moved away: it moves again from where it is, never from here.
       if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
@@ -119,7 +123,6 @@ export function threadMoves(deps: {
       let address: Address;
       let delivery: Delivery | null = null;
       let where: string;
-      const history = await threadHistory(storage, user.id, thread.id, null);
       if (toConsole) {
         if (id !== 'new') return fail({ code: 'destination_not_offered', detail: 'The console offers one destination: a new console thread' });
         if (thread.channel === CONSOLE_CHANNEL) return fail({ code: 'already_on_console' });
@@ -134,6 +137,7 @@ export function threadMoves(deps: {
           return fail(invalid('body.new_thread', `must be true for ${place.name}: it is a room, and a room takes new threads only`));
         }
         const deliveryId = deps.newId();
+        const history = await threadHistory(storage, user.id, thread.id, null);
         // The address is decided now, from the delivery's id: the move does not wait for the channel.
         address = { channel: channelId, id: body.new_thread ? `${id}/${deliveryId}` : id };
         where = body.new_thread ? `a new thread in ${place.name} on ${channel.name}` : `${place.name} on ${channel.name}`;
@@ -142,7 +146,8 @@ export function threadMoves(deps: {
           text: [`${user.name} moved the conversation "${thread.title}" here from ${thread.channel}.`, ...(history === null ? [] : [history])].join('\n\n'),
         };
       }
-      const landing = { id: landingId, owner: user.id, channel: channelId, project: thread.project, title: thread.title };
+      // The conversation stays its owner's: a member who moves it lands it in the owner's thread, and follows it there as a member.
+      const landing = { id: landingId, owner: thread.owner, members: thread.owner === user.id ? [] : [user.id], channel: channelId, project: thread.project, title: thread.title };
       const moved = { id: deps.newId(), agent: conversation.agent, model: conversation.model, permission_mode: conversation.permission_mode, effort: conversation.effort, address };
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
       const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };

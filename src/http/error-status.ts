@@ -38,6 +38,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   destination_barred: 409,
   destination_not_offered: 409,
   already_on_console: 409,
+  conversation_changed: 409,
+  destination_occupied: 409,
   route_not_offered: 409,
   agent_unavailable: 409,
   storage_unavailable: 503,

@@ -126,8 +126,12 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.equal(outcome.run?.status, 'running');
     });
 
+    /** Takes every delivery an earlier case left in the outbox: a case then claims its own alone. */
+    const drainOutbox = async () => {
+      for (const d of await storage().outbox.claimDue('drain', 60_000, 1_000)) await storage().outbox.delivered(d.id);
+    };
     const teleportOf = (t: { thread: { id: string }; conversation: { id: string } }) => {
-      const landing = { id: uuidv7(), owner: 'alice', channel: 'team-chat', project: 'acme-web', title: 'Moved' };
+      const landing = { id: uuidv7(), owner: 'alice', members: ['bob'], channel: 'team-chat', project: 'acme-web', title: 'Moved' };
       const deliveryId = uuidv7();
       const address = { channel: 'team-chat', id: `general/${deliveryId}` };
       const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address };
@@ -140,6 +144,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     };
 
     it('a teleport moves the conversation: the landing thread forks the source at its latest message, the session goes along, a delivery waits in the outbox', async () => {
+      await drainOutbox();
       const t = await newThread();
       const first = await storage().writer.writeDirective(directive(t, { text: 'Before the move' }));
       assert.ok(first.kind === 'started');
@@ -168,6 +173,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     });
 
     it('a moved conversation moves and continues no more from its source: later moves and directives there write nothing', async () => {
+      await drainOutbox();
       const t = await newThread();
       const { write } = teleportOf(t);
       assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
@@ -184,7 +190,27 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.deepEqual((await storage().outbox.claimDue('d', 60_000, 10)).map((d) => d.id), [write.delivery!.id]);
     });
 
+    it('the landing thread is readable by the mover it names as a member; a move whose conversation changed, or onto an occupied place, writes nothing', async () => {
+      const t = await newThread();
+      const { landing, write } = teleportOf(t);
+      assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
+      assert.equal((await storage().threads.findRow('bob', landing.id))?.id, landing.id, 'the member reads it');
+      // Another thread's conversation onto the address the first now lives at: occupied.
+      const other = await newThread();
+      const onto = teleportOf(other);
+      const occupied = { ...onto.write, conversation: { ...onto.write.conversation, address: write.conversation.address }, landing: { ...onto.write.landing!, conversation: { ...onto.write.conversation, address: write.conversation.address } } };
+      assert.deepEqual(await storage().writer.writeMove(occupied), { kind: 'occupied' });
+      // A summon came first: the conversation asked to move is no longer the latest.
+      assert.equal((await storage().writer.writeMove(summonOf(other.thread.id))).kind, 'moved');
+      const summoned = await storage().writer.runningTurn(other.thread.id);
+      await storage().writer.finishRun(summoned!.run_id, 'succeeded', null);
+      await storage().writer.releaseTurn(summoned!.run_id);
+      assert.deepEqual(await storage().writer.writeMove(teleportOf(other).write), { kind: 'changed' });
+      assert.equal(await storage().threads.exists(onto.write.landing!.id), false);
+    });
+
     it('the outbox: a claim is one holder\'s until it lapses; a refused delivery comes back later with its attempt counted; a taken one is gone', async () => {
+      await drainOutbox();
       const t = await newThread();
       const { write } = teleportOf(t);
       assert.equal((await storage().writer.writeMove(write)).kind, 'moved');

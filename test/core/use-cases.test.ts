@@ -90,7 +90,9 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   };
   /** A thread's stored events, as a socket replays them. */
   const eventsOf = (thread: string): Promise<WireEvent[]> => storage.events.since(thread, 0, 1_000);
-  const asleep = (thread: string, n: number) => async () => (await eventsOf(thread)).filter((e) => e.type === 'reflex_asleep').length >= n;
+  // Asleep and released: the turn is released just after its last event is stored.
+  const asleep = (thread: string, n: number) => async () =>
+    (await eventsOf(thread)).filter((e) => e.type === 'reflex_asleep').length >= n && (await storage.writer.runningTurn(thread)) === null;
   const close = async () => {
     await deliveries.close();
     await kicks.drain();
@@ -156,5 +158,33 @@ describe('the use cases on memory, free of any runtime', () => {
     assert.match(prompt, /\[user\] Step one/);
     assert.match(prompt, /Review it$/);
     await c.close();
+  });
+
+  it('a channel that never answers is given up on within a third of the claim; the delivery goes on a later try; closing does not wait for it', async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const calls: string[] = [];
+    const channels: ChannelPort = {
+      ...memoryChannelPort(storage.catalog),
+      deliver: (delivery) => {
+        calls.push(delivery.id);
+        // The first call hangs for good, as a platform that accepted the connection and went silent.
+        return calls.length === 1 ? new Promise<void>(() => {}) : Promise.resolve();
+      },
+    };
+    const dispatcher = deliveryDispatcher({ outbox: storage.outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90 });
+    const id = newId();
+    // A move's write puts the delivery in the outbox; the memory outbox takes it directly here.
+    (storage.outbox as unknown as { enqueue(d: Delivery): void }).enqueue({
+      id, channel: 'team-chat', place: 'general', new_thread: true, address: { channel: 'team-chat', id: `general/${id}` }, title: 'T', text: 'moved',
+    });
+    dispatcher.poke();
+    for (let waited = 0; calls.length < 2 && waited < 3_000; waited += 10) await sleep(10);
+    assert.deepEqual(calls, [id, id], 'asked again after the silent call was given up on');
+    await sleep(50);
+    assert.deepEqual(await storage.outbox.claimDue('test', 1_000, 10), [], 'taken on the second try, and removed');
+    const closing = Date.now();
+    await dispatcher.close();
+    assert.ok(Date.now() - closing < 1_000, 'closing waited for no hung call');
   });
 });

@@ -21,7 +21,13 @@ describe('thread operations: teleport and summon', () => {
     const res = await post(`${P}/${key}/directives`, { text: 'Start here', model: 'claude:opus', project: 'acme-web' });
     await socket.until(asleep(1));
     socket.close();
-    return res.json().thread_id;
+    const thread = res.json().thread_id;
+    // The turn is released just after its last event is stored: waited for, so a move finds the thread idle.
+    for (let waited = 0; waited < 5_000; waited += 20) {
+      if (!(await get(`${P}/${thread}/conversations`)).json().some((c: { turn_running: boolean }) => c.turn_running)) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return thread;
   }
   before(async () => {
     service = await startFixtureService();

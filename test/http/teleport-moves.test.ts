@@ -26,7 +26,21 @@ const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'co
 const P = '/api/console/threads';
 const asleep = (n: number) => (events: readonly WireEvent[]) => events.filter((e) => e.type === 'reflex_asleep').length >= n;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Asks again while the answer is 409 `turn_running`: `reflex_asleep` is a kick's last event, and its turn
+ * is released just after it is stored, so a request sent on seeing it may find the turn still held.
+ */
+async function whenFree<T extends { status: number; json(): any }>(ask: () => Promise<T>): Promise<T> {
+  for (let waited = 0; ; waited += 20) {
+    const res = await ask();
+    if (res.status !== 409 || res.json().code !== 'turn_running' || waited >= 5_000) return res;
+    await sleep(20);
+  }
+}
+
 const WITH_APP = { thread: testId(20_000), message: testId(20_001), conversation: testId(20_002) };
+const EMPTY_FORK = { thread: testId(22_000), conversation: testId(22_002) };
+const SHARED = { thread: testId(21_000), message: testId(21_001), conversation: testId(21_002) };
 
 const kinds: { name: string; open: () => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
   { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
@@ -85,6 +99,16 @@ for (const kind of kinds) {
           id: WITH_APP.thread, key: null, channel: 'console', owner: 'alice', members: [], project: 'acme-web', title: 'With an app', fork_of: null, fork_cutoff: null,
           messages: [{ id: WITH_APP.message, role: 'assistant', text: 'Here is the forecast.', artifact_id: F.artifact }],
           conversations: [{ id: WITH_APP.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+        }, {
+          // A fork of it with no message of its own: what it shows is all inherited.
+          id: EMPTY_FORK.thread, key: null, channel: 'console', owner: 'alice', members: [], project: 'acme-web', title: 'Empty fork', fork_of: WITH_APP.thread, fork_cutoff: WITH_APP.message,
+          messages: [],
+          conversations: [{ id: EMPTY_FORK.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+        }, {
+          // Alice's chat thread that bob is a member of.
+          id: SHARED.thread, key: null, channel: 'team-chat', owner: 'alice', members: ['bob'], project: 'acme-web', title: 'Shared', fork_of: null, fork_cutoff: null,
+          messages: [{ id: SHARED.message, role: 'user', text: 'Alice asked this', artifact_id: null }],
+          conversations: [{ id: SHARED.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: { channel: 'team-chat', id: 'general/shared' }, turn_running: false, pending: [], runs: [] }],
         }],
       });
       channels = flakyChannels(opened.storage, 2);
@@ -97,7 +121,7 @@ for (const kind of kinds) {
     });
 
     const get = (path: string) => service.ask({ path, headers: ALICE });
-    const post = (path: string, body: unknown) => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) => whenFree(() => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) }));
     const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
     const texts = async (thread: string): Promise<string[]> => (await get(`${P}/${thread}/messages?limit=200`)).json().items.map((m: { role: string; text: string }) => `${m.role}: ${m.text}`).reverse();
     /** The demo agent's line: which turn of its session this is. */
@@ -217,6 +241,34 @@ for (const kind of kinds) {
       assert.equal(bob.status, 404, 'the landing thread is the mover\'s; bob cannot read it');
     });
 
+    it('a fork with no message of its own moves with what it inherits, and nothing of its parent after its cutoff', async () => {
+      const res = await post(`${P}/${EMPTY_FORK.thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(res.status, 202, res.text);
+      const landed = await texts(res.json().thread_id);
+      assert.deepEqual(landed.slice(0, -1), ['assistant: Here is the forecast.']);
+      assert.match(landed.at(-1)!, /^system: Moved here from console thread "Empty fork"/);
+      // The fork's parent moved on meanwhile (an earlier case teleported it): its later lines stay out.
+      assert.ok(!landed.some((t) => t.startsWith('system: Moved to')));
+    });
+
+    it("a member who moves the owner's conversation lands it in the owner's thread, and follows it as a member; the first message there is the owner's", async () => {
+      const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
+      const asBob = (path: string, body?: unknown) => service.ask({ method: body === undefined ? 'GET' : 'POST', path, headers: BOB, body: body === undefined ? undefined : JSON.stringify(body) });
+      const prompted = await asBob(`${P}/${SHARED.thread}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Mine now' });
+      assert.equal(prompted.status, 403, prompted.text);
+      assert.equal(prompted.json().code, 'not_thread_owner');
+      const res = await asBob(`${P}/${SHARED.thread}/teleport`, { destination: { channel: 'console', id: 'new' } });
+      assert.equal(res.status, 202, res.text);
+      const landing = res.json().thread_id as string;
+      assert.equal((await get(`${P}/${landing}`)).status, 200, "alice reads it (her directive below shows it is hers: directives are the owner's)");
+      assert.equal((await asBob(`${P}/${landing}`)).status, 200, 'bob follows it as a member');
+      assert.ok((await asBob(`${P}/${landing}/messages`)).json().items.some((m: { text: string }) => m.text === 'Alice asked this'));
+      const bobDirects = await asBob(`${P}/${landing}/directives`, { text: 'Do as I say' });
+      assert.equal(bobDirects.status, 403, 'directives stay the owner\'s');
+      const aliceDirects = await post(`${P}/${landing}/directives`, { text: 'Carry on' });
+      assert.equal(aliceDirects.status, 202, aliceDirects.text);
+    });
+
     it('new_thread: false lands in a chat thread itself, and is 422 for a room', async () => {
       const source = await consoleThread();
       const room = await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' }, new_thread: false });
@@ -277,7 +329,7 @@ describe('a moved conversation whose agent process restarted resumes its session
   });
   after(() => service.close());
 
-  const post = (path: string, body: unknown) => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) => whenFree(() => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) }));
   const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
   const said = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
 
