@@ -5,7 +5,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { api, followThread, problemText } from './api.ts';
+import { api, followThread, problemText, whenTurnReleased } from './api.ts';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
@@ -113,7 +113,8 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
     if (text.value.trim() === '' || busy.value) return;
     busy.value = true;
     error.value = '';
-    const { error: problem, response } = await api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body: { text: text.value, message_id: crypto.randomUUID() } });
+    const body = { text: text.value, message_id: crypto.randomUUID() };
+    const { error: problem, response } = await whenTurnReleased(() => api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body }));
     busy.value = false;
     if (!response.ok) return void (error.value = problemText(problem, response.status));
     text.value = '';
