@@ -80,7 +80,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const vocabularies = agentVocabularies(storage.catalog, offers);
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => '/work/acme', lease: { holder: 'core-test', ms: 60_000 } };
+  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => 'projects/acme-web', lease: { holder: 'core-test', ms: 60_000 } };
   const submit = directives(turns);
   const moves = threadMoves({ ...turns, channels: port, deliveries, newId });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });

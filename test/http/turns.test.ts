@@ -201,7 +201,7 @@ describe('racing first directives', () => {
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
     const claude = { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] };
     const submit = directives({
-      storage, bus: createMemoryEventBus(), runDirectory: async () => '/tmp/console-race', lease: { holder: 'h', ms: 60_000 },
+      storage, bus: createMemoryEventBus(), runDirectory: async () => 'projects/console-race', lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
     });
