@@ -141,7 +141,7 @@ export function directives(deps: {
       const differs = racedPick(body, thread, conversation);
       if (differs !== null) return fail(differs);
     }
-    return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode });
+    return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode, opened: found.value === null });
   };
 }
 
@@ -169,6 +169,8 @@ export interface TurnStart {
   readonly text: string;
   readonly message_id: string | null;
   readonly permission_mode: string | null;
+  /** The directive opened the thread: it has no past, so no history brief is ever read for its turn. */
+  readonly opened: boolean;
 }
 
 /**
@@ -205,7 +207,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       prompt: turn.text,
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
-      history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id),
+      ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
     });
     await published;
     return ok(outcome.answer);
