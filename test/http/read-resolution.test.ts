@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
-import { createScratchDatabase } from '../support/scratch-database.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { storageKinds } from '../support/storage-kinds.ts';
 
 /**
  * The spec's read rule, per read over HTTP: each resolves exactly what it answers. Recorded at the
@@ -34,28 +31,7 @@ function recording(storage: Storage, recorded: Recorded): Storage {
   return { ...storage, threads: spy(storage.threads, 'threads'), conversations: spy(storage.conversations, 'conversations') };
 }
 
-const kinds: { name: string; open: (onQuery: (sql: string) => void) => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
-  { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
-  {
-    name: 'embedded PGlite',
-    open: async (onQuery) => {
-      const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
-      const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery });
-      return { storage, close: async () => { await storage.close(); await server.close(); } };
-    },
-  },
-];
-const postgres = process.env.TEST_DATABASE_URL;
-if (postgres) {
-  kinds.push({
-    name: 'PostgreSQL',
-    open: async (onQuery) => {
-      const scratch = await createScratchDatabase(postgres, 'console_reads');
-      const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, onQuery });
-      return { storage, close: async () => { await storage.close(); await scratch.drop(); } };
-    },
-  });
-}
+const kinds = storageKinds('console_reads');
 
 const RECURSIVE = /\bwith\s+recursive\b/i;
 const ALICE = { authorization: 'Bearer token-alice' };

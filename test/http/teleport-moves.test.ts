@@ -9,18 +9,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
-import { createScratchDatabase } from '../support/scratch-database.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
 const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
@@ -38,32 +36,31 @@ async function whenFree<T extends { status: number; json(): any }>(ask: () => Pr
   }
 }
 
+/** What the demo agent streamed in these events. */
+const saidIn = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
+
+/** Alice's requests to a service: POSTs asked again while a just-ended turn is still held, and live sockets from the start. */
+function aliceOn(service: TestService) {
+  const post = (path: string, body: unknown) => whenFree(() => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) }));
+  const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
+  /** Teleports a console thread to #general and from there to a new console thread with `prompt`; answers the landing run's events. */
+  const thereAndBack = async (thread: string, prompt: string) => {
+    const chat = (await post(`${P}/${thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id as string;
+    const back = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt });
+    assert.equal(back.status, 202, back.text);
+    const landed = await live(back.json().thread_id);
+    const events = await landed.until(asleep(1));
+    landed.close();
+    return { home: back.json().thread_id as string, events };
+  };
+  return { post, live, thereAndBack };
+}
+
 const WITH_APP = { thread: testId(20_000), message: testId(20_001), conversation: testId(20_002) };
 const EMPTY_FORK = { thread: testId(22_000), conversation: testId(22_002) };
 const SHARED = { thread: testId(21_000), message: testId(21_001), conversation: testId(21_002) };
 
-const kinds: { name: string; open: () => Promise<{ storage: Storage; close: () => Promise<void> }> }[] = [
-  { name: 'memory', open: async () => ({ storage: createMemoryStorage(), close: async () => {} }) },
-  {
-    name: 'embedded PGlite',
-    open: async () => {
-      const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
-      const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
-      return { storage, close: async () => { await storage.close(); await server.close(); } };
-    },
-  },
-];
-const postgres = process.env.TEST_DATABASE_URL;
-if (postgres) {
-  kinds.push({
-    name: 'PostgreSQL',
-    open: async () => {
-      const scratch = await createScratchDatabase(postgres, 'console_moves');
-      const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 });
-      return { storage, close: async () => { await storage.close(); await scratch.drop(); } };
-    },
-  });
-}
+const kinds = storageKinds('console_moves');
 
 /** The world's channels, over a platform that refuses the first `failures` posts of each delivery; what it took, by delivery id. */
 function flakyChannels(storage: Storage, failures: number) {
@@ -87,7 +84,7 @@ function flakyChannels(storage: Storage, failures: number) {
 for (const kind of kinds) {
   describe(`teleport moves the conversation, summon hands over what it knows: ${kind.name}`, () => {
     let service: TestService;
-    let opened: { storage: Storage; close: () => Promise<void> };
+    let opened: OpenedStorage;
     let channels: ReturnType<typeof flakyChannels>;
     before(async () => {
       opened = await kind.open();
@@ -121,15 +118,14 @@ for (const kind of kinds) {
     });
 
     const get = (path: string) => service.ask({ path, headers: ALICE });
-    const post = (path: string, body: unknown) => whenFree(() => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) }));
-    const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
+    const post = (path: string, body: unknown) => aliceOn(service).post(path, body);
+    const live = (thread: string) => aliceOn(service).live(thread);
     const texts = async (thread: string): Promise<string[]> => (await get(`${P}/${thread}/messages?limit=200`)).json().items.map((m: { role: string; text: string }) => `${m.role}: ${m.text}`).reverse();
     /** The demo agent's line: which turn of its session this is. */
     const turnOf = (events: readonly WireEvent[]) => {
       const said = events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
       return Number(/turn=(\d+)/.exec(said)?.[1]);
     };
-    const saidIn = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
 
     /** A new console thread with two turns of the demo agent, idle again. */
     async function consoleThread(): Promise<string> {
@@ -208,20 +204,15 @@ for (const kind of kinds) {
 
     it("a moved conversation whose agent cannot continue its session starts there from a brief of the history, and the ledger says so", async () => {
       const source = await consoleThread();
-      const chat = (await post(`${P}/${source}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id as string;
       // The agent no longer knows the session (its process restarted, say) and the demo agent offers no session/load.
-      const [conversation] = (await get(`${P}/${chat}/conversations`)).json();
+      const [conversation] = (await get(`${P}/${source}/conversations`)).json();
       await opened.storage.writer.setSession(conversation.id, 'a-session-the-agent-forgot');
-      const res = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Carry on' });
-      assert.equal(res.status, 202, res.text);
-      const socket = await live(res.json().thread_id);
-      const events = await socket.until(asleep(1));
-      socket.close();
+      const { home, events } = await aliceOn(service).thereAndBack(source, 'Carry on');
       const said = saidIn(events);
       assert.equal(turnOf(events), 1, 'a new session');
       assert.match(said, /\[demo\] history=\d+ latest="\[system\] Moved here from team-chat/, said);
       assert.match(said, /Working on: Carry on/);
-      const ledger = await texts(res.json().thread_id);
+      const ledger = await texts(home);
       assert.ok(ledger.includes("system: The agent could not continue a session that knows this thread: it starts a new one from a brief of the thread's recent history."));
       assert.ok(ledger.includes('user: Second step'), 'the history moved along');
     });
@@ -329,9 +320,9 @@ describe('a moved conversation whose agent process restarted resumes its session
   });
   after(() => service.close());
 
-  const post = (path: string, body: unknown) => whenFree(() => service.ask({ method: 'POST', path, headers: ALICE, body: JSON.stringify(body) }));
-  const live = async (thread: string) => (await connectLive(service.port, { thread, after: '0' })) as LiveClient;
-  const said = (events: readonly WireEvent[]) => events.filter((e) => e.type === 'message' && typeof e.data.delta === 'string').map((e) => e.data.delta).join('');
+  const post = (path: string, body: unknown) => aliceOn(service).post(path, body);
+  const live = (thread: string) => aliceOn(service).live(thread);
+  const said = saidIn;
 
   it('kill -9 the agent between the turns: the teleported conversation continues the same session, with no brief', async () => {
     const key = randomUUID();
@@ -350,15 +341,54 @@ describe('a moved conversation whose agent process restarted resumes its session
       }
       await sleep(50);
     }
-    const chat = (await post(`${P}/${thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id as string;
-    const back = await post(`${P}/${chat}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Second step' });
-    assert.equal(back.status, 202, back.text);
-    const landed = await live(back.json().thread_id);
-    const events = await landed.until(asleep(1));
-    landed.close();
+    const { events } = await aliceOn(service).thereAndBack(thread, 'Second step');
     const text = said(events);
     assert.match(text, /turn=2/, `the session was resumed in a new process: ${text}`);
     assert.notEqual(Number(/pid=(\d+)/.exec(text)?.[1]), pid, 'a new agent process');
     assert.doesNotMatch(text, /\[demo\] history=/, 'a resumed session needs no brief');
   });
 });
+
+for (const kind of kinds) {
+  describe(`a delivery outlives the instance that stored it: ${kind.name}`, () => {
+    it('the channel is down while the move is written and the instance goes away; the next instance over the same data delivers it, once', async () => {
+      const opened = await kind.open();
+      try {
+        const world = fixtureWorld();
+        await opened.storage.importWorld({
+          ...world,
+          threads: [...world.threads, {
+            id: WITH_APP.thread, key: null, channel: 'console', owner: 'alice', members: [], project: 'acme-web', title: 'Going away', fork_of: null, fork_cutoff: null,
+            messages: [{ id: WITH_APP.message, role: 'user', text: 'Take this along', artifact_id: null }],
+            conversations: [{ id: WITH_APP.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+          }],
+        });
+        const timing = { deliveryTiming: { intervalMs: 50, retryMs: 20, maxRetryMs: 50 } };
+        const down = flakyChannels(opened.storage, Number.POSITIVE_INFINITY);
+        const first = await startService({}, { storage: opened.storage, channels: down.port, ...timing });
+        await first.knowOffers();
+        const res = await aliceOn(first).post(`${P}/${WITH_APP.thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+        assert.equal(res.status, 202, res.text);
+        for (let waited = 0; down.attempts.size === 0 && waited < 5_000; waited += 20) await sleep(20);
+        assert.equal(down.posted.length, 0);
+        await first.close();
+
+        const storage = await opened.reopen();
+        const up = flakyChannels(storage, 0);
+        const second = await startService({}, { storage, channels: up.port, ...timing });
+        try {
+          for (let waited = 0; up.posted.length === 0 && waited < 10_000; waited += 20) await sleep(20);
+          await sleep(200);
+          assert.equal(up.posted.length, 1, 'delivered once by the instance that came next');
+          assert.match(up.posted[0]!.text, /\[user\] Take this along/);
+          const [conversation] = (await second.ask({ path: `${P}/${res.json().thread_id}/conversations`, headers: ALICE })).json();
+          assert.deepEqual(up.posted[0]!.address, conversation.address);
+        } finally {
+          await second.close();
+        }
+      } finally {
+        await opened.close();
+      }
+    });
+  });
+}

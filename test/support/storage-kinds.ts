@@ -1,0 +1,66 @@
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { emptyState } from '../../adapters/memory/state.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { createScratchDatabase } from './scratch-database.ts';
+
+/** One backend opened for a test: its storage, another storage over the same data (a second instance, or a restart), and its end. */
+export interface OpenedStorage {
+  readonly storage: Storage;
+  /** A new storage over the same data, as a restarted process or another instance opens it. */
+  readonly reopen: () => Promise<Storage>;
+  /** Closes every storage opened and drops what the backend holds. */
+  readonly close: () => Promise<void>;
+}
+
+export interface StorageKind {
+  readonly name: string;
+  readonly open: (onQuery?: (sql: string) => void) => Promise<OpenedStorage>;
+}
+
+/**
+ * The backends the HTTP tests run on: memory, embedded PGlite, and PostgreSQL when `TEST_DATABASE_URL` is
+ * set (a scratch database named with `prefix`, dropped at the end).
+ */
+export function storageKinds(prefix: string): StorageKind[] {
+  const kinds: StorageKind[] = [
+    {
+      name: 'memory',
+      open: async () => {
+        const state = emptyState();
+        return { storage: createMemoryStorage(state), reopen: async () => createMemoryStorage(state), close: async () => {} };
+      },
+    },
+    {
+      name: 'embedded PGlite',
+      open: async (onQuery) => {
+        const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+        const opened: Storage[] = [];
+        const connect = async () => {
+          const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, ...(onQuery === undefined ? {} : { onQuery }) });
+          opened.push(storage);
+          return storage;
+        };
+        return { storage: await connect(), reopen: connect, close: async () => { for (const s of opened) await s.close(); await server.close(); } };
+      },
+    },
+  ];
+  const postgres = process.env.TEST_DATABASE_URL;
+  if (postgres) {
+    kinds.push({
+      name: 'PostgreSQL',
+      open: async (onQuery) => {
+        const scratch = await createScratchDatabase(postgres, prefix);
+        const opened: Storage[] = [];
+        const connect = async () => {
+          const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, ...(onQuery === undefined ? {} : { onQuery }) });
+          opened.push(storage);
+          return storage;
+        };
+        return { storage: await connect(), reopen: connect, close: async () => { for (const s of opened) await s.close(); await scratch.drop(); } };
+      },
+    });
+  }
+  return kinds;
+}
