@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres, type EmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
-import type { Storage } from '../../ports/storage.ts';
+import { storageKinds, type StorageKind } from '../support/storage-kinds.ts';
 import type { Answer } from '../support/http.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
@@ -19,8 +16,12 @@ import { startService, type TestService } from '../support/service.ts';
  */
 
 const ALICE = 'Bearer token-alice';
-/** Run counts per operation: small, so the file stays within a few tens of seconds on both storages. */
-const RUNS = { memory: 60, embedded: 20 } as const;
+/**
+ * Run counts per operation: small, so the file stays within a few tens of seconds on each storage.
+ * `FUZZ_SCALE` multiplies them for a longer run (docs/operations.md, the adversarial figures).
+ */
+const SCALE = Math.max(1, Number(process.env.FUZZ_SCALE ?? 1) || 1);
+const runsOn = (kind: string): number => (kind === 'memory' ? 60 : 20) * SCALE;
 
 // Hostile text. Lone surrogates and NUL are the ones PostgreSQL refuses; the rest probe limits and parsers.
 const SPECIAL = [
@@ -194,7 +195,8 @@ function check(sent: Sent, res: Answer): void {
   if (res.status >= 400) assert.match(String(res.headers['content-type']), /^application\/problem\+json/, where);
 }
 
-function fuzzSuite(name: 'memory' | 'embedded', open: () => Promise<{ storage: Storage; close: () => Promise<void> }>): void {
+function fuzzSuite(kind: StorageKind): void {
+  const name = kind.name;
   describe(`fuzz of every endpoint (${name})`, () => {
     let service: TestService;
     let closeDb: () => Promise<void>;
@@ -202,9 +204,11 @@ function fuzzSuite(name: 'memory' | 'embedded', open: () => Promise<{ storage: S
     /** Threads alice made before the fuzz, each with a finished turn: what summon and teleport can move. */
     const made: string[] = [];
     const stats: Record<string, number[]> = {};
+    /** Requests sent by the fuzz, for the figure docs/operations.md gives. */
+    let sentCount = 0;
 
     before(async () => {
-      const opened = await open();
+      const opened = await kind.open();
       closeDb = opened.close;
       await opened.storage.importWorld(fixtureWorld());
       service = await startService({}, { storage: opened.storage });
@@ -233,15 +237,18 @@ function fuzzSuite(name: 'memory' | 'embedded', open: () => Promise<{ storage: S
       await closeDb();
     });
 
-    const send = (sent: Sent, sandbox: boolean) => service.ask({
-      method: sent.method, path: sent.path, body: sent.body,
-      headers: {
-        authorization: ALICE,
-        ...(sandbox ? { host: `sandbox.localhost:${service.port}` } : {}),
-        // Node's client sends a GET or DELETE body unframed unless its length is given.
-        ...(sent.body !== undefined ? { 'content-type': sent.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(sent.body)) } : {}),
-      },
-    });
+    const send = (sent: Sent, sandbox: boolean) => {
+      sentCount += 1;
+      return service.ask({
+        method: sent.method, path: sent.path, body: sent.body,
+        headers: {
+          authorization: ALICE,
+          ...(sandbox ? { host: `sandbox.localhost:${service.port}` } : {}),
+          // Node's client sends a GET or DELETE body unframed unless its length is given.
+          ...(sent.body !== undefined ? { 'content-type': sent.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(sent.body)) } : {}),
+        },
+      });
+    };
 
     it('the OpenAPI description lists the routes to fuzz', () => {
       assert.ok(operations.length >= 25, `only ${operations.length} operations`);
@@ -256,12 +263,13 @@ function fuzzSuite(name: 'memory' | 'embedded', open: () => Promise<{ storage: S
             check(sent, res);
             if (process.env.FUZZ_STATS) (stats[`${op.method} ${op.path}`] ??= []).push(res.status);
           }),
-          { numRuns: RUNS[name] },
+          { numRuns: runsOn(name) },
         );
       }
     });
 
     after(() => {
+      console.log(`fuzz (${name}): ${sentCount} requests sent`);
       if (process.env.FUZZ_STATS) for (const [op, list] of Object.entries(stats)) console.log(op, [...new Set(list)].sort().join(','));
     });
 
@@ -307,11 +315,4 @@ function op_s<T>(ops: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(ops).filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method)));
 }
 
-fuzzSuite('memory', async () => ({ storage: createMemoryStorage(), close: async () => {} }));
-
-let server: EmbeddedPostgres | undefined;
-fuzzSuite('embedded', async () => {
-  server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
-  const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
-  return { storage, close: () => server!.close() };
-});
+for (const kind of storageKinds('console_fuzz')) fuzzSuite(kind);
