@@ -65,7 +65,7 @@ const fill = (path: string, pick: number): string =>
 /** Bob, by bearer token and by cookie, on every route that names an id, with each of alice's ids. */
 async function crossUser(service: TestService, operations: readonly Operation[]): Promise<number> {
   let sent = 0;
-  const credentials = [{ authorization: BOB }, { cookie: 'console_session=token-bob' }];
+  const credentials: Record<string, string>[] = [{ authorization: BOB }, { cookie: 'console_session=token-bob' }];
   for (const op of operations.filter((o) => o.path.includes('{') && !o.path.startsWith('/artifacts/'))) {
     for (let pick = 0; pick < 4; pick++) {
       for (const credential of credentials) {
@@ -101,7 +101,7 @@ async function crossUser(service: TestService, operations: readonly Operation[])
 /** Every write, with alice's own token, sent from another site: refused 403 (or 421 for a foreign Host). */
 async function crossOrigin(service: TestService, operations: readonly Operation[]): Promise<number> {
   let sent = 0;
-  const foreign = [
+  const foreign: Record<string, string>[] = [
     { origin: 'http://evil.example' },
     { origin: 'null' },
     { origin: `http://localhost:${service.port + 1}` },
@@ -143,7 +143,7 @@ async function guessing(service: TestService): Promise<{ sent: number; refused: 
   let refused = 0;
   for (let i = 0; i < 200; i++) {
     const guess = `token-alice${i}`;
-    const headers = i % 2 === 0 ? { authorization: `Bearer ${guess}` } : { cookie: `console_session=${guess}` };
+    const headers: Record<string, string> = i % 2 === 0 ? { authorization: `Bearer ${guess}` } : { cookie: `console_session=${guess}` };
     const res = await send(service.port, 'GET', '/api/console/threads', headers, undefined, '127.0.0.3');
     sent += 1;
     assert.ok(res.status === 401 || res.status === 429, `guess ${i}: ${res.status}`);
