@@ -9,6 +9,7 @@ import { api, followThread, problemText, whenTurnReleased } from './api.ts';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
+import { threadEntries } from './thread-entries.ts';
 import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
 
 interface ConversationRow {
@@ -146,27 +147,30 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
       )}
       {older.value !== null && <button type="button" onClick={() => void loadOlder()}>Older messages</button>}
       <ol class="ledger" aria-label="Messages">
-        {timeline.value.messages.map((message) => (
-          <li key={message.id} data-role={message.role} data-message-id={message.id}>
-            <span class="role">{message.role}</span>
-            <p>{message.text}</p>
-            {message.app !== undefined && (
-              <p class="app-ref">
-                <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
-                  {shown.value.has(message.id) ? 'Hide' : 'Show'} app: {message.app.title}
-                </button>
-                {' '}<span class="hint">{message.app.provider_name}</span>
-                {' '}<a href={message.app.viewer_url} target="_blank" rel="noopener">Open in the viewer</a>
-              </p>
-            )}
-            {message.app !== undefined && shown.value.has(message.id) && (
-              <InlineApp threadId={id} messageId={message.id} title={message.app.title} onClose={() => toggleApp(message.id)} />
-            )}
-          </li>
-        ))}
+        {threadEntries(timeline.value, older.value === null).map((entry) => {
+          if (entry.kind === 'run') return <li key={entry.run.id} class="run-entry"><RunCard run={entry.run} /></li>;
+          const { message } = entry;
+          return (
+            <li key={message.id} data-role={message.role} data-message-id={message.id}>
+              <span class="role">{message.role}</span>
+              <p>{message.text}</p>
+              {message.app !== undefined && (
+                <p class="app-ref">
+                  <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
+                    {shown.value.has(message.id) ? 'Hide' : 'Show'} app: {message.app.title}
+                  </button>
+                  {' '}<span class="hint">{message.app.provider_name}</span>
+                  {' '}<a href={message.app.viewer_url} target="_blank" rel="noopener">Open in the viewer</a>
+                </p>
+              )}
+              {message.app !== undefined && shown.value.has(message.id) && (
+                <InlineApp threadId={id} messageId={message.id} title={message.app.title} onClose={() => toggleApp(message.id)} />
+              )}
+            </li>
+          );
+        })}
       </ol>
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
-      {timeline.value.runs.filter((run) => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null).slice(-3).map((run) => <RunCard key={run.id} run={run} />)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
       <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />
