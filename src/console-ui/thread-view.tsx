@@ -5,6 +5,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
+import { activityOf, sameActivity, type Activity } from './activity.ts';
 import { api, followThread, problemText, whenTurnReleased } from './api.ts';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
@@ -22,7 +23,7 @@ interface ConversationRow {
   readonly moved_to: { readonly thread_id: string; readonly address: { readonly channel: string; readonly id: string } } | null;
 }
 
-export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: string) => void }) {
+export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
   const title = useSignal('');
   const meta = useSignal('');
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
@@ -39,6 +40,17 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
     const next = new Set(shown.value);
     if (!next.delete(messageId)) next.add(messageId);
     shown.value = next;
+  };
+
+  /**
+   * The timeline after an event or an answer here; what changes the thread's activity is told to the thread
+   * list, which read it before (the reads here only fill in what the list already knew).
+   */
+  const advance = (next: Timeline) => {
+    const before = activityOf(timeline.value);
+    timeline.value = next;
+    const after = activityOf(next);
+    if (!sameActivity(before, after)) onActivity(id, after);
   };
 
   const loadConversation = async () => {
@@ -71,7 +83,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
       older.value = page.data?.next ?? null;
       if (stopped) return;
       connection = followThread(id, () => timeline.value.lastSeq, (event) => {
-        timeline.value = applyEvent(timeline.value, event);
+        advance(applyEvent(timeline.value, event));
         if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
         // A move writes its ledger line without a message event: the newest page brings it.
         if (event.type === 'gateway') void refreshLedger();
@@ -97,7 +109,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
   const answer = async (response: { id: string; option: string } | { id: string; answer: string }) => {
     const { error: problem, response: res } = await api.POST('/api/console/threads/{id}/responses', { params: { path: { id } }, body: { responses: [response] } });
     if (!res.ok) return void (error.value = problemText(problem, res.status));
-    timeline.value = withoutPending(timeline.value, [response.id]);
+    advance(withoutPending(timeline.value, [response.id]));
   };
   const setMode = async (mode: string) => {
     if (conversation.value === null) return;

@@ -214,6 +214,22 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     return /#\/threads\/(.+)$/.exec(page.url())![1]!;
   }
 
+  it('the thread list stops saying "running" when the run ends, without a reload, and after the thread is left', { timeout: 60_000 }, async () => {
+    const id = await newThread('Hold on [wait]');
+    const running = page.locator(`nav.threads a[data-thread-id="${id}"] .activity[data-running="true"]`);
+    await running.waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.waitForSelector('article.run[data-status="cancelled"]', { timeout: WAIT });
+    await running.waitFor({ state: 'detached', timeout: WAIT });
+    // Another thread opened: the list is read again, and the row left behind still says what is true.
+    const reread = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/console/threads', { timeout: WAIT });
+    await page.locator('nav.threads a', { hasText: 'Fix the flaky build' }).click();
+    await reread;
+    await page.waitForFunction(() => document.getElementById('thread-title')?.textContent === 'Fix the flaky build', undefined, { timeout: WAIT });
+    assert.equal(await running.count(), 0);
+    assert.equal(await page.locator(`nav.threads a[data-thread-id="${id}"]`).count(), 1);
+  });
+
   it('draws each run beside the message that started it: message 1, run 1, message 2, run 2, live and after a reload', { timeout: 60_000 }, async () => {
     await newThread('First question');
     await page.waitForSelector('.ledger li[data-role="assistant"]', { timeout: WAIT });
