@@ -6,6 +6,7 @@
 import { signal } from '@preact/signals';
 import { render } from 'preact';
 import { useEffect } from 'preact/hooks';
+import type { Activity, LiveActivity } from './activity.ts';
 import { api } from './api.ts';
 import { NewThread } from './new-thread.tsx';
 import { SignIn } from './sign-in.tsx';
@@ -15,6 +16,11 @@ import { ThreadView } from './thread-view.tsx';
 const me = signal<{ id: string; name: string } | null | undefined>(undefined);
 const route = signal(location.hash);
 const listVersion = signal(0);
+/** Each thread opened here: its activity as its live events last left it, which the list shows when newer than its read. */
+const liveActivity = signal<ReadonlyMap<string, LiveActivity>>(new Map());
+const onActivity = (thread: string, activity: Activity) => {
+  liveActivity.value = new Map(liveActivity.value).set(thread, { activity, at: Date.now() });
+};
 window.addEventListener('hashchange', () => (route.value = location.hash));
 
 const whoAmI = async () => {
@@ -38,9 +44,9 @@ function App() {
         <span class="who">{me.value.name}</span>
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </header>
-      <ThreadList selected={threadId} refresh={listVersion.value} />
+      <ThreadList selected={threadId} refresh={listVersion.value} live={liveActivity.value} />
       <main>
-        {threadId !== null ? <ThreadView id={threadId} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+        {threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
       </main>
     </div>
   );

@@ -62,9 +62,10 @@ main{padding:16px;overflow:auto;min-width:0}
 .controls{display:flex;gap:8px;align-items:flex-end}
 .controls label{margin:0;font-weight:400}
 .ledger{list-style:none;padding:0;margin:12px 0;display:flex;flex-direction:column;gap:8px}
-.ledger li{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
-.ledger li p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
-.ledger li[data-role=user]{border-left:3px solid var(--accent)}
+.ledger>li[data-message-id]{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
+.ledger>li[data-message-id] p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
+.ledger>li[data-role=user]{border-left:3px solid var(--accent)}
+.ledger>li.run-entry>.run{margin:0}
 .role{font-size:12px;color:var(--muted);text-transform:uppercase}
 .run,.pending{background:var(--panel);border:1px dashed var(--line);border-radius:8px;padding:8px 12px;margin:8px 0}
 .run[data-status=running]{border-style:solid;border-color:var(--accent)}

@@ -5,10 +5,12 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
+import { activityOf, sameActivity, type Activity } from './activity.ts';
 import { api, followThread, problemText, whenTurnReleased } from './api.ts';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
+import { threadEntries } from './thread-entries.ts';
 import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
 
 interface ConversationRow {
@@ -21,7 +23,7 @@ interface ConversationRow {
   readonly moved_to: { readonly thread_id: string; readonly address: { readonly channel: string; readonly id: string } } | null;
 }
 
-export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: string) => void }) {
+export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
   const title = useSignal('');
   const meta = useSignal('');
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
@@ -38,6 +40,17 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
     const next = new Set(shown.value);
     if (!next.delete(messageId)) next.add(messageId);
     shown.value = next;
+  };
+
+  /**
+   * The timeline after an event or an answer here; what changes the thread's activity is told to the thread
+   * list, which read it before (the reads here only fill in what the list already knew).
+   */
+  const advance = (next: Timeline) => {
+    const before = activityOf(timeline.value);
+    timeline.value = next;
+    const after = activityOf(next);
+    if (!sameActivity(before, after)) onActivity(id, after);
   };
 
   const loadConversation = async () => {
@@ -70,7 +83,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
       older.value = page.data?.next ?? null;
       if (stopped) return;
       connection = followThread(id, () => timeline.value.lastSeq, (event) => {
-        timeline.value = applyEvent(timeline.value, event);
+        advance(applyEvent(timeline.value, event));
         if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
         // A move writes its ledger line without a message event: the newest page brings it.
         if (event.type === 'gateway') void refreshLedger();
@@ -96,7 +109,7 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
   const answer = async (response: { id: string; option: string } | { id: string; answer: string }) => {
     const { error: problem, response: res } = await api.POST('/api/console/threads/{id}/responses', { params: { path: { id } }, body: { responses: [response] } });
     if (!res.ok) return void (error.value = problemText(problem, res.status));
-    timeline.value = withoutPending(timeline.value, [response.id]);
+    advance(withoutPending(timeline.value, [response.id]));
   };
   const setMode = async (mode: string) => {
     if (conversation.value === null) return;
@@ -146,27 +159,30 @@ export function ThreadView({ id, onMoved }: { id: string; onMoved: (threadId: st
       )}
       {older.value !== null && <button type="button" onClick={() => void loadOlder()}>Older messages</button>}
       <ol class="ledger" aria-label="Messages">
-        {timeline.value.messages.map((message) => (
-          <li key={message.id} data-role={message.role} data-message-id={message.id}>
-            <span class="role">{message.role}</span>
-            <p>{message.text}</p>
-            {message.app !== undefined && (
-              <p class="app-ref">
-                <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
-                  {shown.value.has(message.id) ? 'Hide' : 'Show'} app: {message.app.title}
-                </button>
-                {' '}<span class="hint">{message.app.provider_name}</span>
-                {' '}<a href={message.app.viewer_url} target="_blank" rel="noopener">Open in the viewer</a>
-              </p>
-            )}
-            {message.app !== undefined && shown.value.has(message.id) && (
-              <InlineApp threadId={id} messageId={message.id} title={message.app.title} onClose={() => toggleApp(message.id)} />
-            )}
-          </li>
-        ))}
+        {threadEntries(timeline.value, older.value === null).map((entry) => {
+          if (entry.kind === 'run') return <li key={entry.run.id} class="run-entry"><RunCard run={entry.run} /></li>;
+          const { message } = entry;
+          return (
+            <li key={message.id} data-role={message.role} data-message-id={message.id}>
+              <span class="role">{message.role}</span>
+              <p>{message.text}</p>
+              {message.app !== undefined && (
+                <p class="app-ref">
+                  <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
+                    {shown.value.has(message.id) ? 'Hide' : 'Show'} app: {message.app.title}
+                  </button>
+                  {' '}<span class="hint">{message.app.provider_name}</span>
+                  {' '}<a href={message.app.viewer_url} target="_blank" rel="noopener">Open in the viewer</a>
+                </p>
+              )}
+              {message.app !== undefined && shown.value.has(message.id) && (
+                <InlineApp threadId={id} messageId={message.id} title={message.app.title} onClose={() => toggleApp(message.id)} />
+              )}
+            </li>
+          );
+        })}
       </ol>
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
-      {timeline.value.runs.filter((run) => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null).slice(-3).map((run) => <RunCard key={run.id} run={run} />)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
       <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />

@@ -54,9 +54,14 @@ export interface Timeline {
   readonly pending: readonly PendingView[];
   /** A system line per move of the conversation (teleport, summon). */
   readonly notes: readonly string[];
+  /**
+   * Run id to the id of the ledger message that started it: the one its `message` event carried before the
+   * run's `run_started` (a directive or a summon's brief is stored with its run, in one transaction).
+   */
+  readonly startedBy: Readonly<Record<string, string>>;
 }
 
-export const EMPTY_TIMELINE: Timeline = { lastSeq: 0, messages: [], runs: [], pending: [], notes: [] };
+export const EMPTY_TIMELINE: Timeline = { lastSeq: 0, messages: [], runs: [], pending: [], notes: [], startedBy: {} };
 
 /** A live event as the socket sends it. */
 export interface LiveEventShape {
@@ -108,7 +113,11 @@ export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline 
   switch (event.type) {
     case 'message': {
       if (isRecord(data.message) && typeof data.message.id === 'string') {
-        return { ...next, messages: withMessages(next.messages, [data.message as unknown as LedgerMessageShape]) };
+        const messages = withMessages(next.messages, [data.message as unknown as LedgerMessageShape]);
+        // Only a message before its run started is the one that started it; the agent's reply comes later.
+        const runId = data.run_id;
+        const starts = typeof runId === 'string' && !Object.hasOwn(next.startedBy, runId) && !next.runs.some((run) => run.id === runId);
+        return { ...next, messages, ...(starts ? { startedBy: { ...next.startedBy, [runId]: data.message.id } } : {}) };
       }
       if (typeof data.delta === 'string') return updateRun(next, data.run_id, (run) => ({ ...run, text: run.text + data.delta }));
       if (isRecord(data.update) && data.update.kind === 'thought' && typeof data.update.text === 'string') {

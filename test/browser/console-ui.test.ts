@@ -148,7 +148,7 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     await page.waitForSelector('article.run[data-status="running"] .stream:not(:empty)', { timeout: WAIT });
     await page.reload();
     await page.waitForFunction(() => [...document.querySelectorAll('.ledger li[data-role="assistant"]')].some((li) => li.textContent?.includes('Working on: Long answer')), undefined, { timeout: WAIT });
-    const ids = await page.locator('.ledger li').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
+    const ids = await page.locator('.ledger li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
     assert.equal(new Set(ids).size, ids.length, 'each message once');
     const users = await page.locator('.ledger li[data-role="user"] p').allTextContents();
     assert.deepEqual(users, ['Hello from the console [slow]', 'Write the notes [approval]', 'Which mode now?', 'Wait for me [wait]', 'Long answer [slow]']);
@@ -201,6 +201,54 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     await page.fill('#summon-hint', 'second opinion');
     await page.getByRole('button', { name: 'Summon' }).click();
     await page.waitForFunction((r) => [...document.querySelectorAll('.ledger li')].some((li) => li.textContent?.includes(`Handed over to ${r}`)), route, { timeout: WAIT });
+    assert.deepEqual(errors.map(String), []);
+  });
+
+  /** Starts a thread from the composer with `text` and answers its id once it is open. */
+  async function newThread(text: string): Promise<string> {
+    await page.getByRole('link', { name: 'New thread' }).click();
+    await page.waitForSelector('#route option:nth-child(2)', { state: 'attached', timeout: WAIT });
+    await page.getByLabel('Directive').fill(text);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.waitForFunction(() => /^#\/threads\/[0-9a-f-]{36}$/.test(location.hash), undefined, { timeout: WAIT });
+    return /#\/threads\/(.+)$/.exec(page.url())![1]!;
+  }
+
+  it('the thread list stops saying "running" when the run ends, without a reload, and after the thread is left', { timeout: 60_000 }, async () => {
+    const id = await newThread('Hold on [wait]');
+    const running = page.locator(`nav.threads a[data-thread-id="${id}"] .activity[data-running="true"]`);
+    await running.waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.waitForSelector('article.run[data-status="cancelled"]', { timeout: WAIT });
+    await running.waitFor({ state: 'detached', timeout: WAIT });
+    // Another thread opened: the list is read again, and the row left behind still says what is true.
+    const reread = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/console/threads', { timeout: WAIT });
+    await page.locator('nav.threads a', { hasText: 'Fix the flaky build' }).click();
+    await reread;
+    await page.waitForFunction(() => document.getElementById('thread-title')?.textContent === 'Fix the flaky build', undefined, { timeout: WAIT });
+    assert.equal(await running.count(), 0);
+    assert.equal(await page.locator(`nav.threads a[data-thread-id="${id}"]`).count(), 1);
+  });
+
+  it('draws each run beside the message that started it: message 1, run 1, message 2, run 2, live and after a reload', { timeout: 60_000 }, async () => {
+    await newThread('First question');
+    await page.waitForSelector('.ledger li[data-role="assistant"]', { timeout: WAIT });
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Second question');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.ledger li[data-role="assistant"]').length === 2, undefined, { timeout: WAIT });
+    await page.waitForSelector('button.cancel', { state: 'detached', timeout: WAIT });
+    // What the thread shows, top to bottom: each message by its role and first line, each run by its status.
+    const drawn = () => page.locator('section.thread').locator('.ledger li[data-message-id], article.run').evaluateAll((nodes) => nodes.map((node) =>
+      node.matches('article.run') ? `run ${node.getAttribute('data-status')}` : `${node.getAttribute('data-role')}: ${node.querySelector('p')?.textContent?.split('\n')[0] ?? ''}`));
+    const expected = [
+      'user: First question', 'run succeeded', 'assistant: Working on: First question',
+      'user: Second question', 'run succeeded', 'assistant: Working on: Second question',
+    ];
+    assert.deepEqual(await drawn(), expected);
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll('article.run[data-status="succeeded"]').length === 2, undefined, { timeout: WAIT });
+    assert.deepEqual(await drawn(), expected);
     assert.deepEqual(errors.map(String), []);
   });
 });

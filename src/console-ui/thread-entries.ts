@@ -1,0 +1,40 @@
+/*
+ * The order a thread is drawn in: its ledger messages and its runs in one list, each run right after the
+ * message that started it, so a turn reads as the user's message, what the agent did, then its reply. Pure,
+ * tested in Node.
+ */
+import type { LedgerMessageShape, RunView, Timeline } from './timeline.ts';
+
+/** One thing drawn in a thread, top to bottom. */
+export type ThreadEntry =
+  | { readonly kind: 'message'; readonly message: LedgerMessageShape }
+  | { readonly kind: 'run'; readonly run: RunView };
+
+/** A run is drawn while it runs, and after its end when it leaves something to see (tool calls, an error). */
+const worthDrawing = (run: RunView): boolean => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null;
+
+/**
+ * The thread's messages and the runs worth drawing, in time order: a run sits right after the ledger
+ * message that started it (`startedBy`), before anything later; a run with no message of its own sits at
+ * its own time (ids are UUIDv7, so id order is time order). While older pages are not loaded
+ * (`complete` false), a run whose place is before the oldest loaded message waits for its page, so it
+ * never shows above messages it did not follow.
+ */
+export function threadEntries(timeline: Timeline, complete: boolean): readonly ThreadEntry[] {
+  const place = (run: RunView): string => timeline.startedBy[run.id] ?? run.id;
+  const oldest = timeline.messages[0]?.id ?? null;
+  const runs = timeline.runs.filter((run) => worthDrawing(run) && (complete || oldest === null || place(run) >= oldest));
+  const entries: ThreadEntry[] = [
+    ...timeline.messages.map((message) => ({ kind: 'message' as const, message })),
+    ...runs.map((run) => ({ kind: 'run' as const, run })),
+  ];
+  const key = (entry: ThreadEntry): readonly [string, number, string] =>
+    entry.kind === 'message' ? [entry.message.id, 0, entry.message.id] : [place(entry.run), 1, entry.run.id];
+  return entries.sort((a, b) => {
+    const [placeA, rankA, idA] = key(a);
+    const [placeB, rankB, idB] = key(b);
+    if (placeA !== placeB) return placeA < placeB ? -1 : 1;
+    if (rankA !== rankB) return rankA - rankB;
+    return idA < idB ? -1 : idA > idB ? 1 : 0;
+  });
+}
