@@ -71,6 +71,8 @@ export interface AppOptions {
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
+  /** Log lines dropped so far by the log's stream, for the metrics (src/log-stream.ts). */
+  readonly logLinesDropped?: () => number;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -93,7 +95,7 @@ export function createApp(options: AppOptions): App {
   const { storage } = options;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
-  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool });
+  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped });
   const authenticate = authenticator(storage.userByTokenHash);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
