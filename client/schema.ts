@@ -536,7 +536,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once storage is reachable, else 503 */
+        /** Readiness: 200 once storage is reachable and every agent's first probe has answered (or failed), else 503 */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -611,7 +611,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -2816,7 +2816,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unreachable */
+            /** @description Storage unreachable, or the agents not all asked yet */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -84,6 +84,8 @@ export const ERROR_DETAILS = {
   route_not_offered: 'This route is not offered here: summon hands over to another agent on this channel',
   /** The request needs an agent that is unavailable (it needs authentication, could not start, or did not answer); the detail says which and why. */
   agent_unavailable: 'The agent is unavailable',
+  /** The service has just started: some agent has not yet said what it offers (nor failed to, within its time-out). */
+  agents_not_known: 'The service is starting: its agents have not all said what they offer yet',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

@@ -40,6 +40,7 @@ import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
+import { agentsKnown } from './system/agents-known.ts';
 import { systemSurface } from './system/routes.ts';
 import { viewerSurface } from './viewer/routes.ts';
 
@@ -57,8 +58,9 @@ export interface AppOptions {
   readonly offers: AgentOffers;
   /**
    * Ask every agent connected to a channel what it offers as the app starts, in the background (reads
-   * never wait on an agent: without this, the first reads after a start answer without the agents).
-   * The service does; tests that need no agent leave it off.
+   * never wait on an agent: without this, the first reads after a start answer without the agents);
+   * `/readyz` answers 503 until each has answered or failed. The service does; tests that need no
+   * agent leave it off.
    */
   readonly warmOffers?: boolean;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
@@ -69,6 +71,8 @@ export interface AppOptions {
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
+  /** Log lines dropped so far by the log's stream, for the metrics (src/log-stream.ts). */
+  readonly logLinesDropped?: () => number;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -91,11 +95,12 @@ export function createApp(options: AppOptions): App {
   const { storage } = options;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
-  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool });
+  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped });
   const authenticate = authenticator(storage.userByTokenHash);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
-  if (options.warmOffers === true) void vocabularies.warm().catch((error: unknown) => log.warn({ err: error }, 'asking the agents what they offer failed'));
+  // Not ready until every agent's first answer is in (bounded by the offers' time-out).
+  const known = options.warmOffers === true ? agentsKnown(vocabularies.warm, log) : () => true;
   const reads = consoleReads(storage, vocabularies, config);
   const loads = artifactLoads({ storage, fetchUiResource: measuredFetch(options.fetchUiResource, metrics), config, log });
 
@@ -144,7 +149,7 @@ export function createApp(options: AppOptions): App {
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
     buildSurface(
       systemSurface(
-        storage.ready,
+        { storage: storage.ready, agentsKnown: known },
         () => (description ??= openApiDocument([...surfaces, sandbox])),
         // No token, no route: /metrics is 404, never public by default.
         config.metricsToken === null ? [] : [metricsRoute(metrics.registry, config.metricsToken)],

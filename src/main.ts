@@ -4,6 +4,7 @@
 import { startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './logging.ts';
+import { boundedLogStream, dropNotices, LOG_DROP_NOTICE_MS } from './log-stream.ts';
 import { lazily } from './lazily.ts';
 import { describeStartupFailure, STARTUP_FAILURE_STATUS } from './startup-failure.ts';
 import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage } from './storage.ts';
@@ -14,7 +15,10 @@ if (!loaded.ok) {
   process.exit(2);
 }
 const config = loaded.value;
-const log = createLogger(config.logLevel);
+// A log reader that stalls (a paused pager, a stuck shipper) costs log lines, counted, never the service.
+const logOut = boundedLogStream(process.stdout);
+const log = createLogger(config.logLevel, logOut);
+setInterval(dropNotices(logOut, log), LOG_DROP_NOTICE_MS).unref();
 
 /** Ends a start that cannot go on: one line on stderr naming the cause, no stack, status 2. */
 const refuseStart = async (error: unknown, release?: () => Promise<void>): Promise<never> => {
@@ -22,6 +26,8 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
   if (!failure.known) log.fatal({ err: error }, 'start-up failed');
   // Release what was opened (the data dir's lock, PGlite's files), but never wait long for it.
   if (release !== undefined) await Promise.race([release().catch(() => {}), new Promise((done) => setTimeout(done, 2_000).unref())]);
+  await logOut.drain(1_000);
+  // On a pipe nobody reads, node queues the line rather than block: then it is lost at exit.
   process.stderr.write(`${failure.line}\n`);
   return process.exit(STARTUP_FAILURE_STATUS);
 };
@@ -78,10 +84,11 @@ const app = createApp({
   fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],
+  logLinesDropped: logOut.dropped,
 });
 attach(server, app);
 // Drain, then exit; exit anyway once HARD_EXIT_MS have passed, whatever is still in flight.
-exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS) });
+exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS), flushLog: logOut.drain });
 
 let listening = config.port;
 const port = await listen(server, config.port, config.host).catch((error: unknown) => refuseStart(error, app.close));
@@ -92,7 +99,8 @@ const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${
 log.info({ url, sandboxOrigin: config.sandboxOrigin, storage: config.storage }, 'console service listening');
 // Warmed a moment later, so the import does not hold up the first requests of a start.
 setTimeout(mcp.warm, 2_000).unref();
-// The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown.
+// The banner goes to stderr, apart from the JSON log: it is the one place a (demo) token is shown. On a
+// pipe nobody reads, node queues it (it never blocks), and a stop drops it.
 process.stderr.write(
   `\nConsole service on ${url}\n` +
     `  sandbox origin: ${config.sandboxOrigin ?? '(none: artifact loads answer 503)'}\n` +

@@ -1,4 +1,6 @@
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 
 /** The lock file's name inside the data dir; it holds the owner's process id. */
@@ -6,7 +8,7 @@ export const LOCK_FILE = 'console.lock';
 
 /** A held lock on a data dir. */
 export interface DataDirLock {
-  /** Removes the lock file (only if this process still owns it). */
+  /** Frees the lock and removes the lock file (only if this process still owns it). */
   readonly release: () => void;
 }
 
@@ -21,14 +23,72 @@ export class DataDirLockedError extends Error {
 /** Directories this process holds: a second start in the same process is refused like another process's. */
 const held = new Set<string>();
 
-/** Whether a process id names a running process (EPERM: it runs, under another user). */
-function isAlive(pid: number): boolean {
+const ownerOf = (path: string): number | null => {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
   }
+};
+
+/**
+ * Takes the data dir `dir` or throws an error naming the directory and the process holding it.
+ * On Linux the lock is a listening socket in the abstract namespace, named after the directory's real
+ * path: the bind is atomic, and the kernel frees the name the moment the holder's descriptors close,
+ * which happens as it dies, before its parent reaps it (a pid check sees a zombie as alive, and refused
+ * a restart right after `kill -9` until then). libuv opens it close-on-exec, so an agent process the
+ * holder started never inherits it. `<dir>/console.lock` still names the holder's pid, for the message
+ * and for a person looking. Elsewhere the lock file alone is the lock ({@link lockWithFile}).
+ */
+export async function lockDataDir(dir: string): Promise<DataDirLock> {
+  const path = join(dir, LOCK_FILE);
+  const refuse = (pid: number | null) =>
+    new DataDirLockedError(`The data directory ${dir} is in use by ${pid === process.pid || pid === null ? 'this process' : `process ${pid}`} (lock file ${path}); stop it or choose another DATA_DIR`);
+  if (held.has(dir)) throw refuse(process.pid);
+  held.add(dir); // at once: a second call in this process, while the bind is under way, is refused too
+  try {
+    const free = process.platform === 'linux' ? await lockWithSocket(dir, path, refuse) : lockWithFile(path, refuse);
+    return {
+      release: () => {
+        if (!held.delete(dir)) return;
+        free();
+        if (ownerOf(path) === process.pid) rmSync(path, { force: true });
+      },
+    };
+  } catch (error) {
+    held.delete(dir);
+    throw error;
+  }
+}
+
+type Refuse = (pid: number | null) => DataDirLockedError;
+
+/** The abstract socket's name: the real path's digest (a symlink or `..` names the same directory). */
+const socketName = (dir: string): string => `\0agent-console-data-dir-${createHash('sha256').update(realpathSync(dir)).digest('hex').slice(0, 40)}`;
+
+/** Binds the directory's abstract socket (EADDRINUSE: it is held), then writes this pid to the lock file. */
+async function lockWithSocket(dir: string, path: string, refuse: Refuse): Promise<() => void> {
+  const server: Server = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ path: socketName(dir) }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw refuse(ownerOf(path));
+    throw error;
+  });
+  // It must never keep a process alive that has nothing else left.
+  server.unref();
+  try {
+    writeFileSync(path, `${process.pid}\n`); // replaces what a holder that died left
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  return () => server.close();
 }
 
 /** Creates the lock file only if absent (O_EXCL), so two processes cannot both succeed. */
@@ -44,6 +104,16 @@ function tryCreate(path: string): boolean {
   }
 }
 
+/** Whether a process id names a running process (EPERM: it runs, under another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** An empty lock file younger than this may be another process between creating it and writing its pid. */
 const WRITE_GRACE_MS = 5_000;
 
@@ -55,36 +125,18 @@ const isFresh = (path: string): boolean => {
   }
 };
 
-const ownerOf = (path: string): number | null => {
-  try {
-    const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-};
-
 /**
- * Takes `<dir>/console.lock` or throws an error naming the directory and the process holding it.
- * A lock left by a process that is gone is taken over. (Two processes taking over the same stale
- * lock at the same instant is not excluded; a lock whose pid was reused looks alive: remove the file.)
+ * The portable lock: `<dir>/console.lock` created exclusively, holding the owner's pid. A lock left by
+ * a process that is gone is taken over. (Two processes taking over the same stale lock at the same
+ * instant is not excluded; a holder killed but not yet reaped, or a lock whose pid was reused, looks
+ * alive: remove the file.)
  */
-export function lockDataDir(dir: string): DataDirLock {
-  const path = join(dir, LOCK_FILE);
-  const refuse = (pid: number | null) =>
-    new DataDirLockedError(`The data directory ${dir} is in use by ${pid === process.pid || pid === null ? 'this process' : `process ${pid}`} (lock file ${path}); stop it or choose another DATA_DIR`);
-  if (held.has(dir)) throw refuse(process.pid);
+function lockWithFile(path: string, refuse: Refuse): () => void {
   if (!tryCreate(path)) {
     const pid = ownerOf(path);
     if (pid === null ? isFresh(path) : isAlive(pid)) throw refuse(pid);
     rmSync(path, { force: true }); // stale: its process is gone, or it never got a pid written
     if (!tryCreate(path)) throw refuse(ownerOf(path));
   }
-  held.add(dir);
-  return {
-    release: () => {
-      if (!held.delete(dir)) return;
-      if (ownerOf(path) === process.pid) rmSync(path, { force: true });
-    },
-  };
+  return () => {};
 }

@@ -48,7 +48,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const inMemory = options.dataDir === MEMORY_DATA_DIR;
   const dataDir = inMemory ? MEMORY_DATA_DIR : resolve(options.dataDir);
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const lock = inMemory ? null : lockDataDir(dataDir);
+  const lock = inMemory ? null : await lockDataDir(dataDir);
   const thread = new Worker(new URL('./pglite-thread.mjs', import.meta.url), {
     workerData: { dataDir, maxConnections: options.maxConnections ?? EMBEDDED_POOL_SIZE + 2 },
     // The thread runs plain JavaScript: no TypeScript loader, and none of a test runner's flags.

@@ -45,10 +45,15 @@ export function agentVocabularies(catalog: Pick<Catalog, 'agents' | 'channels'>,
       const agent = (await catalog.agents()).find((candidate) => candidate.id === id);
       return agent === undefined ? null : know(agent, wait);
     },
-    /** Asks every agent connected to a channel what it offers, in the background: at start, so the first reads have it. */
+    /**
+     * Asks every agent connected to a channel what it offers (at start, so the first reads have it);
+     * resolves once each has answered or failed, never later than the offers' time-out. Rejects only
+     * when the catalog cannot be read.
+     */
     async warm(): Promise<void> {
       const connected = new Set((await catalog.channels()).flatMap((channel) => channel.agents));
-      for (const agent of await catalog.agents()) if (connected.has(agent.id)) void offers(agent);
+      const agents = (await catalog.agents()).filter((agent) => connected.has(agent.id));
+      await Promise.all(agents.map((agent) => offers(agent, { wait: true })));
     },
   };
 }

@@ -42,6 +42,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   destination_occupied: 409,
   route_not_offered: 409,
   agent_unavailable: 409,
+  agents_not_known: 503,
   storage_unavailable: 503,
   too_many_connections: 503,
   too_many_sign_ins: 429,

@@ -8,6 +8,8 @@ export interface MetricSources {
   readonly agents?: () => { readonly alive: number; readonly restarts: number };
   /** The database pool: connections in use, idle, and requests waiting for one (database modes). */
   readonly pool?: () => { readonly used: number; readonly free: number; readonly pending: number };
+  /** Log lines dropped since the process started (the log's reader did not keep up). */
+  readonly logLinesDropped?: () => number;
 }
 
 /**
@@ -56,6 +58,19 @@ export function createMetrics(sources: MetricSources): Metrics {
     new Gauge({ name: 'console_agent_processes', help: 'Agent processes alive (or starting) on this instance', registers: [registry], collect() { this.set(agents().alive); } });
     // A counter read from the runner's own count: set as a gauge would be, exposed as what it is.
     new Gauge({ name: 'console_agent_restarts', help: 'Agent process starts that replaced an earlier process of the same agent (a counter)', registers: [registry], collect() { this.set(agents().restarts); } });
+  }
+  if (sources.logLinesDropped !== undefined) {
+    const read = sources.logLinesDropped;
+    let counted = 0;
+    new Counter({
+      name: 'console_log_lines_dropped_total', help: "Log lines dropped because the log's reader (stdout) did not keep up", registers: [registry],
+      // The count is kept by the log stream (it outlives any app): added here as it grew since the last scrape.
+      collect() {
+        const now = read();
+        if (now > counted) this.inc(now - counted);
+        counted = now;
+      },
+    });
   }
   if (sources.pool !== undefined) {
     const pool = sources.pool;

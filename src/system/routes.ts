@@ -5,8 +5,14 @@ import { json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 
+/** What readiness is made of: storage reachable, and every agent's first answer in (see `agentsKnown`). */
+export interface Readiness {
+  readonly storage: ReadinessProbe;
+  readonly agentsKnown: () => boolean;
+}
+
 /** Liveness, readiness and the API description, on the console origin only. */
-export function systemSurface(ready: ReadinessProbe, description: () => unknown, extra: readonly Route[] = []): SurfaceDefinition {
+export function systemSurface(ready: Readiness, description: () => unknown, extra: readonly Route[] = []): SurfaceDefinition {
   const routes: Route[] = [
     ...extra,
     route({
@@ -20,13 +26,15 @@ export function systemSurface(ready: ReadinessProbe, description: () => unknown,
     route({
       method: 'GET',
       path: '/readyz',
-      summary: 'Readiness: 200 once storage is reachable, else 503',
+      summary: "Readiness: 200 once storage is reachable and every agent's first probe has answered (or failed), else 503",
       operationId: 'readyz',
-      responses: { 200: answer('Ready', Status), 503: 'Storage unreachable' },
-      handle: async () =>
-        (await ready().catch(() => false))
-          ? json(200, { status: 'ready' }, { 'cache-control': 'no-store' })
-          : problem({ code: 'storage_unavailable' }, { 'cache-control': 'no-store' }),
+      responses: { 200: answer('Ready', Status), 503: 'Storage unreachable, or the agents not all asked yet' },
+      handle: async () => {
+        if (!(await ready.storage().catch(() => false))) return problem({ code: 'storage_unavailable' }, { 'cache-control': 'no-store' });
+        // A client that waits for readiness then reads /routes must find the agents there.
+        if (!ready.agentsKnown()) return problem({ code: 'agents_not_known' }, { 'cache-control': 'no-store' });
+        return json(200, { status: 'ready' }, { 'cache-control': 'no-store' });
+      },
     }),
     route({
       method: 'GET',

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { LOCK_FILE } from '../../adapters/embedded/data-dir-lock.ts';
+import { LOCK_FILE, lockDataDir } from '../../adapters/embedded/data-dir-lock.ts';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { waitUntil } from '../support/npm-start.ts';
 
 /** A process id that is not running: a short-lived child's, after it exited. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;
@@ -71,5 +73,35 @@ describe('the embedded data dir lock', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('a holder killed with SIGKILL frees the dir at once, while it is still a zombie; alive, it excludes', { skip: process.platform === 'linux' ? false : 'reads /proc to see the zombie', timeout: 30_000 }, async (t) => {
+    const zombieDir = mkdtempSync(join(tmpdir(), 'console-embedded-zombie-'));
+    t.after(() => rmSync(zombieDir, { recursive: true, force: true }));
+    const module = new URL('../../adapters/embedded/data-dir-lock.ts', import.meta.url).href;
+    const script = `const { lockDataDir } = await import(process.argv[1]);
+      await lockDataDir(process.argv[2]); console.log(process.pid); setInterval(() => {}, 1000);`;
+    // The holder's parent becomes `sleep` (the shell execs it), which never reaps a child: killed, the
+    // holder stays a zombie until the test ends `sleep`.
+    const parent = spawn('sh', ['-c', '"$0" --import tsx --input-type=module -e "$1" "$2" "$3" & exec sleep 30', process.execPath, script, module, zombieDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => parent.kill('SIGKILL'));
+    const lines = createInterface({ input: parent.stdout! });
+    const holder = Number((await lines[Symbol.asyncIterator]().next()).value);
+    assert.ok(holder > 0, 'the holder said its pid');
+    const state = (): string => {
+      const stat = readFileSync(`/proc/${holder}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+    };
+
+    await assert.rejects(async () => lockDataDir(zombieDir), (error: Error) => {
+      assert.ok(error.message.includes(`process ${holder}`), error.message);
+      return true;
+    });
+    process.kill(holder, 'SIGKILL');
+    await waitUntil(() => state() === 'Z', 5_000, 'the holder never became a zombie');
+    const lock = await lockDataDir(zombieDir);
+    assert.equal(state(), 'Z', 'still a zombie when the lock was taken');
+    assert.equal(readFileSync(join(zombieDir, LOCK_FILE), 'utf8').trim(), String(process.pid));
+    lock.release();
   });
 });
