@@ -48,10 +48,11 @@ function operationIdOf(route: Route): string {
 
 function parametersOf(route: Route): unknown[] {
   const parameters: unknown[] = [];
-  const pathSchema = route.params === undefined ? undefined : (inputSchema(route.params) as { properties?: Record<string, { pattern?: string }> });
+  const pathSchema = route.params === undefined ? undefined : (inputSchema(route.params) as { properties?: Record<string, { pattern?: string; format?: string }> });
   for (const [, name] of route.path.matchAll(/:([A-Za-z_]+)/g)) {
     const declared = pathSchema?.properties?.[name!];
-    const isUuid = declared?.pattern !== undefined && declared.pattern.includes('[0-9a-f]{8}');
+    // A UUID by its pattern (a 422 otherwise), or by its declared format where the handler decides (the viewer's 404).
+    const isUuid = declared?.format === 'uuid' || (declared?.pattern !== undefined && declared.pattern.includes('[0-9a-f]{8}'));
     parameters.push({ name, in: 'path', required: true, schema: isUuid ? UUID_PARAM : { type: 'string' } });
   }
   if (route.query !== undefined) {
