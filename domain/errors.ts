@@ -88,8 +88,8 @@ export const ERROR_DETAILS = {
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
   too_many_connections: 'Too many open connections: retry later',
-  /** Too many failed sign-ins from this client, or with tokens that start alike, this minute. */
-  too_many_sign_ins: 'Too many sign-in attempts: retry later',
+  /** Too many failed credentials (sign-ins, bearer tokens, session cookies, on any path) from this client this minute; the credential was not looked up. */
+  too_many_sign_ins: 'Too many failed credentials from this client: retry later',
   /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE). */
   too_many_directives: 'Too many directives: retry later',
   /** The user has as many live sockets open as the instance allows (LIVE_SOCKETS_PER_USER). */

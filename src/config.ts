@@ -39,7 +39,7 @@ export interface Config {
   readonly metricsToken: string | null;
   /** The limits each instance applies (README, configuration). */
   readonly limits: {
-    /** Failed sign-ins per minute from one client, and with tokens sharing their first characters. */
+    /** Failed credentials per minute from one client address, on any path (SIGNIN_ATTEMPTS_PER_MINUTE). */
     readonly signInsPerMinute: number;
     readonly directivesPerMinute: number;
     readonly liveSocketsPerUser: number;

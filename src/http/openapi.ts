@@ -64,6 +64,8 @@ function parametersOf(route: Route): unknown[] {
   return parameters;
 }
 
+const problemAnswer = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
 function responsesOf(route: Route): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, described] of Object.entries(route.responses ?? { 200: 'OK' })) {
@@ -80,8 +82,10 @@ function responsesOf(route: Route): Record<string, unknown> {
   }
   // Every route can meet the edge's own refusal: a Host header that is not a host.
   if (!Object.keys(responses).some((status) => Number(status) >= 400 && Number(status) < 500)) {
-    responses['400'] = { description: 'The Host header is not a host', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    responses['400'] = problemAnswer('The Host header is not a host');
   }
+  // A route that looks a credential up refuses a client that guessed too often, before the lookup.
+  if (route.auth === true && responses['429'] === undefined) responses['429'] = problemAnswer('Too many failed credentials from this client this minute (Retry-After)');
   if (route.path === LIVE_SOCKET_PATH) {
     responses['101'] = { description: 'Switching protocols: from then on each text frame is one LiveEvent', content: { 'application/json': { schema: { $ref: '#/components/schemas/LiveEvent' } } } };
   }
