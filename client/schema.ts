@@ -611,7 +611,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -941,6 +941,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many failed credentials from this client this minute (Retry-After) */
             429: {
                 headers: {
@@ -976,6 +985,15 @@ export interface operations {
             };
             /** @description The token names no user */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1028,6 +1046,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listRoutes: {
@@ -1054,6 +1081,15 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1105,6 +1141,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many failed credentials from this client this minute (Retry-After) */
             429: {
                 headers: {
@@ -1136,6 +1181,15 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1180,6 +1234,15 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1241,6 +1304,15 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1311,6 +1383,15 @@ export interface operations {
             };
             /** @description Thread unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1390,6 +1471,15 @@ export interface operations {
             };
             /** @description Thread unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1481,6 +1571,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
                 headers: {
@@ -1558,6 +1657,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
                 headers: {
@@ -1625,6 +1733,15 @@ export interface operations {
             };
             /** @description Thread or run unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1720,6 +1837,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
                 headers: {
@@ -1807,6 +1933,15 @@ export interface operations {
             };
             /** @description Artifact, reference, thread or installation unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1923,6 +2058,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Outside a vocabulary */
             422: {
                 headers: {
@@ -1995,6 +2139,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An item not pending on this thread, or an option it does not offer: nothing applied */
             422: {
                 headers: {
@@ -2058,6 +2211,15 @@ export interface operations {
             };
             /** @description No turn is running */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2139,6 +2301,15 @@ export interface operations {
             };
             /** @description Conversation unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2278,6 +2449,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many failed credentials from this client this minute (Retry-After) */
             429: {
                 headers: {
@@ -2341,6 +2521,15 @@ export interface operations {
             };
             /** @description Not browsable, no agent, or not linked */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2433,6 +2622,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A body that is not valid */
             422: {
                 headers: {
@@ -2512,6 +2710,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A body that is not valid */
             422: {
                 headers: {
@@ -2577,6 +2784,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not an upgrade */
             426: {
                 headers: {
@@ -2621,6 +2837,15 @@ export interface operations {
             };
             /** @description Refused by the browser-request check */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2696,6 +2921,15 @@ export interface operations {
             };
             /** @description Artifact, reference, thread or installation unavailable */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2794,6 +3028,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The id is not a UUID */
             422: {
                 headers: {
@@ -2843,6 +3086,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     viewerScript: {
@@ -2865,6 +3117,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2901,6 +3162,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     consoleScript: {
@@ -2930,6 +3200,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     consoleStyle: {
@@ -2952,6 +3231,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2991,6 +3279,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     readyz: {
@@ -3016,6 +3313,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3056,6 +3362,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,6 +10,8 @@ export const ERROR_DETAILS = {
   method_not_allowed: 'This method is not allowed on this path',
   /** A `Host` header that is not a host (origins are built from it). */
   invalid_host: 'The Host header is not a valid host',
+  /** A `Host` this service does not answer to (not in ALLOWED_HOSTS, nor the sandbox or viewer origin): a rebound DNS name, or a missing setting. */
+  host_not_allowed: 'This service does not answer to this Host: list it in ALLOWED_HOSTS',
   /** The body could not be parsed as JSON. */
   malformed_json: 'The request body is not valid JSON',
   /** The body is not JSON at all. */

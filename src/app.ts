@@ -164,6 +164,7 @@ export function createApp(options: AppOptions): App {
     log,
     sandboxOrigin: dispatchedSandbox(config, log),
     trustProxy: config.trustProxy,
+    allowedHosts: config.allowedHosts,
     sandbox,
     surfaces,
     mounts: options.mounts ?? [],

@@ -66,7 +66,7 @@ function parametersOf(route: Route): unknown[] {
 
 const problemAnswer = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 
-function responsesOf(route: Route): Record<string, unknown> {
+function responsesOf(route: Route, surface: string): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, described] of Object.entries(route.responses ?? { 200: 'OK' })) {
     const given: Answer = typeof described === 'string' ? { description: described } : described;
@@ -84,6 +84,8 @@ function responsesOf(route: Route): Record<string, unknown> {
   if (!Object.keys(responses).some((status) => Number(status) >= 400 && Number(status) < 500)) {
     responses['400'] = problemAnswer('The Host header is not a host');
   }
+  // And a Host the service does not answer to (the sandbox routes answer 404 on any other origin instead).
+  if (surface !== 'sandbox') responses['421'] = problemAnswer('The Host is not one this service answers to (ALLOWED_HOSTS)');
   // A route that looks a credential up refuses a client that guessed too often, before the lookup.
   if (route.auth === true && responses['429'] === undefined) responses['429'] = problemAnswer('Too many failed credentials from this client this minute (Retry-After)');
   if (route.path === LIVE_SOCKET_PATH) {
@@ -104,7 +106,7 @@ function operation(route: Route, surface: string): Record<string, unknown> {
     security: route.auth === true ? SECURED : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
-    responses: responsesOf(route),
+    responses: responsesOf(route, surface),
   };
 }
 
