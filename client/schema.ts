@@ -611,7 +611,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "storage_unavailable" | "too_many_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -941,6 +941,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     signIn: {
@@ -974,6 +992,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No token */
             422: {
                 headers: {
@@ -983,7 +1010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many failed sign-ins from this client or with this token prefix (Retry-After) */
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1019,6 +1046,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listRoutes: {
@@ -1045,6 +1081,24 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1087,6 +1141,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listProjects: {
@@ -1109,6 +1181,24 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1144,6 +1234,24 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1203,8 +1311,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1264,8 +1390,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1334,8 +1478,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1409,8 +1571,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1477,8 +1657,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1542,8 +1740,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1621,8 +1837,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path id or the query is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1706,8 +1940,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An id is not a UUID */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1806,6 +2058,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Outside a vocabulary */
             422: {
                 headers: {
@@ -1878,8 +2139,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An item not pending on this thread, or an option it does not offer: nothing applied */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1932,6 +2211,24 @@ export interface operations {
             };
             /** @description No turn is running */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2011,8 +2308,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a mode of the agent */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2134,6 +2449,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     channelAddresses: {
@@ -2195,8 +2528,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An inside value that opens nothing */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2271,8 +2622,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A body that is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2341,8 +2710,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A body that is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2397,8 +2784,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not an upgrade */
             426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client, or too many live sockets of the user (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2432,6 +2837,15 @@ export interface operations {
             };
             /** @description Refused by the browser-request check */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2514,8 +2928,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An id is not a UUID */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2596,8 +3028,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The id is not a UUID */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2636,6 +3086,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     viewerScript: {
@@ -2658,6 +3117,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2694,6 +3162,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     consoleScript: {
@@ -2723,6 +3200,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     consoleStyle: {
@@ -2745,6 +3231,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2784,6 +3279,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     readyz: {
@@ -2809,6 +3313,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2849,6 +3362,15 @@ export interface operations {
             };
             /** @description The Host header is not a host */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };

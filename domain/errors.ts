@@ -10,6 +10,8 @@ export const ERROR_DETAILS = {
   method_not_allowed: 'This method is not allowed on this path',
   /** A `Host` header that is not a host (origins are built from it). */
   invalid_host: 'The Host header is not a valid host',
+  /** A `Host` this service does not answer to (not in ALLOWED_HOSTS, nor the sandbox or viewer origin): a rebound DNS name, or a missing setting. */
+  host_not_allowed: 'This service does not answer to this Host: list it in ALLOWED_HOSTS',
   /** The body could not be parsed as JSON. */
   malformed_json: 'The request body is not valid JSON',
   /** The body is not JSON at all. */
@@ -90,8 +92,8 @@ export const ERROR_DETAILS = {
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
   too_many_connections: 'Too many open connections: retry later',
-  /** Too many failed sign-ins from this client, or with tokens that start alike, this minute. */
-  too_many_sign_ins: 'Too many sign-in attempts: retry later',
+  /** Too many failed credentials (sign-ins, bearer tokens, session cookies, on any path) from this client this minute; the credential was not looked up. */
+  too_many_sign_ins: 'Too many failed credentials from this client: retry later',
   /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE). */
   too_many_directives: 'Too many directives: retry later',
   /** The user has as many live sockets open as the instance allows (LIVE_SOCKETS_PER_USER). */

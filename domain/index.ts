@@ -8,6 +8,7 @@ export * from './csp-source.ts';
 export * from './csp.ts';
 export * from './sandbox-policy.ts';
 export * from './sandbox-dispatch.ts';
+export * from './allowed-hosts.ts';
 export * from './errors.ts';
 export * from './model.ts';
 export * from './thread-access.ts';

@@ -16,6 +16,7 @@ import { consoleReadRoutes } from './console/read-routes.ts';
 import { consoleReads } from '../core/reads/console-reads.ts';
 import { consoleSurface } from './console/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
+import { guessLimit } from './identity/guess-limit.ts';
 import { sessionRoutes } from './identity/routes.ts';
 import type { Config } from './config.ts';
 import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
@@ -96,7 +97,13 @@ export function createApp(options: AppOptions): App {
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
   const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped });
-  const authenticate = authenticator(storage.userByTokenHash);
+  // One budget of failed credentials per client, shared by every path that looks one up.
+  const guesses = guessLimit({
+    limiter: windowLimiter({ limit: config.limits.signInsPerMinute }),
+    trustProxy: config.trustProxy,
+    observe: { failed: metrics.credentialFailed, refused: metrics.guessRefused },
+  });
+  const authenticate = authenticator(storage.userByTokenHash, guesses);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
   // Not ready until every agent's first answer is in (bounded by the offers' time-out).
@@ -136,7 +143,7 @@ export function createApp(options: AppOptions): App {
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, { limiter: windowLimiter({ limit: config.limits.signInsPerMinute }), trustProxy: config.trustProxy }), authenticate)),
+    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
     buildSurface(
       consoleSurface(
         [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), windowLimiter({ limit: config.limits.directivesPerMinute })), ...operationRoutes(moves), liveHttpRoute],
@@ -152,7 +159,7 @@ export function createApp(options: AppOptions): App {
         { storage: storage.ready, agentsKnown: known },
         () => (description ??= openApiDocument([...surfaces, sandbox])),
         // No token, no route: /metrics is 404, never public by default.
-        config.metricsToken === null ? [] : [metricsRoute(metrics.registry, config.metricsToken)],
+        config.metricsToken === null ? [] : [metricsRoute(metrics.registry, config.metricsToken, guesses)],
       ),
     ),
   ];
@@ -162,6 +169,7 @@ export function createApp(options: AppOptions): App {
     log,
     sandboxOrigin: dispatchedSandbox(config, log),
     trustProxy: config.trustProxy,
+    allowedHosts: config.allowedHosts,
     sandbox,
     surfaces,
     mounts: options.mounts ?? [],

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { formatOrigin, parseOrigin } from '../domain/origin.ts';
+import { distinctHosts, loopbackHosts } from '../domain/allowed-hosts.ts';
+import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '../domain/origin.ts';
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
 
 /** Where state lives: PostgreSQL, PostgreSQL embedded (PGlite), or memory only. */
@@ -30,6 +31,12 @@ export interface Config {
   readonly mcpTimeoutMs: number;
   /** Whether the external scheme is taken from `X-Forwarded-Proto`. */
   readonly trustProxy: boolean;
+  /**
+   * Every `Host` the service answers (ALLOWED_HOSTS, or the loopback names at PORT, plus the sandbox
+   * and viewer origins' hosts); any other is refused at the edge. A port of 0 stands for the port
+   * listened on (PORT=0).
+   */
+  readonly allowedHosts: readonly HostAndPort[];
   readonly logLevel: string;
   /** How long a turn's holder may go without renewing its lease before any instance sweeps the turn. */
   readonly turnLeaseMs: number;
@@ -39,7 +46,7 @@ export interface Config {
   readonly metricsToken: string | null;
   /** The limits each instance applies (README, configuration). */
   readonly limits: {
-    /** Failed sign-ins per minute from one client, and with tokens sharing their first characters. */
+    /** Failed credentials per minute from one client address, on any path (SIGNIN_ATTEMPTS_PER_MINUTE). */
     readonly signInsPerMinute: number;
     readonly directivesPerMinute: number;
     readonly liveSocketsPerUser: number;
@@ -71,6 +78,24 @@ const origin = v.pipe(
   }),
 );
 
+/** ALLOWED_HOSTS: comma-separated `host[:port]` (no port: 80 and 443); the empty string for none. */
+const hostList = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    if (dataset.value.trim() === '') return [];
+    const hosts: HostAndPort[] = [];
+    for (const entry of dataset.value.split(',')) {
+      const parsed = parseHostHeader(entry.trim(), 'http');
+      if (parsed === null) {
+        addIssue({ message: `must be a comma-separated list of host[:port], such as console.example.com,localhost:8080 (${JSON.stringify(entry.trim().slice(0, 100))} is not one)` });
+        return NEVER;
+      }
+      hosts.push(parsed);
+    }
+    return hosts;
+  }),
+);
+
 const EnvSchema = v.object({
   HOST: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '127.0.0.1'),
   PORT: v.optional(integer(0, 65535), '8080'),
@@ -94,6 +119,7 @@ const EnvSchema = v.object({
     ),
     'false',
   ),
+  ALLOWED_HOSTS: v.optional(hostList),
   LOG_LEVEL: v.optional(
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be a pino level or silent'),
     'info',
@@ -121,6 +147,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   if (storage === 'postgres' && e.DATABASE_URL === undefined) {
     return fail([{ path: 'DATABASE_URL', message: 'must be set when CONSOLE_STORAGE is postgres' }]);
   }
+  const sandboxOrigin = e.ARTIFACT_SANDBOX_ORIGIN === undefined ? `http://sandbox.localhost:${e.PORT}` : e.ARTIFACT_SANDBOX_ORIGIN;
+  const viewerOrigin = e.ARTIFACT_VIEWER_ORIGIN === undefined ? `http://localhost:${e.PORT}` : e.ARTIFACT_VIEWER_ORIGIN;
+  // The origins' hosts are answered whatever the list says: the service serves them by definition.
+  const originHosts = [sandboxOrigin, viewerOrigin].flatMap((text) => {
+    const origin = text === null ? null : parseOrigin(text);
+    return origin === null ? [] : [{ host: origin.host, port: origin.port }];
+  });
   return ok(
     Object.freeze({
       host: e.HOST,
@@ -131,11 +164,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       world: e.CONSOLE_WORLD ?? null,
       demo: e.CONSOLE_WORLD === undefined && storage !== 'postgres',
       maxConnections: e.MAX_CONNECTIONS,
-      sandboxOrigin: e.ARTIFACT_SANDBOX_ORIGIN === undefined ? `http://sandbox.localhost:${e.PORT}` : e.ARTIFACT_SANDBOX_ORIGIN,
-      viewerOrigin: e.ARTIFACT_VIEWER_ORIGIN === undefined ? `http://localhost:${e.PORT}` : e.ARTIFACT_VIEWER_ORIGIN,
+      sandboxOrigin,
+      viewerOrigin,
       viewerPath: e.ARTIFACT_VIEWER_PATH,
       mcpTimeoutMs: e.MCP_TIMEOUT_MS,
       trustProxy: e.TRUST_PROXY,
+      allowedHosts: Object.freeze(distinctHosts([...(e.ALLOWED_HOSTS ?? loopbackHosts(e.PORT)), ...originHosts]).map((host) => Object.freeze(host))),
       logLevel: e.LOG_LEVEL,
       turnLeaseMs: e.TURN_LEASE_MS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,

@@ -21,6 +21,13 @@ describe('configuration', () => {
       viewerPath: '/artifacts',
       mcpTimeoutMs: 10000,
       trustProxy: false,
+      // The loopback names at PORT, then the sandbox origin's host (the viewer origin's is already there).
+      allowedHosts: [
+        { host: 'localhost', port: 8080 },
+        { host: '127.0.0.1', port: 8080 },
+        { host: '[::1]', port: 8080 },
+        { host: 'sandbox.localhost', port: 8080 },
+      ],
       logLevel: 'info',
       turnLeaseMs: 30000,
       agentIdleTimeoutMs: 600000,
@@ -56,6 +63,20 @@ describe('configuration', () => {
     assert.equal(loaded.value.viewerOrigin, 'https://console.example.com');
   });
 
+  it('reads ALLOWED_HOSTS as host[:port] (no port: 80 and 443), in place of the loopback names, beside the origins', () => {
+    const loaded = loadConfig({ ALLOWED_HOSTS: ' Console.Example.com , [::1]:9000', ARTIFACT_SANDBOX_ORIGIN: 'https://sandbox.example.com', ARTIFACT_VIEWER_ORIGIN: 'https://console.example.com' });
+    assert.ok(loaded.ok);
+    assert.deepEqual(loaded.value.allowedHosts, [
+      { host: 'console.example.com', port: 80 },
+      { host: '[::1]', port: 9000 },
+      { host: 'sandbox.example.com', port: 443 },
+      { host: 'console.example.com', port: 443 },
+    ]);
+    const none = loadConfig({ ALLOWED_HOSTS: '', ARTIFACT_SANDBOX_ORIGIN: '', ARTIFACT_VIEWER_ORIGIN: 'http://console.test:8080' });
+    assert.ok(none.ok);
+    assert.deepEqual(none.value.allowedHosts, [{ host: 'console.test', port: 8080 }], 'empty: only the origins answer');
+  });
+
   it('names the variable of every bad value', () => {
     const cases: Record<string, string>[] = [
       { PORT: 'eighty' },
@@ -72,6 +93,10 @@ describe('configuration', () => {
       { HOST: '' },
       { MAX_CONNECTIONS: '0' },
       { MAX_CONNECTIONS: 'many' },
+      { ALLOWED_HOSTS: 'http://console.example.com' },
+      { ALLOWED_HOSTS: 'console.example.com,,localhost' },
+      { ALLOWED_HOSTS: 'console.example.com:0' },
+      { ALLOWED_HOSTS: '::1' },
     ];
     for (const env of cases) {
       const loaded = loadConfig(env);

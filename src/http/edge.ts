@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
-import type { Origin } from '../../domain/origin.ts';
+import { isAllowedHost } from '../../domain/allowed-hosts.ts';
+import { parseHostHeader, type HostAndPort, type Origin } from '../../domain/origin.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface, type RequestSurface } from '../../domain/sandbox-dispatch.ts';
@@ -28,6 +29,8 @@ export interface EdgeOptions {
   readonly log: Logger;
   readonly sandboxOrigin: Origin | null;
   readonly trustProxy: boolean;
+  /** Every `Host` answered (config `allowedHosts`; a port of 0 is the port listened on); any other is refused first. */
+  readonly allowedHosts: readonly HostAndPort[];
   /** The sandbox origin's surface, tried first. */
   readonly sandbox: Surface;
   /** The console origin's surfaces; the first that owns a path answers it. */
@@ -91,28 +94,53 @@ class EdgeContext implements RequestContext {
   }
 }
 
-/** What a request's scheme and `Host` decide: its console origin and the surface of a plain request. */
+/** What a request's scheme and `Host` decide: whether it is answered at all, its console origin, the surface of a plain request. */
 interface HostFacts {
+  readonly allowed: boolean;
   readonly origin: Origin | null;
   readonly surface: RequestSurface;
 }
 
+/** Host facts worked out afresh (three regular expressions); `listened` is the port the connection came in on. */
+function factsOf(options: EdgeOptions, scheme: 'http' | 'https', host: string | undefined, websocket: boolean, listened: number): HostFacts {
+  const where = host === undefined ? null : parseHostHeader(host, scheme);
+  return {
+    allowed: where !== null && isAllowedHost(where, options.allowedHosts, listened),
+    origin: requestOrigin(scheme, host),
+    surface: requestSurface({ host, scheme, websocket }, options.sandboxOrigin),
+  };
+}
+
 /**
- * Host facts are parsed once per scheme and `Host` value (two regular expressions each), then looked
- * up: a service sees a handful of hosts. The map is emptied when full, so varied hosts cost a parse
- * each, never memory.
+ * Host facts are parsed once per scheme and `Host` value, then looked up: a service answers a
+ * handful of hosts. Only hosts it answers are kept, so made-up ones (a scan, a rebinding attempt)
+ * cost a parse each and never evict the real ones; the map is emptied when full all the same.
  */
 const HOST_FACTS_KEPT = 256;
 
-function hostFacts(options: EdgeOptions, memo: Map<string, HostFacts>, scheme: 'http' | 'https', host: string | undefined): HostFacts {
+function hostFacts(options: EdgeOptions, memo: Map<string, HostFacts>, req: IncomingMessage, scheme: 'http' | 'https'): HostFacts {
+  const host = req.headers.host;
   const key = host === undefined ? scheme : `${scheme} ${host}`;
   let facts = memo.get(key);
   if (facts === undefined) {
-    facts = { origin: requestOrigin(scheme, host), surface: requestSurface({ host, scheme, websocket: false }, options.sandboxOrigin) };
+    facts = factsOf(options, scheme, host, false, req.socket.localPort ?? 0);
+    if (!facts.allowed) return facts;
     if (memo.size >= HOST_FACTS_KEPT) memo.clear();
     memo.set(key, facts);
   }
   return facts;
+}
+
+/**
+ * The edge's own refusals, decided by `Host` alone before any mount, route, guard, credential or
+ * body: a `Host` that is not a host (400); one the service does not answer (421, which stops DNS
+ * rebinding), except the two sandbox paths, which the spec answers 404 on any other origin.
+ */
+function hostRefusal(ctx: RequestContext, facts: HostFacts): Reply | null {
+  // Origins are built from Host: one that is not a host could pass for no origin at all in the checks.
+  if (ctx.host !== undefined && ctx.origin === null) return problem({ code: 'invalid_host' });
+  if (facts.allowed) return null;
+  return isSandboxPath(ctx.path) ? problem({ code: 'not_found' }) : problem({ code: 'host_not_allowed' });
 }
 
 function contextOf(req: IncomingMessage, options: EdgeOptions, facts: HostFacts | null): EdgeContext {
@@ -128,8 +156,6 @@ function contextOf(req: IncomingMessage, options: EdgeOptions, facts: HostFacts 
 
 /** Which surface answers: the sandbox's on the sandbox origin, else the console surface owning the path. */
 function surfaceOf(ctx: RequestContext, where: 'sandbox' | 'console' | 'refused', options: EdgeOptions): Surface | Reply {
-  // Origins are built from Host: one that is not a host could pass for no origin at all in the checks.
-  if (ctx.host !== undefined && ctx.origin === null) return problem({ code: 'invalid_host' });
   if (where === 'sandbox') return options.sandbox;
   if (where === 'refused' || isSandboxPath(ctx.path)) return problem({ code: 'not_found' });
   return options.surfaces.find((candidate) => candidate.owns(ctx.path)) ?? problem({ code: 'not_found' });
@@ -156,7 +182,7 @@ export function requestListener(options: EdgeOptions) {
   const memo = new Map<string, HostFacts>();
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    const facts = hostFacts(options, memo, requestScheme(req, options.trustProxy), req.headers.host);
+    const facts = hostFacts(options, memo, req, requestScheme(req, options.trustProxy));
     const ctx = contextOf(req, options, facts);
     res.once('close', () => {
       const elapsed = performance.now() - started;
@@ -164,8 +190,9 @@ export function requestListener(options: EdgeOptions) {
       const ms = Math.round(elapsed * 10) / 10;
       ctx.logEnd({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
     });
+    const refused = hostRefusal(ctx, facts);
     const where = facts.surface;
-    if (where === 'console' && options.mounts !== undefined && options.mounts.length > 0) {
+    if (refused === null && where === 'console' && options.mounts !== undefined && options.mounts.length > 0) {
       const mount = options.mounts.find((m) => m.path === ctx.path);
       if (mount !== undefined) {
         ctx.route = mount.path;
@@ -177,7 +204,7 @@ export function requestListener(options: EdgeOptions) {
         return;
       }
     }
-    const picked = surfaceOf(ctx, where, options);
+    const picked = refused ?? surfaceOf(ctx, where, options);
     const surface = 'dispatch' in picked ? picked : null;
     const answered = surface === null ? Promise.resolve(picked as Reply) : surface.dispatch(ctx);
     answered
@@ -205,7 +232,7 @@ export function refuseUpgrade(socket: Duplex, reply: Reply): void {
   socket.end(`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? 'Error'}\r\n${lines.join('\r\n')}\r\n\r\n${body}`);
 }
 
-/** The `upgrade` listener: a websocket on the sandbox origin or a sandbox path is refused. */
+/** The `upgrade` listener: a `Host` not answered is refused as a plain request is; a websocket on the sandbox origin or a sandbox path is refused. */
 export function upgradeListener(options: EdgeOptions) {
   const plain = requestListener(options);
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -221,8 +248,15 @@ export function upgradeListener(options: EdgeOptions) {
       return;
     }
     const ctx = contextOf(req, options, null);
-    const surface = requestSurface({ host: ctx.host, scheme: ctx.scheme, websocket: true }, options.sandboxOrigin);
-    if (surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {
+    // Upgrades are few: their facts are worked out afresh, as a websocket (the sandbox origin refuses one).
+    const facts = factsOf(options, ctx.scheme, ctx.host, true, req.socket.localPort ?? 0);
+    const refused = hostRefusal(ctx, facts);
+    if (refused !== null) {
+      ctx.log.info({ status: refused.status }, 'upgrade refused');
+      refuseUpgrade(socket, refused);
+      return;
+    }
+    if (facts.surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {
       ctx.log.info({ status: 404 }, 'upgrade refused');
       refuseUpgrade(socket, problem({ code: 'not_found' }));
       return;

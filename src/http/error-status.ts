@@ -5,6 +5,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   not_found: 404,
   method_not_allowed: 405,
   invalid_host: 400,
+  host_not_allowed: 421,
   malformed_json: 400,
   unsupported_media_type: 415,
   body_too_large: 413,

@@ -48,10 +48,11 @@ function operationIdOf(route: Route): string {
 
 function parametersOf(route: Route): unknown[] {
   const parameters: unknown[] = [];
-  const pathSchema = route.params === undefined ? undefined : (inputSchema(route.params) as { properties?: Record<string, { pattern?: string }> });
+  const pathSchema = route.params === undefined ? undefined : (inputSchema(route.params) as { properties?: Record<string, { pattern?: string; format?: string }> });
   for (const [, name] of route.path.matchAll(/:([A-Za-z_]+)/g)) {
     const declared = pathSchema?.properties?.[name!];
-    const isUuid = declared?.pattern !== undefined && declared.pattern.includes('[0-9a-f]{8}');
+    // A UUID by its pattern (a 422 otherwise), or by its declared format where the handler decides (the viewer's 404).
+    const isUuid = declared?.format === 'uuid' || (declared?.pattern !== undefined && declared.pattern.includes('[0-9a-f]{8}'));
     parameters.push({ name, in: 'path', required: true, schema: isUuid ? UUID_PARAM : { type: 'string' } });
   }
   if (route.query !== undefined) {
@@ -63,7 +64,9 @@ function parametersOf(route: Route): unknown[] {
   return parameters;
 }
 
-function responsesOf(route: Route): Record<string, unknown> {
+const problemAnswer = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+function responsesOf(route: Route, surface: string): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, described] of Object.entries(route.responses ?? { 200: 'OK' })) {
     const given: Answer = typeof described === 'string' ? { description: described } : described;
@@ -79,8 +82,12 @@ function responsesOf(route: Route): Record<string, unknown> {
   }
   // Every route can meet the edge's own refusal: a Host header that is not a host.
   if (!Object.keys(responses).some((status) => Number(status) >= 400 && Number(status) < 500)) {
-    responses['400'] = { description: 'The Host header is not a host', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    responses['400'] = problemAnswer('The Host header is not a host');
   }
+  // And a Host the service does not answer to (the sandbox routes answer 404 on any other origin instead).
+  if (surface !== 'sandbox') responses['421'] = problemAnswer('The Host is not one this service answers to (ALLOWED_HOSTS)');
+  // A route that looks a credential up refuses a client that guessed too often, before the lookup.
+  if (route.auth === true && responses['429'] === undefined) responses['429'] = problemAnswer('Too many failed credentials from this client this minute (Retry-After)');
   if (route.path === LIVE_SOCKET_PATH) {
     responses['101'] = { description: 'Switching protocols: from then on each text frame is one LiveEvent', content: { 'application/json': { schema: { $ref: '#/components/schemas/LiveEvent' } } } };
   }
@@ -99,7 +106,7 @@ function operation(route: Route, surface: string): Record<string, unknown> {
     security: route.auth === true ? SECURED : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
-    responses: responsesOf(route),
+    responses: responsesOf(route, surface),
   };
 }
 

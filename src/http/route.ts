@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
+import type { Result } from '../../domain/result.ts';
 import type { Answer } from './answers.ts';
 import type { RequestContext } from './context.ts';
 import { readJsonBody } from './body.ts';
@@ -35,7 +36,7 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly params?: Schema<P>;
   /** Checks of this route alone, run after the surface's and before authentication. */
   readonly guards?: readonly Guard[];
-  /** Whether the route needs an authenticated user (401 with `WWW-Authenticate: Bearer` otherwise). */
+  /** Whether the route needs an authenticated user (else the authenticator's refusal: 401 with `WWW-Authenticate: Bearer`, or 429). */
   readonly auth?: boolean;
   /** Documented answers, by status, for the OpenAPI description: words, or words and the body's schema. */
   readonly responses?: Readonly<Record<number, string | Answer>>;
@@ -72,7 +73,7 @@ export async function runRoute(
   routeDef: Route,
   ctx: RequestContext,
   params: Record<string, string | undefined>,
-  authenticate: (ctx: RequestContext) => Promise<User | null>,
+  authenticate: (ctx: RequestContext) => Promise<Result<User, Reply>>,
 ): Promise<Reply> {
   for (const guard of routeDef.guards ?? []) {
     const refusal = guard(ctx);
@@ -81,8 +82,9 @@ export async function runRoute(
   // Authentication first: an anonymous caller learns nothing, not even which of its inputs are wrong.
   let user: User | null = null;
   if (routeDef.auth === true) {
-    user = await authenticate(ctx);
-    if (user === null) return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' });
+    const caller = await authenticate(ctx);
+    if (!caller.ok) return caller.error;
+    user = caller.value;
   }
   const input: { query: unknown; body: unknown; params: unknown; user: User | null } = { query: undefined, body: undefined, params, user };
   if (routeDef.params !== undefined) {

@@ -1,5 +1,6 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { User } from '../../domain/model.ts';
+import { fail, type Result } from '../../domain/result.ts';
 import type { RequestContext } from './context.ts';
 import { problem, type Reply } from './reply.ts';
 import { runRoute, type Guard, type Route } from './route.ts';
@@ -14,7 +15,7 @@ export interface SurfaceDefinition {
   readonly guards: readonly Guard[];
   readonly routes: readonly Route[];
   /** Resolves the caller for routes that declare `auth`; a surface without it has no such routes. */
-  readonly authenticate?: (ctx: RequestContext) => Promise<User | null>;
+  readonly authenticate?: (ctx: RequestContext) => Promise<Result<User, Reply>>;
   /** Headers added to every answer of the surface, errors included (such as `Cache-Control: no-store`). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -46,7 +47,7 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
     }
   }
 
-  const authenticate = definition.authenticate ?? (async () => null);
+  const authenticate = definition.authenticate ?? (async () => fail(problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' })));
   const allowed = (path: string): string[] =>
     [...methods].filter((method) => safeFind(router, method, path) !== null).sort();
 

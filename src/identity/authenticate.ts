@@ -1,19 +1,35 @@
 import { createHash } from 'node:crypto';
 import type { User } from '../../domain/model.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
 import type { UserByTokenHash } from '../../ports/user-store.ts';
 import type { RequestContext } from '../http/context.ts';
+import { problem, type Reply } from '../http/reply.ts';
 import { credentialOf } from './credential.ts';
+import type { GuessLimit } from './guess-limit.ts';
 
-/** Resolves the calling user of a request, or null. */
-export type Authenticate = (ctx: RequestContext) => Promise<User | null>;
+/** Resolves the calling user of a request, or the answer that refuses it (401, or 429 for a client that guessed too often). */
+export type Authenticate = (ctx: RequestContext) => Promise<Result<User, Reply>>;
 
 /** SHA-256 hex of a token: tokens are looked up, and stored, only by this hash. */
 export const tokenHash = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
-/** Authentication by bearer token or session cookie, against the user store. */
-export function authenticator(userByTokenHash: UserByTokenHash): Authenticate {
+/** The answer to a request with no credential, or one that names no user. */
+export const unauthenticated = (): Reply => problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' });
+
+/**
+ * Authentication by bearer token or session cookie, against the user store. A credential that
+ * names no one counts against its client's budget; a client past it is refused before the lookup.
+ * A request with no credential at all is no guess: it is answered 401 and counted nowhere.
+ */
+export function authenticator(userByTokenHash: UserByTokenHash, guesses?: GuessLimit): Authenticate {
   return async (ctx) => {
     const token = credentialOf(ctx.req);
-    return token === null ? null : userByTokenHash(tokenHash(token));
+    if (token === null) return fail(unauthenticated());
+    const refusal = guesses?.refusal(ctx) ?? null;
+    if (refusal !== null) return fail(refusal);
+    const user = await userByTokenHash(tokenHash(token));
+    if (user !== null) return ok(user);
+    guesses?.failed(ctx);
+    return fail(unauthenticated());
   };
 }

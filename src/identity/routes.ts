@@ -4,23 +4,20 @@ import { empty, json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
 import { tokenHash } from './authenticate.ts';
-import type { WindowLimiter } from '../limits/window-limiter.ts';
-import { clientAddress } from '../http/context.ts';
+import type { GuessLimit } from './guess-limit.ts';
 import { answer, Me } from '../http/answers.ts';
 
 const SessionBody = v.object({
   token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),
 });
 
-/** How many leading characters of a token key its own limit: guesses that share them are counted together. */
-const PREFIX_LENGTH = 6;
-
 /**
- * `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. Failed
- * sign-ins are limited per client address and per token prefix (429 with `Retry-After`); a blocked
- * client gets no answer about its token, right or wrong.
+ * `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. A
+ * token that names no one counts against its client's budget of failed credentials, the same one
+ * bearer tokens, cookies and the live socket spend; a client past it gets 429 with `Retry-After`
+ * and no answer about its token, right or wrong.
  */
-export function sessionRoutes(userByTokenHash: UserByTokenHash, signIns?: { readonly limiter: WindowLimiter; readonly trustProxy: boolean }): Route[] {
+export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses?: GuessLimit): Route[] {
   return [
     route({
       method: 'POST',
@@ -28,16 +25,13 @@ export function sessionRoutes(userByTokenHash: UserByTokenHash, signIns?: { read
       summary: 'Sign in: checks the token and stores it in the HttpOnly session cookie',
       operationId: 'signIn',
       body: SessionBody,
-      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed sign-ins from this client or with this token prefix (Retry-After)' },
+      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
       handle: async ({ body, ctx }) => {
-        const keys = signIns === undefined ? [] : [`client ${clientAddress(ctx, signIns.trustProxy)}`, `prefix ${body.token.slice(0, PREFIX_LENGTH)}`];
-        for (const key of keys) {
-          const wait = signIns!.limiter.blocked(key);
-          if (wait !== null) return problem({ code: 'too_many_sign_ins' }, { 'retry-after': String(wait) });
-        }
+        const refusal = guesses?.refusal(ctx) ?? null;
+        if (refusal !== null) return refusal;
         const user = await userByTokenHash(tokenHash(body.token));
         if (user === null) {
-          for (const key of keys) signIns!.limiter.record(key);
+          guesses?.failed(ctx);
           return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
         }
         return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });

@@ -154,8 +154,9 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
     const origin = ctx.req.headers.origin;
     if (origin !== undefined && origin !== originText(ctx.origin)) return refuseUpgrade(socket, problem({ code: 'cross_origin_refused' }));
-    const user = await authenticate(ctx);
-    if (user === null) return refuseUpgrade(socket, problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' }));
+    const caller = await authenticate(ctx);
+    if (!caller.ok) return refuseUpgrade(socket, caller.error);
+    const user = caller.value;
     const ref = ctx.query.getAll('thread');
     const after = ctx.query.getAll('after');
     const errors = [
@@ -219,6 +220,6 @@ export const liveHttpRoute = route({
   path: LIVE_PATH,
   summary: "The live socket: upgrade to a websocket (?thread=<row id or key>&after=<seq>) for the thread's wire events",
   operationId: 'liveSocket',
-  responses: { 101: 'Switching protocols: from then on each text frame is one LiveEvent (components.schemas.LiveEvent)', 401: 'No valid credential', 403: 'Foreign Origin', 404: 'Thread unavailable', 426: 'Not an upgrade' },
+  responses: { 101: 'Switching protocols: from then on each text frame is one LiveEvent (components.schemas.LiveEvent)', 401: 'No valid credential', 403: 'Foreign Origin', 404: 'Thread unavailable', 426: 'Not an upgrade', 429: 'Too many failed credentials from this client, or too many live sockets of the user (Retry-After)' },
   handle: () => problem({ code: 'upgrade_required' }, { upgrade: 'websocket' }),
 });

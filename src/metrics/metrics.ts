@@ -34,6 +34,10 @@ export interface Metrics {
   readonly gapFilled: (events: number) => void;
   /** A request answered 503 because storage did not answer in time (or at all). */
   readonly storageUnavailable: () => void;
+  /** A credential (token, cookie, metrics token) that named no one. */
+  readonly credentialFailed: () => void;
+  /** A credential not even looked up: its client had used up its failures (429). */
+  readonly guessRefused: () => void;
 }
 
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -52,6 +56,8 @@ export function createMetrics(sources: MetricSources): Metrics {
   const reconnects = new Counter({ name: 'console_bus_reconnects_total', help: 'Times the event bus connection came back after a drop', registers: [registry] });
   const gapEvents = new Counter({ name: 'console_live_gap_fill_events_total', help: 'Stored events live sockets read from the log to fill gaps the bus left', registers: [registry] });
   const unavailable = new Counter({ name: 'console_storage_unavailable_total', help: 'Requests answered 503 because storage did not answer (time-outs included)', registers: [registry] });
+  const credentialFailures = new Counter({ name: 'console_credential_failures_total', help: 'Credentials (tokens, session cookies, the metrics token) that named no one', registers: [registry] });
+  const guessesRefused = new Counter({ name: 'console_credential_guesses_refused_total', help: 'Requests answered 429 without looking their credential up: the client had used up its failed credentials', registers: [registry] });
   new Gauge({ name: 'console_pending_waits', help: 'Approvals and questions the agents of this instance wait on', registers: [registry], collect() { this.set(sources.pendingWaits()); } });
   if (sources.agents !== undefined) {
     const agents = sources.agents;
@@ -104,5 +110,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     busReconnected: () => reconnects.inc(),
     gapFilled: (events) => gapEvents.inc(events),
     storageUnavailable: () => unavailable.inc(),
+    credentialFailed: () => credentialFailures.inc(),
+    guessRefused: () => guessesRefused.inc(),
   };
 }

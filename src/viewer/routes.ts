@@ -95,7 +95,8 @@ export function viewerRoutes(config: Config): Route[] {
       path: `${config.viewerPath}/:artifact_id`,
       summary: "The artifact viewer page: hosts an owned artifact's MCP app in the sandbox (HTML)",
       // Any text: the handler, not the schema, decides, so a malformed id is a 404 rather than a 422.
-      params: v.object({ artifact_id: v.string() }),
+      // The description still says what an id is (a UUID), as for every id in a path.
+      params: v.object({ artifact_id: v.pipe(v.string(), v.metadata({ format: 'uuid' })) }),
       operationId: 'viewerPage',
       responses: { 200: { description: 'The viewer page', mediaType: 'text/html' }, 404: 'The id is not a UUID' },
       handle: ({ params }): Reply => {

@@ -244,7 +244,7 @@ describe('artifact loading over MCP', () => {
 
 describe('artifact loading without a separate sandbox origin', () => {
   const cases: { label: string; env: Record<string, string>; host: string }[] = [
-    { label: 'none is configured', env: { ARTIFACT_SANDBOX_ORIGIN: '' }, host: 'localhost:8080' },
+    { label: 'none is configured', env: { ARTIFACT_SANDBOX_ORIGIN: '', ALLOWED_HOSTS: 'localhost:8080' }, host: 'localhost:8080' },
     // A sandbox origin set to the console's own: the dispatch stays off (it would swallow the console) and loads answer 503.
     { label: 'it is the console origin', env: { ARTIFACT_SANDBOX_ORIGIN: 'http://console.test:8080', ARTIFACT_VIEWER_ORIGIN: 'http://console.test:8080' }, host: 'console.test:8080' },
   ];

@@ -10,7 +10,7 @@ describe('a client that aborts mid-body', () => {
     try {
       const socket = connect(service.port, '127.0.0.1');
       await once(socket, 'connect');
-      socket.write('POST /api/session HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"tok');
+      socket.write(`POST /api/session HTTP/1.1\r\nHost: localhost:${service.port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"tok`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       socket.destroy();
       const deadline = Date.now() + 5_000;

@@ -51,6 +51,8 @@ describe('the HTTP edge', () => {
       log: pino({ level: 'info' }, sink),
       sandboxOrigin: null,
       trustProxy: false,
+      // The port listened on (0), and the made-up host the raw requests below send.
+      allowedHosts: [{ host: '127.0.0.1', port: 0 }, { host: 'x', port: 80 }],
       sandbox: buildSurface({ name: 'sandbox', owns: () => true, guards: [], routes: [] }),
       surfaces: [surface, buildSurface({ name: 'rest', owns: () => true, guards: [], routes: [] })],
       draining: () => false,

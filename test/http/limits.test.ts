@@ -44,15 +44,9 @@ describe('limits with clear answers', () => {
     const refused = await signIn('token-alice', '203.0.113.1');
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers['retry-after']) >= 1 && Number(refused.headers['retry-after']) <= 60);
-    assert.equal(refused.json().detail, 'Too many sign-in attempts: retry later');
+    assert.equal(refused.json().detail, 'Too many failed credentials from this client: retry later');
     assert.equal(refused.headers['set-cookie'], undefined, 'a blocked client learns nothing of its token');
     assert.equal((await signIn('token-alice', '203.0.113.2')).status, 204, 'another client signs in');
-  });
-
-  it('429 after 3 failed sign-ins with tokens that start alike, from any clients', async () => {
-    for (let i = 0; i < 3; i++) assert.equal((await signIn(`guessX-${i}`, `192.0.2.${10 + i}`)).status, 401);
-    assert.equal((await signIn('guessX-next', '192.0.2.50')).status, 429);
-    assert.equal((await signIn('other-token', '192.0.2.51')).status, 401, 'another prefix is not held up');
   });
 
   it('429 for the third directive of a user within the minute', async () => {

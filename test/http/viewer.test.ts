@@ -86,6 +86,21 @@ describe('the artifact viewer page and script', () => {
     assert.ok(doc.paths['/artifacts/{artifact_id}']?.get);
     assert.ok(doc.paths['/assets/viewer.js']?.get);
   });
+
+  it("describes the viewer page's artifact_id as a UUID, as every id in a path (issue 24: it was a bare string)", async () => {
+    const doc = (await service.ask({ path: '/api/openapi.json' })).json();
+    const viewer = doc.paths['/artifacts/{artifact_id}'].get.parameters.find((p: { name: string }) => p.name === 'artifact_id');
+    assert.deepEqual(viewer.schema, { type: 'string', format: 'uuid' });
+    const ids: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, { parameters?: { name: string; in: string; schema: { format?: string } }[] }>>(doc.paths)) {
+      for (const operation of Object.values(operations)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in === 'path' && /(^|_)(id|cid|rid|thread)$/.test(parameter.name) && parameter.schema.format !== 'uuid') ids.push(`${path} ${parameter.name}`);
+        }
+      }
+    }
+    assert.deepEqual(ids, [], 'every id in a path is described as a UUID');
+  });
 });
 
 describe('the artifact viewer page with other settings', () => {

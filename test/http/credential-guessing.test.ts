@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { clientKey } from '../../src/limits/client-key.ts';
+import { F } from '../support/fixture-world.ts';
+import { ask, type Answer } from '../support/http.ts';
+import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { startFixtureService, type TestService } from '../support/service.ts';
+
+const LIMIT = 3;
+const METRICS_TOKEN = 'metrics-token-0123456789';
+
+/** A refusal for guessing: 429 problem+json with Retry-After, and nothing about the credential. */
+function assertGuessingRefused(res: Answer, where: string): void {
+  assert.equal(res.status, 429, `${where}: ${res.text}`);
+  assert.equal(res.headers['content-type'], 'application/problem+json', where);
+  const retry = Number(res.headers['retry-after']);
+  assert.ok(retry >= 1 && retry <= 60, `${where}: Retry-After ${res.headers['retry-after']}`);
+  assert.equal(res.json().code, 'too_many_sign_ins', where);
+  assert.equal(res.headers['set-cookie'], undefined, where);
+}
+
+/**
+ * Issue 24, item 3: wrong bearer tokens and session cookies were answered 401 at about 1,100
+ * guesses a second with no limit (only `POST /api/session` counted), and the per-token-prefix
+ * limit let anyone lock a user out by guessing wrong tokens that share the user's prefix.
+ * Each client here is its own address behind a trusted proxy (the last `X-Forwarded-For` entry).
+ */
+describe('credential guessing is limited per client on every path', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startFixtureService({ TRUST_PROXY: 'true', SIGNIN_ATTEMPTS_PER_MINUTE: String(LIMIT), METRICS_TOKEN });
+  });
+  after(() => service.close());
+
+  const from = (client: string, headers: Record<string, string> = {}) => ({ ...headers, 'x-forwarded-for': `198.51.100.9, ${client}` });
+  const threads = (client: string, headers: Record<string, string>) => service.ask({ path: '/api/console/threads', headers: from(client, headers) });
+  const signIn = (client: string, token: string) =>
+    service.ask({ method: 'POST', path: '/api/session', headers: from(client, { 'content-type': 'application/json' }), body: JSON.stringify({ token }) });
+
+  it('wrong bearer tokens: 429 past the limit, the right token included, while another client is served', async () => {
+    const guesser = '203.0.113.10';
+    for (let i = 0; i < LIMIT; i++) assert.equal((await threads(guesser, { authorization: `Bearer wrong-${randomUUID()}` })).status, 401);
+    assertGuessingRefused(await threads(guesser, { authorization: `Bearer wrong-${randomUUID()}` }), 'a further guess');
+    assertGuessingRefused(await threads(guesser, { authorization: 'Bearer token-alice' }), 'the right token from the guessing client');
+    assert.equal((await threads('203.0.113.11', { authorization: 'Bearer token-alice' })).status, 200, 'another client');
+  });
+
+  it('wrong session cookies: 429 past the limit, while another client is served', async () => {
+    const guesser = '203.0.113.20';
+    for (let i = 0; i < LIMIT; i++) assert.equal((await threads(guesser, { cookie: `console_session=wrong-${i}` })).status, 401);
+    assertGuessingRefused(await threads(guesser, { cookie: 'console_session=token-alice' }), 'a cookie after the limit');
+    assert.equal((await threads('203.0.113.21', { cookie: 'console_session=token-alice' })).status, 200, 'another client');
+  });
+
+  it('wrong tokens on the live socket handshake: refused 429 past the limit, while another client connects', async () => {
+    const guesser = '203.0.113.30';
+    const open = (client: string, token: string) => connectLive(service.port, { thread: F.root }, from(client, { authorization: `Bearer ${token}` }));
+    for (let i = 0; i < LIMIT; i++) assert.deepEqual(await open(guesser, `wrong-${i}`), { refused: 401 });
+    assert.deepEqual(await open(guesser, 'token-alice'), { refused: 429 });
+    const other = await open('203.0.113.31', 'token-alice');
+    assert.ok(!('refused' in other), JSON.stringify(other));
+    (other as LiveClient).close();
+  });
+
+  it('failures on every path share one budget per client: sign-in, bearer, cookie, then the socket is refused', async () => {
+    const guesser = '203.0.113.40';
+    assert.equal((await signIn(guesser, 'wrong-sign-in')).status, 401);
+    assert.equal((await threads(guesser, { authorization: 'Bearer wrong-bearer' })).status, 401);
+    assert.equal((await threads(guesser, { cookie: 'console_session=wrong-cookie' })).status, 401);
+    assertGuessingRefused(await signIn(guesser, 'token-alice'), 'sign-in');
+    assert.deepEqual(await connectLive(service.port, { thread: F.root }, from(guesser, { authorization: 'Bearer token-alice' })), { refused: 429 });
+  });
+
+  it('a request with no credential at all is not a failed guess', async () => {
+    const client = '203.0.113.50';
+    for (let i = 0; i < LIMIT + 2; i++) assert.equal((await threads(client, {})).status, 401);
+    assert.equal((await threads(client, { authorization: 'Bearer token-alice' })).status, 200);
+  });
+
+  it("guesses sharing a user's token prefix never lock the user out (the per-prefix lockout is gone)", async () => {
+    // Both fixture tokens start with `token-`: the old limit counted these together, from any client.
+    for (let i = 0; i < LIMIT + 1; i++) assert.equal((await signIn(`192.0.2.${60 + i}`, `token-guess${i}`)).status, 401);
+    assert.equal((await signIn('192.0.2.99', 'token-alice')).status, 204, 'the real token signs in');
+    assert.equal((await threads('192.0.2.99', { authorization: 'Bearer token-bob' })).status, 200, 'and the other user is served too');
+  });
+
+  it('counts an IPv6 client by its /64: another address of the same /64 is held, another /64 is not', async () => {
+    for (let i = 0; i < LIMIT; i++) assert.equal((await threads(`2001:db8:a:b::${i + 1}`, { authorization: `Bearer wrong-${i}` })).status, 401);
+    assertGuessingRefused(await threads('2001:db8:a:b:ffff:1:2:3', { authorization: 'Bearer token-alice' }), 'same /64');
+    assert.equal((await threads('2001:db8:a:c::1', { authorization: 'Bearer token-alice' })).status, 200, 'another /64');
+  });
+
+  it('counts refused guesses in the metrics', async () => {
+    const scrape = await service.ask({ path: '/metrics', headers: from('203.0.113.99', { authorization: `Bearer ${METRICS_TOKEN}` }) });
+    assert.equal(scrape.status, 200);
+    const refused = /^console_credential_guesses_refused_total (\d+)$/m.exec(scrape.text);
+    assert.ok(refused !== null && Number(refused[1]) > 0, scrape.text.slice(0, 200));
+    assert.match(scrape.text, /^console_credential_failures_total [1-9]/m);
+  });
+});
+
+describe('credential guessing without a trusted proxy', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startFixtureService({ SIGNIN_ATTEMPTS_PER_MINUTE: String(LIMIT) });
+  });
+  after(() => service.close());
+
+  it('counts the connection peer: a claimed X-Forwarded-For does not escape the limit', async () => {
+    for (let i = 0; i < LIMIT; i++) {
+      const res = await ask(service.port, { path: '/api/session', headers: { authorization: `Bearer wrong-${i}`, 'x-forwarded-for': `203.0.113.${i}` } });
+      assert.equal(res.status, 401);
+    }
+    assertGuessingRefused(await ask(service.port, { path: '/api/session', headers: { authorization: 'Bearer token-alice', 'x-forwarded-for': '203.0.113.200' } }), 'a new claimed address');
+  });
+});
+
+describe('the client key', () => {
+  it('is an IPv4 address as it is, an IPv6 address by its /64, an IPv4-mapped one as IPv4', () => {
+    assert.equal(clientKey('203.0.113.7'), '203.0.113.7');
+    assert.equal(clientKey('2001:db8:a:b::1'), '2001:db8:a:b::/64');
+    assert.equal(clientKey('2001:DB8:A:B:ffff:1:2:3'), '2001:db8:a:b::/64');
+    assert.equal(clientKey('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(clientKey('::1'), '0:0:0:0::/64');
+    assert.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    assert.equal(clientKey('::ffff:192.0.2.1'), '192.0.2.1');
+    assert.equal(clientKey('unknown'), 'unknown');
+  });
+});
