@@ -76,8 +76,8 @@ export const ERROR_DETAILS = {
   destination_barred: 'No conversation can land in this place',
   /** The destination is not (or no longer) offered on its channel. */
   destination_not_offered: 'This destination is no longer offered',
-  /** The thread's conversation changed (a summon) while the move was asked: nothing moved; ask again. */
-  conversation_changed: "The thread's conversation changed while the move was asked: ask again",
+  /** The thread's conversation changed (a summon) while a move, summon or directive was asked: nothing was written; ask again. */
+  conversation_changed: "The thread's conversation changed while this was asked: ask again",
   /** A teleport into a chat thread where another conversation lives. */
   destination_occupied: 'Another conversation already lives in this place',
   /** A console thread asked to teleport to the console. */

@@ -42,6 +42,12 @@ export interface MoveWrite {
    * checks that the source's latest conversation has not moved away.
    */
   readonly moving: Id | null;
+  /**
+   * Summon: the conversation it hands over from, as the caller read it (the source's latest then),
+   * checked inside to be the latest still; `changed` when another took its place. Null for a teleport,
+   * whose `moving` is checked so.
+   */
+  readonly replaces: Id | null;
   /** Teleport: the thread it lands in, opened with this id as a fork of the source; null for a summon (in place). */
   readonly landing: (NewThread & { readonly id: Id }) | null;
   /** The new conversation, on the landing thread when there is one, else on the source. */
@@ -114,14 +120,23 @@ export type DirectiveOutcome =
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
   | { readonly kind: 'busy' }
   /** The conversation was teleported away: nothing was written. */
-  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo };
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo }
+  /** The conversation is no longer the thread's latest (a summon replaced it since it was read): nothing was written. */
+  | { readonly kind: 'changed' };
 
-/** The writes that start turns or move conversations, each one transaction with its checks inside. */
+/**
+ * The writes that start turns or move conversations, each one transaction with its checks inside.
+ * Of those that race on one thread (directives, summons, teleports, in any mix), each sees the others
+ * whole: the busy check and the thread's latest conversation are one decision, taken under the
+ * thread's lock (a thread row first, then its conversations and runs: one order, so no deadlock), and
+ * at most one turn of a thread ever runs.
+ */
 export interface TurnWrites {
   /**
    * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
    * with the first answer and writes nothing; when the conversation moved away, `moved_away`; when
-   * it has a turn running, `busy`;
+   * a turn runs on any conversation of the thread, `busy`; when the conversation is no longer the
+   * thread's latest, `changed`;
    * else stores the posture, the user's ledger message, a `running` run, claims the turn under
    * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
    * written unless all of it is.
@@ -130,8 +145,9 @@ export interface TurnWrites {
   /**
    * Writes a move atomically: when the source's latest conversation moved away, answers
    * `moved_away`; when the source thread has a turn running or items pending on any of its
-   * conversations, `busy`; either way nothing is written. Else writes everything {@link MoveWrite}
-   * names and answers `moved`.
+   * conversations, `busy`; when the conversation it moves or replaces is no longer the latest,
+   * `changed`; either way nothing is written. Else writes everything {@link MoveWrite} names and
+   * answers `moved`.
    */
   writeMove(move: MoveWrite): Promise<MoveOutcome>;
 }

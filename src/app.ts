@@ -14,6 +14,7 @@ import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from '../core/artifacts/view.ts';
 import { consoleReadRoutes } from './console/read-routes.ts';
 import { consoleReads } from '../core/reads/console-reads.ts';
+import { pathAccess } from '../core/reads/path-access.ts';
 import { consoleSurface } from './console/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
 import { guessLimit } from './identity/guess-limit.ts';
@@ -135,6 +136,8 @@ export function createApp(options: AppOptions): App {
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
   const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
+  // A write whose body is refused answers 404 first when its path names what the caller cannot use.
+  const access = pathAccess(storage);
   const live = liveSocket({
     storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser,
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
@@ -146,7 +149,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), windowLimiter({ limit: config.limits.directivesPerMinute })), ...operationRoutes(moves), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),

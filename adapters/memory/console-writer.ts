@@ -18,6 +18,8 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
   };
   const firstConversation = (threadId: string): Conversation | undefined =>
     [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+  const latestConversation = (threadId: string): Conversation | undefined =>
+    [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
   const requireThread = (threadId: string): Thread => {
     const thread = state.threads.get(threadId);
     if (thread === undefined) throw new Error(`No thread ${threadId}`);
@@ -63,12 +65,13 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
 
     async writeMove(move) {
       const source = requireThread(move.source_thread_id);
-      const latest = [...state.conversations.values()].filter((c) => c.thread_id === source.id).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+      const latest = latestConversation(source.id);
       if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
       const activity = threadActivity(state, source.id);
       const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions };
       if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
-      if (move.moving !== null && latest?.id !== move.moving) return { kind: 'changed' };
+      const expected = move.moving ?? move.replaces;
+      if (expected !== null && latest?.id !== expected) return { kind: 'changed' };
       const landingAddress = move.landing === null ? null : move.conversation.address;
       if (landingAddress !== null && [...state.conversations.values()].some((c) => c.moved_to === null && c.address?.channel === landingAddress.channel && c.address.id === landingAddress.id)) {
         return { kind: 'occupied' };
@@ -120,7 +123,9 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
         throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
       }
       if (conversation.moved_to !== null) return { kind: 'moved_away', moved_to: conversation.moved_to };
-      if (conversation.turn_running) return { kind: 'busy' };
+      // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
+      if (threadActivity(state, write.thread_id).turn_running) return { kind: 'busy' };
+      if (latestConversation(write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
       const thread = requireThread(write.thread_id);
       const message = appendMessage(write.thread_id, { role: 'user', text: write.text, artifact_id: null });
       const runId = uuidv7();

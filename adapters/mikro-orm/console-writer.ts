@@ -34,35 +34,36 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.
         const messageId = uuidv7();
         const runId = uuidv7();
+        // The thread's row first, then its conversations, locked, as a move locks them (one order: no
+        // deadlock): a concurrent directive, summon or teleport of this thread waits here until this
+        // transaction ends, so the checks below and the claim are one decision.
+        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for update', [write.thread_id]);
+        if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
+        const answer: DirectiveAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: runId };
         if (write.message_id !== null) {
-          // The key (thread_id, message_id) is the lock: a concurrent duplicate waits here until this
-          // transaction ends, then finds the row (repeated) or, if this one rolled back, takes its place.
-          const inserted = await sql(`
-            insert into directives (thread_id, message_id, answer)
-            select t.id, ?, jsonb_build_object('thread_id', t.id, 'key', t.key, 'conversation_id', ?::uuid, 'run_id', ?::uuid)
-            from threads t where t.id = ?
-            on conflict (thread_id, message_id) do nothing returning thread_id`,
-          [write.message_id, write.conversation_id, runId, write.thread_id]);
+          // A duplicate that waited on the thread's lock finds the first one's row (repeated); if that
+          // one rolled back, it takes its place.
+          const inserted = await sql(`insert into directives (thread_id, message_id, answer) values (?, ?, ?::jsonb)
+            on conflict (thread_id, message_id) do nothing returning thread_id`, [write.thread_id, write.message_id, JSON.stringify(answer)]);
           if (inserted.length === 0) {
             const [first] = await sql<{ answer: DirectiveAnswer }>(
               'select answer from directives where thread_id = ? and message_id = ?', [write.thread_id, write.message_id]);
-            if (first === undefined) throw new Error(`No thread ${write.thread_id}`);
-            return { kind: 'repeated', answer: first.answer };
+            return { kind: 'repeated', answer: first!.answer };
           }
         }
-        // Claims the turn: a concurrent directive on the same conversation waits for this row's lock,
-        // then sees turn_running and is busy; select-then-update would let both start.
-        const [claimed] = await sql<{ key: string | null }>(`
-          update conversations c set turn_running = true, permission_mode = coalesce(?, c.permission_mode),
+        const conversations = await sql<{ id: string; turn_running: boolean; moved_to: MovedTo | null }>(
+          'select id, turn_running, moved_to from conversations where thread_id = ? order by id for update', [write.thread_id]);
+        const target = conversations.find((c) => c.id === write.conversation_id);
+        if (target === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+        // Refused: the directive row goes too, so a retry may start later.
+        if (target.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: target.moved_to });
+        // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
+        if (conversations.some((c) => c.turn_running)) return rollback({ kind: 'busy' });
+        if (conversations.at(-1)!.id !== target.id) return rollback({ kind: 'changed' });
+        await sql(`
+          update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
             turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-          from threads t where t.id = c.thread_id and c.id = ? and c.thread_id = ? and not c.turn_running and c.moved_to is null
-          returning t.key`, [write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id, write.thread_id]);
-        if (claimed === undefined) {
-          const [found] = await sql<{ moved_to: MovedTo | null }>('select moved_to from conversations where id = ? and thread_id = ?', [write.conversation_id, write.thread_id]);
-          if (found === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
-          if (found.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: found.moved_to });
-          return rollback({ kind: 'busy' }); // the directive row goes too: a retry may start later
-        }
+          where id = ?`, [write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id]);
         const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };
         const run: Run = {
           id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
@@ -72,7 +73,6 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
           [messageId, write.thread_id, write.text, message.created_at]);
         await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
           values (?, ?, ?, 'running', null, ?, null)`, [runId, write.conversation_id, write.directory, run.started_at]);
-        const answer: DirectiveAnswer = { thread_id: write.thread_id, key: claimed.key, conversation_id: write.conversation_id, run_id: runId };
         const [event] = await sql<WireEvent>(APPEND, [write.thread_id, 'message', JSON.stringify({ run_id: runId, message }), write.thread_id]);
         return { kind: 'started', answer, message, run, event: event! };
       })),

@@ -17,8 +17,9 @@ import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
 export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
   return retriedOnSeqRace(() =>
   transaction(orm, async (sql) => {
-    // The source's row, then its conversations, locked: a concurrent move waits, and a directive's
-    // claim on one of its conversations waits too, so the busy check below holds until commit.
+    // The source's row, then its conversations, locked, in the order a directive locks them (one
+    // order: no deadlock): a concurrent move or directive of this thread waits here until this
+    // transaction ends, so the busy check and the latest conversation below hold until commit.
     const [source] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [move.source_thread_id]);
     if (source === undefined) throw new Error(`No thread ${move.source_thread_id}`);
     const running = await sql<{ id: string; turn_running: boolean; moved_to: MovedTo | null }>(
@@ -34,7 +35,8 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
       questions: pending.find((row) => row.kind === 'question')?.n ?? 0,
     };
     if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
-    if (move.moving !== null && latest?.id !== move.moving) return { kind: 'changed' };
+    const expected = move.moving ?? move.replaces;
+    if (expected !== null && latest?.id !== expected) return { kind: 'changed' };
     if (move.landing !== null && move.conversation.address !== null) {
       const [taken] = await sql('select 1 from conversations where address = ?::jsonb and moved_to is null limit 1', [JSON.stringify(move.conversation.address)]);
       if (taken !== undefined) return { kind: 'occupied' };

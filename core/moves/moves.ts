@@ -155,6 +155,7 @@ export function threadMoves(deps: {
       return move(user, {
         source_thread_id: thread.id,
         moving: conversation.id,
+        replaces: null,
         landing: { ...landing, conversation: moved },
         conversation: moved,
         ledger: `Moved to ${where} (thread ${landing.id})`,
@@ -189,6 +190,8 @@ export function threadMoves(deps: {
       const moved = await move(user, {
         source_thread_id: thread.id,
         moving: null,
+        // The conversation this summon read as the latest: checked again inside, where the busy check is.
+        replaces: conversation.id,
         landing: null,
         conversation: next,
         ledger: `Handed over to ${route.id}${body.hint === null ? '' : `: ${body.hint}`}`,

@@ -196,6 +196,8 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'turn_running' });
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
+    // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
+    if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
     // Stored with the turn; published first (this instance's sockets get it at once), then the run is
     // kicked whatever the bus does: a lost announcement is filled from the log.
     const published = bus.publish(outcome.event).catch(() => {});

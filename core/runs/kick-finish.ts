@@ -45,8 +45,9 @@ export async function finish(
     else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));
     else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
     await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
+    // Marked first: a renewal answered after the release is stored, even before this await resumes, is no loss.
+    entry.releasing = true;
     await step(() => deps.writer.releaseTurn(runId));
-    entry.released = true;
   } catch (error) {
     deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
     entry.lost = true;

@@ -52,8 +52,11 @@ export interface InFlight {
   cancelled: { readonly code: RunErrorCode; readonly reason: string } | null;
   /** The lease was lost (swept elsewhere): nothing more is recorded for the run. */
   lost: boolean;
-  /** The turn was released: nothing is held any more. */
-  released: boolean;
+  /**
+   * The turn's release has begun (set before it is asked, so no renewal can answer first): a renewal
+   * that finds the turn gone from now on saw this release, not a loss.
+   */
+  releasing: boolean;
 }
 
 /**
@@ -68,7 +71,7 @@ export function kicker(deps: KickDeps) {
 
   /** Stops a run here for good: it was swept elsewhere, or may be (its lease went unrenewed for a whole lease). */
   const lose = (id: string, entry: InFlight, why: string): void => {
-    if (entry.lost || entry.released) return;
+    if (entry.lost || entry.releasing) return;
     deps.log.warn({ run: id }, why);
     entry.lost = true;
     cancel(id, 'turn_lease_expired');
@@ -130,7 +133,7 @@ export function kicker(deps: KickDeps) {
     kick(request: KickRequest): void {
       const now = Date.now();
       const entry: InFlight = {
-        controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, released: false,
+        controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, releasing: false,
       };
       running.set(request.run.id, entry);
       const kicked: Promise<void> = runKick(deps, request, entry)

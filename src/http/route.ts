@@ -38,6 +38,13 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly guards?: readonly Guard[];
   /** Whether the route needs an authenticated user (else the authenticator's refusal: 401 with `WWW-Authenticate: Bearer`, or 429). */
   readonly auth?: boolean;
+  /**
+   * What the path names, checked for the caller only when the query or body is refused (400, 413, 415,
+   * 422): a failure here (404: a thread the caller cannot use) is answered instead, so a bad body never
+   * tells whether someone else's thread exists. A valid request pays no extra read: its use case checks
+   * the same first. Needs `auth` and `params`.
+   */
+  readonly pathRefusal?: (input: { readonly user: User; readonly params: P }) => Promise<Failure | null>;
   /** Documented answers, by status, for the OpenAPI description: words, or words and the body's schema. */
   readonly responses?: Readonly<Record<number, string | Answer>>;
   readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
@@ -92,16 +99,21 @@ export async function runRoute(
     if (!parsed.success) return problem(issuesOf('path', parsed.issues));
     input.params = parsed.output;
   }
+  // A refused query or body answers the path's own refusal first, when it has one (see `pathRefusal`).
+  const refuse = async (failure: Failure, headers: Record<string, string> = {}): Promise<Reply> => {
+    const first = routeDef.pathRefusal === undefined || user === null ? null : await routeDef.pathRefusal({ user, params: input.params });
+    return problem(first ?? failure, headers);
+  };
   if (routeDef.query !== undefined) {
     const parsed = v.safeParse(routeDef.query, queryObject(ctx.query));
-    if (!parsed.success) return problem(issuesOf('query', parsed.issues));
+    if (!parsed.success) return refuse(issuesOf('query', parsed.issues));
     input.query = parsed.output;
   }
   if (routeDef.body !== undefined) {
     const read = await readJsonBody(ctx.req);
-    if (!read.ok) return problem(read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
+    if (!read.ok) return refuse(read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
     const parsed = v.safeParse(routeDef.body, read.value);
-    if (!parsed.success) return problem(issuesOf('body', parsed.issues));
+    if (!parsed.success) return refuse(issuesOf('body', parsed.issues));
     input.body = parsed.output;
   }
   return routeDef.handle({ ...input, ctx } as RouteInput<unknown, unknown, unknown>);

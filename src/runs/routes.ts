@@ -6,6 +6,7 @@ import { route, type Route } from '../http/route.ts';
 import type { Directive } from '../../core/runs/directives.ts';
 import type { CancelTurn } from '../../core/runs/cancel.ts';
 import type { Responses } from '../../core/runs/responses.ts';
+import type { PathAccesses } from '../../core/reads/path-access.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
@@ -42,11 +43,12 @@ const ResponsesBody = v.object({
 
 const PermissionModeBody = v.object({ permission_mode: word(100) });
 
-/** The console's writes: directives, batch responses, and the posture switch. */
+/** The console's writes: directives, batch responses, and the posture switch; `access` answers 404 first when a body is refused. */
 export function runRoutes(
   submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>,
   answers: Responses,
   cancel: CancelTurn,
+  access: PathAccesses,
   /** Directives per user per minute (429 with `Retry-After` past it); none, no limit. */
   directiveLimit?: WindowLimiter,
 ): Route[] {
@@ -59,6 +61,7 @@ export function runRoutes(
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
       operationId: 'sendDirective',
+      pathRefusal: ({ user, params }) => access.threadOrKey(user, params.thread),
       responses: { 202: answer('Accepted: the kick is on its way', DirectiveAccepted), 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary', 429: 'Too many directives this minute (Retry-After)' },
       handle: async ({ user, params, body }) => {
         const wait = directiveLimit?.blocked(user.id) ?? null;
@@ -75,6 +78,7 @@ export function runRoutes(
       params: v.object({ id: UuidParam }),
       body: ResponsesBody,
       operationId: 'answerPending',
+      pathRefusal: ({ user, params }) => access.thread(user, params.id),
       responses: { 202: answer('Applied, all of them', Answered), 401: 'No valid credential', 404: 'Thread unavailable', 422: 'An item not pending on this thread, or an option it does not offer: nothing applied' },
       handle: async ({ user, params, body }) => {
         return result(202, await answers.answer(user, params.id, body.responses));
@@ -100,6 +104,7 @@ export function runRoutes(
       params: v.object({ id: UuidParam }),
       body: PermissionModeBody,
       operationId: 'setPermissionMode',
+      pathRefusal: ({ user, params }) => access.conversation(user, params.id),
       responses: { 200: answer('The conversation row', Conversation), 401: 'No valid credential', 404: 'Conversation unavailable', 422: 'Not a mode of the agent' },
       handle: async ({ user, params, body }) => {
         return result(200, await answers.setPermissionMode(user, params.id, body.permission_mode));

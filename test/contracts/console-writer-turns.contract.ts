@@ -6,6 +6,37 @@ import type { WriterSuite } from './console-writer.contract.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A thread as the suite created it: its id and its (first) conversation's. */
+type Source = { readonly thread: { readonly id: string }; readonly conversation: { readonly id: string } };
+
+/** A summon of `t` to codex, with its brief as the first turn under `lease`. */
+export const summonOf = (t: Source, lease = { holder: 'h', ms: 60_000 }): MoveWrite => ({
+  source_thread_id: t.thread.id,
+  moving: null,
+  replaces: t.conversation.id,
+  landing: null,
+  conversation: { id: uuidv7(), agent: 'codex', model: null, permission_mode: 'auto', effort: null, address: null },
+  ledger: 'Handed over to codex',
+  landing_ledger: null,
+  delivery: null,
+  gateway: { operation: 'summon' },
+  turn: { text: 'The brief', directory: '/srv/acme', lease },
+});
+
+/** A teleport of `t`'s conversation to a new thread in #general on team-chat, with no first turn. */
+export const teleportOf = (t: Source) => {
+  const landing = { id: uuidv7(), owner: 'alice', members: ['bob'], channel: 'team-chat', project: 'acme-web', title: 'Moved' };
+  const deliveryId = uuidv7();
+  const address = { channel: 'team-chat', id: `general/${deliveryId}` };
+  const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address };
+  const write: MoveWrite = {
+    source_thread_id: t.thread.id, moving: t.conversation.id, replaces: null, landing: { ...landing, conversation }, conversation,
+    ledger: 'Moved away', landing_ledger: 'Moved here', gateway: { operation: 'teleport' }, turn: null,
+    delivery: { id: deliveryId, channel: 'team-chat', place: 'general', new_thread: true, address, title: 'Moved', text: 'Moved here from console' },
+  };
+  return { landing, conversation, write };
+};
+
 /** The console writer contract, continued: turns as leases, the directive's event, stored answers. */
 export function turnLeaseTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
   describe('TurnLeases: turns are leases', () => {
@@ -98,21 +129,9 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
 
   describe('TurnWrites: moves are written whole (and DeliveryOutbox: what a move stores for a channel)', () => {
     const ledger = async (threadId: string) => (await storage().ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
-    const summonOf = (threadId: string, lease = { holder: 'h', ms: 60_000 }): MoveWrite => ({
-      source_thread_id: threadId,
-      moving: null,
-      landing: null,
-      conversation: { id: uuidv7(), agent: 'codex', model: null, permission_mode: 'auto', effort: null, address: null },
-      ledger: 'Handed over to codex',
-      landing_ledger: null,
-      delivery: null,
-      gateway: { operation: 'summon' },
-      turn: { text: 'The brief', directory: '/srv/acme', lease },
-    });
-
     it('a summon writes the conversation, the ledger line, the gateway and the first turn with its event', async () => {
       const t = await newThread();
-      const write = summonOf(t.thread.id);
+      const write = summonOf(t);
       const outcome = await storage().writer.writeMove(write);
       assert.ok(outcome.kind === 'moved');
       assert.equal(outcome.thread.id, t.thread.id);
@@ -130,19 +149,6 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     const drainOutbox = async () => {
       for (const d of await storage().outbox.claimDue('drain', 60_000, 1_000)) await storage().outbox.delivered(d.id);
     };
-    const teleportOf = (t: { thread: { id: string }; conversation: { id: string } }) => {
-      const landing = { id: uuidv7(), owner: 'alice', members: ['bob'], channel: 'team-chat', project: 'acme-web', title: 'Moved' };
-      const deliveryId = uuidv7();
-      const address = { channel: 'team-chat', id: `general/${deliveryId}` };
-      const conversation = { id: uuidv7(), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address };
-      const write: MoveWrite = {
-        source_thread_id: t.thread.id, moving: t.conversation.id, landing: { ...landing, conversation }, conversation,
-        ledger: 'Moved away', landing_ledger: 'Moved here', gateway: { operation: 'teleport' }, turn: null,
-        delivery: { id: deliveryId, channel: 'team-chat', place: 'general', new_thread: true, address, title: 'Moved', text: 'Moved here from console' },
-      };
-      return { landing, conversation, write };
-    };
-
     it('a teleport moves the conversation: the landing thread forks the source at its latest message, the session goes along, a delivery waits in the outbox', async () => {
       await drainOutbox();
       const t = await newThread();
@@ -182,7 +188,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const outcome = await storage().writer.writeMove(again.write);
       assert.equal(outcome.kind, 'moved_away');
       assert.ok(outcome.kind === 'moved_away' && outcome.moved_to.thread_id === write.landing!.id);
-      assert.equal((await storage().writer.writeMove(summonOf(t.thread.id))).kind, 'moved_away');
+      assert.equal((await storage().writer.writeMove(summonOf(t))).kind, 'moved_away');
       const directed = await storage().writer.writeDirective(directive(t));
       assert.equal(directed.kind, 'moved_away');
       assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), events);
@@ -201,7 +207,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const occupied = { ...onto.write, conversation: { ...onto.write.conversation, address: write.conversation.address }, landing: { ...onto.write.landing!, conversation: { ...onto.write.conversation, address: write.conversation.address } } };
       assert.deepEqual(await storage().writer.writeMove(occupied), { kind: 'occupied' });
       // A summon came first: the conversation asked to move is no longer the latest.
-      assert.equal((await storage().writer.writeMove(summonOf(other.thread.id))).kind, 'moved');
+      assert.equal((await storage().writer.writeMove(summonOf(other))).kind, 'moved');
       const summoned = await storage().writer.runningTurn(other.thread.id);
       await storage().writer.finishRun(summoned!.run_id, 'succeeded', null);
       await storage().writer.releaseTurn(summoned!.run_id);
@@ -234,12 +240,12 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const started = await storage().writer.writeDirective(directive(t));
       assert.ok(started.kind === 'started');
       const before = { events: await storage().events.since(t.thread.id, 0, 10), ledger: await ledger(t.thread.id) };
-      const write = summonOf(t.thread.id);
+      const write = summonOf(t);
       assert.deepEqual(await storage().writer.writeMove(write), { kind: 'busy', busy: { turnRunning: true, approvals: 0, questions: 0 } });
       await storage().writer.finishRun(started.run.id, 'succeeded', null);
       await storage().writer.releaseTurn(started.run.id);
       await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
-      assert.deepEqual(await storage().writer.writeMove(summonOf(t.thread.id)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1 } });
+      assert.deepEqual(await storage().writer.writeMove(summonOf(t)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1 } });
       assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), before.events);
       assert.deepEqual(await ledger(t.thread.id), before.ledger);
       assert.deepEqual((await storage().conversations.listByThread(t.thread.id)).map((c) => c.id), [t.conversation.id]);
@@ -247,7 +253,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
 
     it('two concurrent summons of one idle thread: one moves, the other is busy', async () => {
       const t = await newThread();
-      const outcomes = await Promise.all([storage().writer.writeMove(summonOf(t.thread.id)), storage().writer.writeMove(summonOf(t.thread.id))]);
+      const outcomes = await Promise.all([storage().writer.writeMove(summonOf(t)), storage().writer.writeMove(summonOf(t))]);
       assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['busy', 'moved']);
       assert.equal((await storage().conversations.listByThread(t.thread.id)).length, 2);
       assert.equal((await storage().events.since(t.thread.id, 0, 10)).length, 2);

@@ -8,6 +8,7 @@ import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { pendingAndRunsTests } from './console-writer-pending.contract.ts';
+import { oneTurnPerThreadTests } from './console-writer-races.contract.ts';
 import { turnLeaseTests } from './console-writer-turns.contract.ts';
 
 /** A console thread the suite created, with its conversation. */
@@ -253,5 +254,6 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
 
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     turnLeaseTests({ storage: () => storage, newThread, directive, runs, conversationOf });
+    oneTurnPerThreadTests({ storage: () => storage, newThread, directive, runs, conversationOf });
   });
 }

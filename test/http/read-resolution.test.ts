@@ -117,5 +117,33 @@ for (const kind of kinds) {
         await request('POST', `/api/console/threads/${thread}/directives`, { text: 'hi', model: 'nobody:nothing', project: 'no-such-project' }, F.bobThread === thread ? 404 : 422);
       }
     });
+
+    it('an unknown or inaccessible thread is 404 whatever the body: a field of the wrong type, or no JSON at all (issue 24: 422 came first)', async () => {
+      const T = '/api/console/threads';
+      for (const thread of [F.bobThread, '0190a4c4-0000-7000-8000-00000000dead']) {
+        await request('POST', `${T}/${thread}/teleport`, { destination: { channel: 'team-chat', id: 'general' }, new_thread: 'yes' }, 404);
+        await request('POST', `${T}/${thread}/teleport`, { destination: 'general' }, 404);
+        await request('POST', `${T}/${thread}/summon`, { route: 5, brief: 'x' }, 404);
+        await request('POST', `${T}/${thread}/responses`, { responses: 'all of them' }, 404);
+        await request('GET', `${T}/${thread}/channels/team-chat/addresses?inside=a&inside=b`, undefined, 404);
+        const notJson = await service.ask({ method: 'POST', path: `${T}/${thread}/teleport`, headers: { ...ALICE, 'content-type': 'application/json' }, body: '{"destination":' });
+        assert.equal(notJson.status, 404, notJson.text);
+        assert.equal(notJson.json().code, 'thread_unavailable');
+        assert.equal(notJson.headers['content-type'], 'application/problem+json');
+      }
+      // A directive's id that is no thread row is a key of the caller's: a new thread, whose body is checked (422).
+      await request('POST', `${T}/${F.bobThread}/directives`, { text: 5 }, 404);
+      await request('POST', `${T}/0190a4c4-0000-7000-8000-00000000dead/directives`, { text: 5 }, 422);
+      // Another user's conversation, whatever the body.
+      await request('PATCH', `/api/console/conversations/${F.bobConv}/permission-mode`, { permission_mode: 5 }, 404);
+      // The caller's own thread and conversation: the body's refusal stands.
+      await request('POST', `${T}/${F.root}/teleport`, { destination: 'general' }, 422);
+      await request('POST', `${T}/${F.root}/summon`, { route: 5, brief: 'x' }, 422);
+      await request('POST', `${T}/${F.root}/responses`, { responses: 'all of them' }, 422);
+      await request('POST', `${T}/${F.root}/directives`, { text: 5 }, 422);
+      await request('PATCH', `/api/console/conversations/${F.conv}/permission-mode`, { permission_mode: 5 }, 422);
+      const ownNotJson = await service.ask({ method: 'POST', path: `${T}/${F.root}/summon`, headers: { ...ALICE, 'content-type': 'application/json' }, body: '{' });
+      assert.equal(ownNotJson.status, 400, ownNotJson.text);
+    });
   });
 }

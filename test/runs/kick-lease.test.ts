@@ -90,3 +90,58 @@ describe('a kick that loses its lease', () => {
     assert.equal((await storage.writer.runningTurn(t.thread.id))?.run_id, started.run.id, 'still running, lease renewed by the claim');
   });
 });
+
+/** A logger whose lines are kept, parsed, for assertions. */
+function keptLog() {
+  const lines: { level: number; msg: string }[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { log, warnings: () => lines.filter((line) => line.level >= 40).map((line) => line.msg) };
+}
+
+// Issue 24: a run that had just succeeded logged "the turn lease was lost": a renewal that ran after the
+// turn's release was stored, but before the kick learned it, found the turn gone and took that for a loss.
+describe('the end of a turn and its lease', () => {
+  it('a turn that ends normally logs no lost lease, even when a renewal meets its release', async () => {
+    const { log, warnings } = keptLog();
+    const leaseMs = 300; // renewed every 100 ms
+    const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: leaseMs });
+    let renewalsAfterRelease = 0;
+    let released = false;
+    const writer = {
+      ...storage.writer,
+      renewTurns: async (holder: string, ids: readonly string[], ms: number) => {
+        if (released) renewalsAfterRelease += 1;
+        return storage.writer.renewTurns(holder, ids, ms);
+      },
+      // The release is stored at once, and its answer comes back late (a slow connection): renewals run meanwhile.
+      releaseTurn: async (id: string) => {
+        await storage.writer.releaseTurn(id);
+        released = true;
+        await sleep(leaseMs);
+      },
+    };
+    const kicks = kicker({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    await kicks.drain();
+    assert.ok(renewalsAfterRelease > 0, 'a renewal met the release');
+    assert.deepEqual(warnings(), []);
+    const run = (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 10, before: null }))!.items[0]!;
+    assert.equal(run.status, 'succeeded');
+  });
+
+  it('a lease really lost while the turn runs still warns, and stops the agent', async () => {
+    const { log, warnings } = keptLog();
+    const leaseMs = 300;
+    const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: leaseMs });
+    const runner = slowRunner(2_000);
+    const kicks = kicker({ writer: storage.writer, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    await sleep(50);
+    // Another instance took this one for dead and swept the turn: it ended the run and let the turn go.
+    await storage.writer.finishRun(started.run.id, 'failed', 'turn_lease_expired: swept');
+    await storage.writer.releaseTurn(started.run.id);
+    await kicks.drain();
+    assert.ok(runner.cancelled, 'the agent was stopped');
+    assert.deepEqual(warnings(), ['the turn lease was lost; stopping the run here']);
+  });
+});
