@@ -23,7 +23,7 @@ import { openApiDocument } from './http/openapi.ts';
 import { consoleUiSurface } from './console-ui/routes.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
-import { createMetrics } from './metrics/metrics.ts';
+import { createMetrics, type MetricSources } from './metrics/metrics.ts';
 import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
@@ -69,6 +69,8 @@ export interface AppOptions {
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
+  /** The listener's connection counts, for the metrics (server.ts, connectionCounts). */
+  readonly connections?: MetricSources['connections'];
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -91,7 +93,7 @@ export function createApp(options: AppOptions): App {
   const { storage } = options;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
-  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool });
+  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, connections: options.connections });
   const authenticate = authenticator(storage.userByTokenHash);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
