@@ -12,6 +12,16 @@ export const ERROR_DETAILS = {
   invalid_host: 'The Host header is not a valid host',
   /** A `Host` this service does not answer to (not in ALLOWED_HOSTS, nor the sandbox or viewer origin): a rebound DNS name, or a missing setting. */
   host_not_allowed: 'This service does not answer to this Host: list it in ALLOWED_HOSTS',
+  /** An HTTP/1.1 request without a `Host` header (RFC 9112, section 3.2). */
+  missing_host: 'An HTTP/1.1 request must carry a Host header',
+  /** The HTTP parser refused the request (its line, a header, the body's framing); the detail says which part when it can. */
+  malformed_request: 'The request is not valid HTTP/1.1',
+  /** The request line and headers are over the listener's 64 KiB; the connection is closed. */
+  headers_too_large: 'The request line and headers are larger than 64 KiB',
+  /** A chunked body's chunk extensions are over what the parser takes; the connection is closed. */
+  chunk_extensions_too_large: 'The chunk extensions of the body are too large',
+  /** The headers (or the whole request) did not arrive within the listener's time-out; the connection is closed. */
+  request_timeout: 'The request did not arrive in time',
   /** The body could not be parsed as JSON. */
   malformed_json: 'The request body is not valid JSON',
   /** The body is not JSON at all. */
@@ -92,6 +102,8 @@ export const ERROR_DETAILS = {
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
   too_many_connections: 'Too many open connections: retry later',
+  /** The connection arrived while its client address had MAX_CONNECTIONS_PER_CLIENT open; it is closed. */
+  too_many_client_connections: 'Too many open connections from this client: close one or retry later',
   /** Too many failed credentials (sign-ins, bearer tokens, session cookies, on any path) from this client this minute; the credential was not looked up. */
   too_many_sign_ins: 'Too many failed credentials from this client: retry later',
   /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE). */

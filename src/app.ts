@@ -25,7 +25,7 @@ import { openApiDocument } from './http/openapi.ts';
 import { consoleUiSurface } from './console-ui/routes.ts';
 import { buildSurface, type Surface } from './http/surface.ts';
 import { liveHttpRoute, liveSocket } from './live/socket.ts';
-import { createMetrics } from './metrics/metrics.ts';
+import { createMetrics, type MetricSources } from './metrics/metrics.ts';
 import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
@@ -75,6 +75,8 @@ export interface AppOptions {
   readonly mounts?: readonly Mount[];
   /** Log lines dropped so far by the log's stream, for the metrics (src/log-stream.ts). */
   readonly logLinesDropped?: () => number;
+  /** The listener's connection counts, for the metrics (server.ts, connectionCounts). */
+  readonly connections?: MetricSources['connections'];
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -97,7 +99,7 @@ export function createApp(options: AppOptions): App {
   const { storage } = options;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
-  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped });
+  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped, connections: options.connections });
   // One budget of failed credentials per client, shared by every path that looks one up.
   const guesses = guessLimit({
     limiter: windowLimiter({ limit: config.limits.signInsPerMinute }),

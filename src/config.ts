@@ -22,6 +22,12 @@ export interface Config {
   readonly demo: boolean;
   /** Open connections (upgraded websockets included) past which a new one is answered 503 and closed. */
   readonly maxConnections: number;
+  /**
+   * Open connections of one client address past which its new one is answered 429 and closed, so
+   * one client cannot take every slot; null under TRUST_PROXY, where every connection is the
+   * proxy's (it owns per-client limits).
+   */
+  readonly maxConnectionsPerClient: number | null;
   /** The isolated sandbox origin, without a trailing slash; null when none is configured. */
   readonly sandboxOrigin: string | null;
   /** Where artifact viewer pages live; null when none is configured. */
@@ -54,6 +60,12 @@ export interface Config {
     readonly uiResourceBytes: number;
   };
 }
+
+/**
+ * One client's share of the connections unless configured: a browser's six or so, and its live
+ * sockets (LIVE_SOCKETS_PER_USER, 32), with room to spare; a sixteenth of the default global cap.
+ */
+const DEFAULT_CONNECTIONS_PER_CLIENT = 64;
 
 const integer = (min: number, max: number) =>
   v.pipe(
@@ -127,6 +139,8 @@ const EnvSchema = v.object({
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
+  // Unset: 64, or MAX_CONNECTIONS when that is lower (checked against it below).
+  MAX_CONNECTIONS_PER_CLIENT: v.optional(integer(1, 1_000_000)),
   // Long enough not to be guessed, printable, no spaces: it is sent as a bearer token.
   SIGNIN_ATTEMPTS_PER_MINUTE: v.optional(integer(1, 100_000), '10'),
   DIRECTIVES_PER_MINUTE: v.optional(integer(1, 100_000), '60'),
@@ -154,6 +168,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     const origin = text === null ? null : parseOrigin(text);
     return origin === null ? [] : [{ host: origin.host, port: origin.port }];
   });
+  if (e.MAX_CONNECTIONS_PER_CLIENT !== undefined && e.MAX_CONNECTIONS_PER_CLIENT > e.MAX_CONNECTIONS) {
+    return fail([{ path: 'MAX_CONNECTIONS_PER_CLIENT', message: `must be at most MAX_CONNECTIONS (${e.MAX_CONNECTIONS})` }]);
+  }
   return ok(
     Object.freeze({
       host: e.HOST,
@@ -164,6 +181,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       world: e.CONSOLE_WORLD ?? null,
       demo: e.CONSOLE_WORLD === undefined && storage !== 'postgres',
       maxConnections: e.MAX_CONNECTIONS,
+      maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? Math.min(DEFAULT_CONNECTIONS_PER_CLIENT, e.MAX_CONNECTIONS)),
       sandboxOrigin,
       viewerOrigin,
       viewerPath: e.ARTIFACT_VIEWER_PATH,

@@ -40,7 +40,7 @@ const [
   { createMemoryEventBus },
   { createPostgresEventBus },
   { createApp },
-  { attach, createListener, listen, shutdown, SHUTDOWN_GRACE_MS },
+  { attach, connectionCounts, createListener, listen, shutdown, SHUTDOWN_GRACE_MS },
   { demoProviderMount },
   { exitOnSignals },
   { demoProviderFetch },
@@ -59,7 +59,7 @@ const [
 const storage = await openStorage(config, log, embedded).catch((error: unknown) =>
   refuseStart(error, async () => (await embedded?.catch(() => null))?.close()),
 );
-const server = createListener({ maxConnections: config.maxConnections });
+const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });
 const bus = await (config.storage === 'postgres'
   ? createPostgresEventBus({
       url: config.databaseUrl!,
@@ -80,13 +80,14 @@ const app = createApp({
   runner,
   offers: runner.offers,
   warmOffers: true,
+  connections: connectionCounts(server),
   // The demo world's provider is this service: its URL takes the port listened on, at each load.
   fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,
   // The demo world's provider is bundled: served here, on the console origin, only when the demo world is.
   mounts: config.demo ? [demoProviderMount(DEMO_MCP_PATH)] : [],
   logLinesDropped: logOut.dropped,
 });
-attach(server, app);
+attach(server, app, log);
 // Drain, then exit; exit anyway once HARD_EXIT_MS have passed, whatever is still in flight.
 exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS), flushLog: logOut.drain });
 

@@ -1,7 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
 import { capConnections, type ConnectionCap } from './http/connection-cap.ts';
 import { refuseUpgrade } from './http/edge.ts';
+import { clientErrorListener } from './http/parser-refusal.ts';
+import { answerAsPlainHttp, isWebsocketUpgrade } from './http/plain-upgrade.ts';
+import { answerAndClose } from './http/raw-reply.ts';
 import { problem, writeReply } from './http/reply.ts';
 
 /** Request line and headers up to 64 KiB, so a long sandbox `policy` reaches its 422 instead of a 431. */
@@ -20,6 +26,12 @@ export interface ListenerLimits {
   readonly keepAliveTimeoutMs?: number;
   /** Open connections past which a new one is answered 503 and closed (MAX_CONNECTIONS). */
   readonly maxConnections?: number;
+  /**
+   * Open connections of one client address past which its new one is answered 429 at once and
+   * closed (MAX_CONNECTIONS_PER_CLIENT); at most `maxConnections`, which it is lowered to; null:
+   * not applied (behind a proxy every connection comes from the proxy).
+   */
+  readonly maxConnectionsPerClient?: number | null;
 }
 
 export const LISTENER_DEFAULTS = {
@@ -27,41 +39,84 @@ export const LISTENER_DEFAULTS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
-} as const satisfies Required<ListenerLimits>;
+  maxConnectionsPerClient: 64,
+} as const satisfies Required<{ [K in keyof ListenerLimits]: NonNullable<ListenerLimits[K]> }>;
 
-const caps = new WeakMap<Server, ConnectionCap>();
+/** What the listener keeps beside node's server: its cap, and the sockets it handed to upgrade. */
+interface ListenerState {
+  readonly cap: ConnectionCap;
+  /** Sockets handed to the app's upgrade listener and not yet closed: node no longer tracks them. */
+  readonly upgraded: Set<Duplex>;
+}
+
+const states = new WeakMap<Server, ListenerState>();
+
+/** The answer of a request on a connection past the cap; the connection closes after it. */
+const overCap = () => problem({ code: 'too_many_connections' }, { 'retry-after': '1', 'cache-control': 'no-store', connection: 'close' });
+
+/** The answer of a connection past its client's cap, written as it is accepted. */
+const overClientCap = () => problem({ code: 'too_many_client_connections' }, { 'retry-after': '1' });
+
+/** The listener's connection counts, for the metrics (read when scraped). */
+export function connectionCounts(server: Server): () => { readonly open: number; readonly refused: Readonly<Record<'client' | 'global', number>> } {
+  const cap = states.get(server)?.cap;
+  return () => ({ open: cap?.open() ?? 0, refused: cap?.refused() ?? { client: 0, global: 0 } });
+}
 
 /**
  * The one listener for console, API, live socket and sandbox origin. Slow or idle clients are
  * closed: a connection that has not sent its headers within the headers time-out (a connection
  * that sends nothing included), or its whole request within the request time-out, is answered
  * 408; node checks every second. Upgraded websockets leave these time-outs (their pings decide).
+ * A connection past its client's cap is answered 429 as it is accepted, and closed.
  */
 export function createListener(limits: ListenerLimits = {}): Server {
-  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = { ...LISTENER_DEFAULTS, ...limits };
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections, maxConnectionsPerClient } = { ...LISTENER_DEFAULTS, ...limits };
   const server = createServer({
     maxHeaderSize: MAX_HEADER_BYTES,
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
     keepAliveTimeout: keepAliveTimeoutMs,
     connectionsCheckingInterval: 1_000,
+    // Node's own refusal of a missing Host is a bare 400: attach() answers it as every refusal is.
+    requireHostHeader: false,
   });
-  caps.set(server, capConnections(server, maxConnections));
+  const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient, maxConnections);
+  const cap = capConnections(server, { max: maxConnections, perClient }, (socket) => answerAndClose(socket, overClientCap(), randomUUID()));
+  states.set(server, { cap, upgraded: new Set() });
   return server;
 }
 
-/** The answer of a request on a connection past the cap; the connection closes after it. */
-const overCap = () => problem({ code: 'too_many_connections' }, { 'retry-after': '1', 'cache-control': 'no-store', connection: 'close' });
-
-/** Hands the server's requests and upgrades to the app; those on connections past the cap are refused. */
-export function attach(server: Server, app: App): void {
-  const cap = caps.get(server);
+/**
+ * Hands the server's requests and upgrades to the app; those on connections past a cap are
+ * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). An upgrade to anything
+ * but a websocket is answered as a plain request (plain-upgrade.ts).
+ */
+export function attach(server: Server, app: App, log: Logger = pino({ level: 'silent' })): void {
+  const state = states.get(server);
+  server.on('clientError', clientErrorListener(log));
   server.on('request', (req, res) => {
-    if (cap?.isOver(req.socket) === true) return writeReply(res, overCap());
+    const refusal = state?.cap.refusal(req.socket) ?? null;
+    // Answered as it was accepted, and closing: what its client sent anyway is not served.
+    if (refusal === 'client') return void req.resume();
+    if (refusal === 'global') return writeReply(res, overCap());
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      const id = randomUUID();
+      log.info({ reqId: id, status: 400, code: 'missing_host' }, 'request refused by the HTTP parser');
+      return writeReply(res, problem({ code: 'missing_host' }, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close' }));
+    }
     app.onRequest(req, res);
   });
   server.on('upgrade', (req, socket, head) => {
-    if (cap?.isOver(socket) === true) return refuseUpgrade(socket, overCap());
+    const refusal = state?.cap.refusal(socket) ?? null;
+    // Answered as it was accepted, and closing (raw-reply.ts): what its client sends is drained.
+    if (refusal === 'client') return void socket.resume();
+    if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(server, req, socket, head);
+    if (state !== undefined) {
+      state.upgraded.add(socket);
+      socket.once('close', () => state.upgraded.delete(socket));
+    }
+    if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
     app.onUpgrade(req, socket, head);
   });
 }
@@ -88,7 +143,12 @@ export async function shutdown(server: Server, app: App, graceMs = 10_000): Prom
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const idle = setInterval(() => server.closeIdleConnections(), 100);
-  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  const deadline = setTimeout(() => {
+    server.closeAllConnections();
+    // Upgraded sockets left node's bookkeeping: the app closes its websockets as the drain begins,
+    // and whatever is left of them (a handshake still under way, a client that never closes) goes here.
+    for (const socket of states.get(server)?.upgraded ?? []) socket.destroy();
+  }, graceMs);
   try {
     await closed;
   } finally {

@@ -16,6 +16,7 @@ describe('configuration', () => {
       world: null,
       demo: true,
       maxConnections: 1024,
+      maxConnectionsPerClient: 64,
       sandboxOrigin: 'http://sandbox.localhost:8080',
       viewerOrigin: 'http://localhost:8080',
       viewerPath: '/artifacts',
@@ -77,6 +78,18 @@ describe('configuration', () => {
     assert.deepEqual(none.value.allowedHosts, [{ host: 'console.test', port: 8080 }], 'empty: only the origins answer');
   });
 
+  it('caps connections per client below the global cap, and not at all behind a proxy', () => {
+    const perClient = (env: Record<string, string>) => {
+      const loaded = loadConfig(env);
+      assert.ok(loaded.ok, JSON.stringify(env));
+      return loaded.value.maxConnectionsPerClient;
+    };
+    assert.equal(perClient({ MAX_CONNECTIONS: '10' }), 10, 'the default never exceeds MAX_CONNECTIONS');
+    assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '100', MAX_CONNECTIONS: '100' }), 100);
+    assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '8' }), 8);
+    assert.equal(perClient({ TRUST_PROXY: 'true', MAX_CONNECTIONS_PER_CLIENT: '8' }), null, 'every connection is the proxy\'s');
+  });
+
   it('names the variable of every bad value', () => {
     const cases: Record<string, string>[] = [
       { PORT: 'eighty' },
@@ -97,11 +110,13 @@ describe('configuration', () => {
       { ALLOWED_HOSTS: 'console.example.com,,localhost' },
       { ALLOWED_HOSTS: 'console.example.com:0' },
       { ALLOWED_HOSTS: '::1' },
+      { MAX_CONNECTIONS_PER_CLIENT: '0' },
+      { MAX_CONNECTIONS_PER_CLIENT: '101', MAX_CONNECTIONS: '100' },
     ];
     for (const env of cases) {
       const loaded = loadConfig(env);
       assert.equal(loaded.ok, false, JSON.stringify(env));
-      if (!loaded.ok) assert.deepEqual(loaded.error.map((issue) => issue.path), Object.keys(env), JSON.stringify(env));
+      if (!loaded.ok) assert.deepEqual(loaded.error.map((issue) => issue.path), Object.keys(env).slice(0, 1), JSON.stringify(env));
     }
     const noUrl = loadConfig({ CONSOLE_STORAGE: 'postgres' });
     assert.ok(!noUrl.ok && noUrl.error[0]!.path === 'DATABASE_URL');

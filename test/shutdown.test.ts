@@ -95,6 +95,52 @@ describe('graceful shutdown', () => {
     assert.equal(code, 0);
   });
 
+  it('npm start answers a POST with an h2c Upgrade header as plain HTTP/1.1 (its body read), then exits 0 on SIGTERM at once', { timeout: 30_000 }, async () => {
+    const { child, port } = await startMain();
+    const exited = once(child, 'exit');
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    await once(socket, 'connect');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    const body = JSON.stringify({ token: 'dev-alice' });
+    socket.write(
+      `POST /api/session HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n` +
+        `HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await waitUntil(() => received.includes('\r\n\r\n'), 5_000, 'no answer');
+    assert.match(received, /^HTTP\/1\.1 204 /, 'the body was read: the demo token signs in');
+    assert.match(received, /set-cookie: console_session=/i);
+    // The connection stays open, idle, as a client's would: it must not hold the exit.
+    const began = Date.now();
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - began < 4000, `exited after ${Date.now() - began} ms`);
+    socket.destroy();
+  });
+
+  it('npm start exits 0 on SIGTERM at once though a refused websocket upgrade is held open by its client', { timeout: 30_000 }, async () => {
+    const { child, port } = await startMain();
+    const exited = once(child, 'exit');
+    // Half-open allowed: the client keeps its side open after the server's answer and FIN.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    await once(socket, 'connect');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    // The sandbox path is never a websocket: refused 404; the client never closes its side.
+    socket.write(`GET /artifacts/sandbox HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    await waitUntil(() => received.includes('\r\n\r\n'), 5_000, 'no answer');
+    assert.match(received, /^HTTP\/1\.1 404 /);
+    const began = Date.now();
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - began < 4000, `exited after ${Date.now() - began} ms`);
+    socket.destroy();
+  });
+
   it('npm start exits 0 on SIGINT', { timeout: 30_000 }, async () => {
     const { child } = await startMain();
     const exited = once(child, 'exit');

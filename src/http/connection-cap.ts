@@ -1,30 +1,73 @@
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-/** A server's count of open connections, and which of them arrived past its cap. */
+/** Why a connection is refused: past its client's cap (refused at once), or past the listener's (at its request). */
+export type CapRefusal = 'client' | 'global';
+
+/** The caps of one listener. */
+export interface CapLimits {
+  /** Open connections past which a new one is refused (MAX_CONNECTIONS). */
+  readonly max: number;
+  /** Open connections of one client address past which its new one is refused; null: not applied (behind a proxy). */
+  readonly perClient: number | null;
+}
+
+/** A server's count of open connections, and which of them arrived past a cap. */
 export interface ConnectionCap {
-  /** Whether this connection was accepted while `max` others were open: its requests are refused. */
-  readonly isOver: (socket: Duplex) => boolean;
-  /** Connections open now, upgraded websockets included. */
+  /** Why this connection is refused, or null for one that is served. */
+  readonly refusal: (socket: Duplex) => CapRefusal | null;
+  /** Connections open now, upgraded websockets included (those refused past their client's cap are not). */
   readonly open: () => number;
+  /** Connections refused since the start, by cap. */
+  readonly refused: () => Readonly<Record<CapRefusal, number>>;
 }
 
 /**
- * Counts every accepted connection until it closes; one accepted while `max` are open is marked.
- * A marked connection is not dropped at once (its client would see a bare reset, or a silence):
- * its request is answered 503 with `Connection: close` by the listener (server.ts), and one that
- * sends nothing is closed by the headers time-out. Upgraded websockets keep their connection and
- * count until they close: each holds a socket and a send buffer just the same.
+ * Counts every accepted connection until it closes, overall and per client address.
+ *
+ * One past its client's cap is refused at once by `onClientRefused` (server.ts answers it and
+ * closes it) and counts toward neither cap: a client that floods the listener uses up its own
+ * slots, never everyone's. One accepted while `max` others are open is marked and counted: it is
+ * not dropped at once (its client would see a bare reset, or a silence); its request is answered
+ * 503 with `Connection: close` by the listener, and one that sends nothing is closed by the headers
+ * time-out. Upgraded websockets keep their connection and count until they close: each holds a
+ * socket and a send buffer just the same. A socket handed back to the server after an upgrade that
+ * was not a websocket (plain-upgrade.ts) is the same connection: counted once.
  */
-export function capConnections(server: Server, max: number): ConnectionCap {
+export function capConnections(server: Server, limits: CapLimits, onClientRefused: (socket: Duplex) => void): ConnectionCap {
   let open = 0;
-  const over = new WeakSet<Duplex>();
+  const refusedCount: Record<CapRefusal, number> = { client: 0, global: 0 };
+  const byClient = new Map<string, number>();
+  const seen = new WeakSet<Duplex>();
+  const refusals = new WeakMap<Duplex, CapRefusal>();
   server.on('connection', (socket: Duplex) => {
+    if (seen.has(socket)) return;
+    seen.add(socket);
+    const client = limits.perClient === null ? undefined : (socket as Partial<Socket>).remoteAddress;
+    if (client !== undefined) {
+      const mine = byClient.get(client) ?? 0;
+      if (mine >= limits.perClient!) {
+        refusedCount.client += 1;
+        refusals.set(socket, 'client');
+        onClientRefused(socket);
+        return;
+      }
+      byClient.set(client, mine + 1);
+    }
     open += 1;
-    if (open > max) over.add(socket);
+    if (open > limits.max) {
+      refusedCount.global += 1;
+      refusals.set(socket, 'global');
+    }
     socket.once('close', () => {
       open -= 1;
+      if (client === undefined) return;
+      const left = byClient.get(client)! - 1;
+      // Emptied entries go: the map holds the clients connected now, never every client seen.
+      if (left === 0) byClient.delete(client);
+      else byClient.set(client, left);
     });
   });
-  return { isOver: (socket) => over.has(socket), open: () => open };
+  return { refusal: (socket) => refusals.get(socket) ?? null, open: () => open, refused: () => ({ ...refusedCount }) };
 }

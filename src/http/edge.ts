@@ -1,5 +1,4 @@
-import { ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +8,7 @@ import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface, type RequestSurface } from '../../domain/sandbox-dispatch.ts';
 import { requestOrigin, requestScheme, splitPath, type RequestContext } from './context.ts';
+import { answerAndClose } from './raw-reply.ts';
 import { BASE_HEADERS, problem, writeBody, writeReply, type Reply } from './reply.ts';
 import type { Surface } from './surface.ts';
 
@@ -222,43 +222,33 @@ export function requestListener(options: EdgeOptions) {
   };
 }
 
-/** Refuses an upgrade with a plain HTTP answer, then closes the socket. */
-export function refuseUpgrade(socket: Duplex, reply: Reply): void {
-  const body = reply.body !== undefined && typeof reply.body === 'object' && 'json' in reply.body
-    ? JSON.stringify(reply.body.json)
-    : '';
-  const headers = { ...reply.headers, connection: 'close', 'content-length': String(Buffer.byteLength(body)) };
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
-  socket.end(`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? 'Error'}\r\n${lines.join('\r\n')}\r\n\r\n${body}`);
+/** Refuses an upgrade with a plain HTTP answer, then closes the socket (raw-reply.ts). */
+export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string): void {
+  // No parser reads an upgraded socket: what the client still sends is drained, so its close is seen.
+  socket.resume();
+  answerAndClose(socket, reply, requestId);
 }
 
-/** The `upgrade` listener: a `Host` not answered is refused as a plain request is; a websocket on the sandbox origin or a sandbox path is refused. */
+/**
+ * The `upgrade` listener: a `Host` not answered is refused as a plain request is; a websocket on the
+ * sandbox origin or a sandbox path is refused. Only websocket upgrades reach it: the listener answers
+ * any other (h2c, ...) as the plain HTTP request it also is (server.ts, plain-upgrade.ts).
+ */
 export function upgradeListener(options: EdgeOptions) {
-  const plain = requestListener(options);
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
-      // Any other upgrade (h2c, ...) may be ignored: answered as the plain HTTP request it also is.
-      if (head.length > 0) socket.unshift(head);
-      const res = new ServerResponse(req);
-      res.assignSocket(socket as Socket);
-      res.shouldKeepAlive = false;
-      res.once('finish', () => socket.end());
-      plain(req, res);
-      return;
-    }
     const ctx = contextOf(req, options, null);
     // Upgrades are few: their facts are worked out afresh, as a websocket (the sandbox origin refuses one).
     const facts = factsOf(options, ctx.scheme, ctx.host, true, req.socket.localPort ?? 0);
     const refused = hostRefusal(ctx, facts);
     if (refused !== null) {
       ctx.log.info({ status: refused.status }, 'upgrade refused');
-      refuseUpgrade(socket, refused);
+      refuseUpgrade(socket, refused, ctx.id);
       return;
     }
     if (facts.surface !== 'console' || isSandboxPath(ctx.path) || options.live === undefined || !options.live.owns(ctx.path)) {
       ctx.log.info({ status: 404 }, 'upgrade refused');
-      refuseUpgrade(socket, problem({ code: 'not_found' }));
+      refuseUpgrade(socket, problem({ code: 'not_found' }), ctx.id);
       return;
     }
     options.live.upgrade(ctx, socket, head);

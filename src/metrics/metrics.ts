@@ -10,6 +10,8 @@ export interface MetricSources {
   readonly pool?: () => { readonly used: number; readonly free: number; readonly pending: number };
   /** Log lines dropped since the process started (the log's reader did not keep up). */
   readonly logLinesDropped?: () => number;
+  /** The listener's connections: open now, and refused since the start past a client's cap or the global one. */
+  readonly connections?: () => { readonly open: number; readonly refused: Readonly<Record<'client' | 'global', number>> };
 }
 
 /**
@@ -87,6 +89,19 @@ export function createMetrics(sources: MetricSources): Metrics {
         this.set({ state: 'used' }, used);
         this.set({ state: 'free' }, free);
         this.set({ state: 'pending' }, pending);
+      },
+    });
+  }
+  if (sources.connections !== undefined) {
+    const connections = sources.connections;
+    new Gauge({ name: 'console_connections_open', help: 'Connections open on the listener (upgraded websockets included)', registers: [registry], collect() { this.set(connections().open); } });
+    // A counter read from the listener's own count, as the agent restarts are.
+    new Gauge({
+      name: 'console_connections_refused', help: 'Connections refused since the start (a counter), by cap: client (MAX_CONNECTIONS_PER_CLIENT, 429) or global (MAX_CONNECTIONS, 503)', labelNames: ['cap'], registers: [registry],
+      collect() {
+        const { refused } = connections();
+        this.set({ cap: 'client' }, refused.client);
+        this.set({ cap: 'global' }, refused.global);
       },
     });
   }

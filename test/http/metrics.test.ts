@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createFetchUiResource } from '../../adapters/mcp/fetch-ui-resource.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
@@ -39,6 +41,32 @@ describe('GET /metrics', () => {
     const loaded = loadConfig({ METRICS_TOKEN: 'short' });
     assert.equal(loaded.ok, false);
     assert.equal(!loaded.ok && loaded.error[0]?.path, 'METRICS_TOKEN');
+  });
+
+  it('counts the connections refused past a client\'s cap, and those open', { timeout: 15_000 }, async () => {
+    const service = await startFixtureService({ METRICS_TOKEN: TOKEN, MAX_CONNECTIONS_PER_CLIENT: '2' });
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < 3; i += 1) {
+        const socket = connect(service.port, '127.0.0.1');
+        socket.on('error', () => {});
+        socket.resume();
+        await once(socket, 'connect');
+        sockets.push(socket);
+      }
+      // The third is refused (and closed); one of the two held makes room for the scrape.
+      await once(sockets[2]!, 'close');
+      sockets[0]!.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const res = await service.ask({ path: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(sample(res.text, 'console_connections_refused', { cap: 'client' }), 1);
+      assert.equal(sample(res.text, 'console_connections_refused', { cap: 'global' }), 0);
+      assert.equal(sample(res.text, 'console_connections_open'), 2, 'the one held and the scrape');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await service.close();
+    }
   });
 
   describe('with METRICS_TOKEN', () => {

@@ -10,7 +10,7 @@ import type { AgentOffers } from '../../ports/agent-offers.ts';
 import { createApp, type AppOptions } from '../../src/app.ts';
 import { createLogger } from '../../src/logging.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { attach, createListener, listen, shutdown } from '../../src/server.ts';
+import { attach, connectionCounts, createListener, listen, shutdown } from '../../src/server.ts';
 import { fixtureWorld } from './fixture-world.ts';
 import { ask, type Answer, type Ask } from './http.ts';
 
@@ -40,8 +40,10 @@ export async function startService(
   env: Record<string, string> = {},
   extra: Partial<Omit<AppOptions, 'config' | 'log'>> = {},
 ): Promise<TestService> {
-  // The listener's cap comes from MAX_CONNECTIONS when a test names it, as src/main.ts wires it.
-  const cap = env.MAX_CONNECTIONS === undefined ? {} : { maxConnections: Number(env.MAX_CONNECTIONS) };
+  // The listener's caps come from the configuration, as src/main.ts wires them (the port is not known yet: 0 will do).
+  const early = loadConfig({ CONSOLE_STORAGE: 'memory', ...env, PORT: '0' });
+  if (!early.ok) throw new Error(`bad test config: ${JSON.stringify(early.error)}`);
+  const cap = { maxConnections: early.value.maxConnections, maxConnectionsPerClient: early.value.maxConnectionsPerClient };
   const server = createListener(cap);
   const port = await listen(server, 0, '127.0.0.1');
   // Runs create their project directories under DATA_DIR: a temporary one, never the repository's.
@@ -69,9 +71,10 @@ export async function startService(
     runner,
     offers,
     bus: createMemoryEventBus(),
+    connections: connectionCounts(server),
     ...extra,
   });
-  attach(server, app);
+  attach(server, app, log);
   return {
     port,
     config: loaded.value,
