@@ -24,7 +24,8 @@ export interface BenchService {
  * fetches fail unless `fetchUiResource` is given.
  */
 export async function startBenchService(storage: Storage, fetchUiResource?: FetchUiResource): Promise<BenchService> {
-  const server = createListener();
+  // The load comes from one address, standing for many clients: no per-client cap.
+  const server = createListener({ maxConnectionsPerClient: null });
   const port = await listen(server, 0, '127.0.0.1');
   const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-')), TURN_LEASE_MS: '3600000', ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}) });
   if (!loaded.ok) throw new Error(`bad bench config: ${JSON.stringify(loaded.error)}`);

@@ -29,7 +29,8 @@ export async function startBenchService(env: Record<string, string>, storage: St
     return loaded.value;
   };
   // Bound first so the origins can name the port, as `npm start` does with its fixed one.
-  const server = createListener({ maxConnections: configure(1).maxConnections });
+  // Every socket of the bench comes from one address, standing for many clients: no per-client cap.
+  const server = createListener({ maxConnections: configure(1).maxConnections, maxConnectionsPerClient: null });
   const port = await listen(server, 0, '127.0.0.1');
   const config = configure(port);
   const log = createLogger(config.logLevel);
