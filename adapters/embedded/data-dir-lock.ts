@@ -67,19 +67,51 @@ type Refuse = (pid: number | null) => DataDirLockedError;
 /** The abstract socket's name: the real path's digest (a symlink or `..` names the same directory). */
 const socketName = (dir: string): string => `\0agent-console-data-dir-${createHash('sha256').update(realpathSync(dir)).digest('hex').slice(0, 40)}`;
 
-/** Binds the directory's abstract socket (EADDRINUSE: it is held), then writes this pid to the lock file. */
-async function lockWithSocket(dir: string, path: string, refuse: Refuse): Promise<() => void> {
-  const server: Server = createServer((socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ path: socketName(dir) }, () => {
-      server.off('error', reject);
-      resolve();
+/**
+ * How long a bind that finds the name taken is tried again while its holder is dying. A process killed
+ * with SIGKILL closes its descriptors only once its last thread has exited, which on a busy machine
+ * comes a while after its main thread (shown as a zombie from then on): a restart in that instant
+ * waits for it rather than being refused. A holder that runs is refused at once.
+ */
+const BIND_RETRY_MS = 2_000;
+const BIND_RETRY_EVERY_MS = 20;
+
+/** Whether the lock file's pid is gone or a zombie (or unknown), read from /proc. */
+function dying(pid: number | null): boolean {
+  if (pid === null) return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // pid (comm) state ...: comm may hold spaces and parentheses, so read after the last ')'.
+    return ['Z', 'X', 'x'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+  } catch {
+    return true;
+  }
+}
+
+/** Listens on `name`; resolves false when it is taken. */
+function bind(server: Server, name: string): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error));
+    server.once('error', failed);
+    server.listen({ path: name }, () => {
+      server.off('error', failed);
+      resolve(true);
     });
-  }).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw refuse(ownerOf(path));
-    throw error;
   });
+}
+
+/** Binds the directory's abstract socket (taken: it is held), then writes this pid to the lock file. */
+async function lockWithSocket(dir: string, path: string, refuse: Refuse): Promise<() => void> {
+  const name = socketName(dir);
+  const deadline = Date.now() + BIND_RETRY_MS;
+  let server: Server = createServer((socket) => socket.destroy());
+  while (!(await bind(server, name))) {
+    const holder = ownerOf(path);
+    if (Date.now() >= deadline || !dying(holder)) throw refuse(holder);
+    await new Promise((resolve) => setTimeout(resolve, BIND_RETRY_EVERY_MS));
+    // A server whose listen failed is not listened on again: a fresh one for each attempt.
+    server = createServer((socket) => socket.destroy());
+  }
   // It must never keep a process alive that has nothing else left.
   server.unref();
   try {
