@@ -46,8 +46,13 @@ export function boundedLogStream(out: Writable, maxChars = LOG_BUFFER_CHARS): Bo
     dropped: () => dropped,
     drain: async (ms) => {
       if (broken || out.writableLength === 0) return;
-      const timer = AbortSignal.timeout(ms);
-      await Promise.race([once(out, 'drain', { signal: timer }), once(out, 'close', { signal: timer })]).catch(() => {});
+      // A timer that holds the process (AbortSignal.timeout's does not): a wait with nothing else left
+      // would end the event loop before its own deadline. Bounded by `ms` all the same.
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), ms);
+      await Promise.race([once(out, 'drain', { signal: stop.signal }), once(out, 'close', { signal: stop.signal })]).catch(() => {});
+      clearTimeout(timer);
+      stop.abort();
     },
   };
 }
