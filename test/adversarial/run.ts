@@ -3,7 +3,8 @@
 // probed on loopback the way an attacker would: another user's ids on every route and socket, writes
 // from another origin, a rebinding Host, credential guessing, and a soak of turns watched by live
 // sockets. Each probe counts what it sent and fails the run on the first answer that breaks a rule.
-// Bounded: ADVERSARIAL_SOAK_S seconds of soak per kind (default 20), the rest a fixed count.
+// Bounded: ADVERSARIAL_SOAK_S seconds of soak per kind (default 20), the rest a fixed count;
+// ADVERSARIAL_KINDS=memory,PGlite,PostgreSQL picks the kinds (all by default).
 //
 //   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test ADVERSARIAL_SOAK_S=60 npm run test:adversarial
 import assert from 'node:assert/strict';
@@ -189,7 +190,15 @@ async function soak(service: TestService): Promise<{ turns: number; events: numb
     while (Date.now() < deadline) {
       await direct(service, key, `Soak turn ${turns + 1}`);
       turns += 1;
-      await watchers.get(key)![0]!.until((events) => turnEnded(events, turns), 30_000);
+      await watchers.get(key)![0]!.until((events) => turnEnded(events, turns), 30_000).catch(async (error: unknown) => {
+        // Tell a turn that never ended from events that never arrived: what a fresh replay holds, and the thread.
+        const replay = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        replay.close();
+        const last = replay.events.at(-1);
+        const thread = await send(service.port, 'GET', `/api/console/threads/${key}`, { authorization: ALICE });
+        throw new Error(`turn ${turns} on ${key}: the watcher saw ${watchers.get(key)![0]!.events.length} events, a replay ${replay.events.length} (last ${last?.seq}:${last?.type}); thread ${thread.text.slice(0, 400)}`, { cause: error });
+      });
     }
     done.set(key, turns);
   }));
@@ -197,11 +206,17 @@ async function soak(service: TestService): Promise<{ turns: number; events: numb
   for (const key of keys) {
     const turns = done.get(key)!;
     const replay = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
-    const stored = await replay.until((got) => turnEnded(got, turns), 30_000);
+    const stored = await replay.until((got) => turnEnded(got, turns), 60_000).catch((error: unknown) => {
+      const last = replay.events.at(-1);
+      throw new Error(`${key}: a replay from 0 holds ${replay.events.length} events (last ${last?.seq}:${last?.type}), not ${turns} turns`, { cause: error });
+    });
     replay.close();
     assert.deepEqual(stored.map((event) => event.seq), stored.map((_, k) => k + 1), `${key}: the replay is every seq from 1`);
-    for (const socket of watchers.get(key)!) {
-      await socket.until((got) => turnEnded(got, turns), 30_000);
+    for (const [n, socket] of watchers.get(key)!.entries()) {
+      await socket.until((got) => turnEnded(got, turns), 30_000).catch((error: unknown) => {
+        const last = socket.events.at(-1);
+        throw new Error(`${key}: watcher ${n} saw ${socket.events.length} events (last ${last?.seq}:${last?.type}), the replay ${stored.length}`, { cause: error });
+      });
       assert.deepEqual(socket.events.map((event) => [event.seq, event.type]), stored.map((event) => [event.seq, event.type]), `${key}: a live socket saw what is stored, once, in order`);
       socket.close();
     }
@@ -210,7 +225,8 @@ async function soak(service: TestService): Promise<{ turns: number; events: numb
   return { turns: [...done.values()].reduce((a, b) => a + b, 0), events, sockets: keys.length * 2 };
 }
 
-for (const kind of storageKinds('console_adversarial')) {
+const only = process.env.ADVERSARIAL_KINDS?.split(',');
+for (const kind of storageKinds('console_adversarial').filter((k) => only === undefined || only.some((name) => k.name.includes(name)))) {
   const opened = await kind.open();
   await opened.storage.importWorld(fixtureWorld());
   const service = await startService({ DIRECTIVES_PER_MINUTE: '100000' }, { storage: opened.storage });
