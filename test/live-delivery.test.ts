@@ -7,15 +7,20 @@ import { CLOSE_TOO_SLOW, Delivery } from '../src/live/delivery.ts';
 import { F, fixtureWorld } from './support/fixture-world.ts';
 
 /** A socket that keeps what it is sent; `bufferedAmount` is what a test says the kernel still holds. */
-function socket(bufferedAmount = 0) {
+function socket(bufferedAmount = 0, perSend = 0) {
   const sent: number[] = [];
   let closedWith: number | null = null;
   const ws = {
     bufferedAmount,
-    send: (text: string) => sent.push((JSON.parse(text) as WireEvent).seq),
+    send: (text: string) => {
+      sent.push((JSON.parse(text) as WireEvent).seq);
+      ws.bufferedAmount += perSend;
+    },
     close: (code: number) => (closedWith = code),
   };
-  return { ws: ws as unknown as WebSocket, sent, closed: () => closedWith };
+  /** The client reads everything it was sent. */
+  const read = () => (ws.bufferedAmount = 0);
+  return { ws: ws as unknown as WebSocket, sent, closed: () => closedWith, read };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -100,11 +105,27 @@ describe('live delivery to one socket', async () => {
     assert.deepEqual(fresh.sent, [next.seq + 1, next.seq + 2]);
   });
 
+  it('replays a log many times the send buffer to a client that reads it, at its pace, all of it in order', async () => {
+    const { ws, sent, closed, read } = socket(0, 300);
+    // A buffer of 1 KiB, each event 300 bytes in it: the 10 stored events are three buffers' worth.
+    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024, JSON.stringify, {}, 5_000);
+    delivery.replay();
+    delivery.push(stored[9]!); // live, while the replay waits for room: after it, once
+    for (let i = 0; i < 20 && sent.length < 10; i++) {
+      await settle();
+      read();
+    }
+    assert.equal(closed(), null, 'a reader that keeps up is never closed');
+    assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
   it('closes a client that cannot keep up with 1013 and sends it nothing more', async () => {
     const { ws, sent, closed } = socket(2048);
-    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024);
+    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024, JSON.stringify, {}, 50);
     delivery.replay();
     await settle();
+    assert.equal(closed(), null, 'a replay waits a moment for room');
+    await new Promise((resolve) => setTimeout(resolve, 80));
     assert.equal(closed(), CLOSE_TOO_SLOW);
     assert.deepEqual(sent, []);
     delivery.push(stored[0]!);

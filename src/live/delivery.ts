@@ -9,6 +9,16 @@ export const CLOSE_TOO_SLOW = 1013;
 const REPLAY_PAGE = 500;
 
 /**
+ * How long stored events wait for room in a client's send buffer before the client is taken for one
+ * that cannot keep up. Stored events are sent at the pace the client reads them: a thread's whole log
+ * may be many times the buffer, and a client replaying it from 0 must be able to catch up.
+ */
+export const REPLAY_STALL_MS = 30_000;
+
+/** How often a paced send looks at the send buffer again while it waits for room. */
+const ROOM_POLL_MS = 10;
+
+/**
  * Delivers one thread's events to one socket, in `seq` order, each once: a replay from the log
  * first, then live events; a live event that skips ahead is preceded by the missing ones read from
  * the log (instances publish independently, so events can arrive out of order or not at all).
@@ -37,6 +47,8 @@ export class Delivery {
     private readonly frame: (event: WireEvent) => string | Buffer = JSON.stringify,
     /** Told of a client closed for being too slow, and of stored events read to fill a gap (metrics). */
     private readonly hooks: { readonly slow?: () => void; readonly gap?: (events: number) => void } = {},
+    /** How long stored events wait for room in the send buffer ({@link REPLAY_STALL_MS}). */
+    private readonly stallMs = REPLAY_STALL_MS,
   ) {
     this.#last = after;
   }
@@ -69,7 +81,7 @@ export class Delivery {
       if (from !== null && event.seq > from + 1) {
         const missing = await this.log.since(this.threadId, from, event.seq - from - 1);
         if (missing.length > 0) this.hooks.gap?.(missing.length);
-        for (const stored of missing) this.#send(stored);
+        await this.#sendPaced(missing);
       }
       this.#send(event);
     });
@@ -85,9 +97,36 @@ export class Delivery {
       const from = this.#last ?? this.#floor;
       if (from === null || this.#closed) return;
       const page = await this.log.since(this.threadId, from, REPLAY_PAGE);
-      for (const event of page) this.#send(event);
+      await this.#sendPaced(page);
       if (page.length < REPLAY_PAGE) return;
     }
+  }
+
+  /**
+   * Sends stored events, each once there is room for it: while the send buffer is over half full, it
+   * waits for the client to read (up to `stallMs`, then the client is closed as too slow). Live events
+   * published meanwhile wait behind on the chain. Sent at once, a replay longer than the buffer closed
+   * every client that asked for it, however fast it read.
+   */
+  async #sendPaced(events: readonly WireEvent[]): Promise<void> {
+    const roomy = this.maxBuffered / 2;
+    for (const event of events) {
+      if (this.ws.bufferedAmount > roomy) {
+        const deadline = Date.now() + this.stallMs;
+        while (this.ws.bufferedAmount > roomy && !this.#closed) {
+          if (Date.now() >= deadline) return this.#tooSlow();
+          await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));
+        }
+      }
+      this.#send(event);
+    }
+  }
+
+  #tooSlow(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.hooks.slow?.();
+    this.ws.close(CLOSE_TOO_SLOW, 'client cannot keep up');
   }
 
   #enqueue(step: () => Promise<void>): void {
@@ -102,12 +141,7 @@ export class Delivery {
 
   #send(event: WireEvent): void {
     if (this.#closed || (this.#last !== null && event.seq <= this.#last)) return;
-    if (this.ws.bufferedAmount > this.maxBuffered) {
-      this.#closed = true;
-      this.hooks.slow?.();
-      this.ws.close(CLOSE_TOO_SLOW, 'client cannot keep up');
-      return;
-    }
+    if (this.ws.bufferedAmount > this.maxBuffered) return this.#tooSlow();
     this.#last = event.seq;
     // Bytes are sent as a text frame all the same: the frame is JSON.
     this.ws.send(this.frame(event), { binary: false });
