@@ -9,11 +9,11 @@ import { useEffect } from 'preact/hooks';
 import type { Activity, LiveActivity } from './activity.ts';
 import { api } from './api.ts';
 import { NewThread } from './new-thread.tsx';
+import { me, signedOut } from './session.ts';
 import { SignIn } from './sign-in.tsx';
 import { ThreadList } from './thread-list.tsx';
 import { ThreadView } from './thread-view.tsx';
 
-const me = signal<{ id: string; name: string } | null | undefined>(undefined);
 const route = signal(location.hash);
 const listVersion = signal(0);
 /** Each thread opened here: its activity as its live events last left it, which the list shows when newer than its read. */
@@ -35,7 +35,7 @@ function App() {
   const threadId = /^#\/threads\/([0-9a-f-]{36})$/i.exec(route.value)?.[1] ?? null;
   const signOut = async () => {
     await api.DELETE('/api/session');
-    me.value = null;
+    signedOut();
   };
   return (
     <div class="layout">

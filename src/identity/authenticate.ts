@@ -21,15 +21,12 @@ export const unauthenticated = (): Reply => problem({ code: 'unauthenticated' },
  * names no one counts against its client's budget; a client past it is refused before the lookup.
  * A request with no credential at all is no guess: it is answered 401 and counted nowhere.
  */
-export function authenticator(userByTokenHash: UserByTokenHash, guesses?: GuessLimit): Authenticate {
+export function authenticator(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Authenticate {
   return async (ctx) => {
     const token = credentialOf(ctx.req);
     if (token === null) return fail(unauthenticated());
-    const refusal = guesses?.refusal(ctx) ?? null;
-    if (refusal !== null) return fail(refusal);
-    const user = await userByTokenHash(tokenHash(token));
-    if (user !== null) return ok(user);
-    guesses?.failed(ctx);
-    return fail(unauthenticated());
+    const found = await guesses(ctx, () => userByTokenHash(tokenHash(token)));
+    if (!found.ok) return found;
+    return found.value === null ? fail(unauthenticated()) : ok(found.value);
   };
 }

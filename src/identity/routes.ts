@@ -17,7 +17,7 @@ const SessionBody = v.object({
  * bearer tokens, cookies and the live socket spend; a client past it gets 429 with `Retry-After`
  * and no answer about its token, right or wrong.
  */
-export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses?: GuessLimit): Route[] {
+export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Route[] {
   return [
     route({
       method: 'POST',
@@ -27,13 +27,9 @@ export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses?: GuessL
       body: SessionBody,
       responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
       handle: async ({ body, ctx }) => {
-        const refusal = guesses?.refusal(ctx) ?? null;
-        if (refusal !== null) return refusal;
-        const user = await userByTokenHash(tokenHash(body.token));
-        if (user === null) {
-          guesses?.failed(ctx);
-          return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
-        }
+        const found = await guesses(ctx, () => userByTokenHash(tokenHash(body.token)));
+        if (!found.ok) return found.error;
+        if (found.value === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
         return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });
       },
     }),

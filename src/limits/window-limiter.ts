@@ -6,6 +6,8 @@
 export interface WindowLimiter {
   /** Whether `key` has used up its window: the seconds until it may try again, or null. */
   readonly blocked: (key: string) => number | null;
+  /** How many more events `key` may count in its window before it is blocked. */
+  readonly left: (key: string) => number;
   /** Counts one event for `key`. */
   readonly record: (key: string) => void;
 }
@@ -24,6 +26,9 @@ export function windowLimiter(options: { readonly limit: number; readonly window
       const window = current(key);
       if (window === null || window.count < options.limit) return null;
       return Math.max(1, Math.ceil((window.start + windowMs - now()) / 1000));
+    },
+    left(key) {
+      return Math.max(0, options.limit - (current(key)?.count ?? 0));
     },
     record(key) {
       const window = current(key);

@@ -12,7 +12,7 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  * (the sandbox origin answers its two paths alone). Tokens are compared as digests in constant time;
  * a wrong one counts against its client's budget of failed credentials (`guesses`).
  */
-export function metricsRoute(registry: Registry, token: string, guesses?: GuessLimit): Route {
+export function metricsRoute(registry: Registry, token: string, guesses: GuessLimit): Route {
   const expected = digest(`Bearer ${token}`);
   return route({
     method: 'GET',
@@ -24,12 +24,9 @@ export function metricsRoute(registry: Registry, token: string, guesses?: GuessL
       const given = ctx.req.headers.authorization;
       // No token at all is no guess; a wrong one counts against its client, as any credential does.
       if (typeof given !== 'string') return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
-      const refusal = guesses?.refusal(ctx) ?? null;
-      if (refusal !== null) return refusal;
-      if (!timingSafeEqual(digest(given), expected)) {
-        guesses?.failed(ctx);
-        return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
-      }
+      const found = await guesses(ctx, async () => (timingSafeEqual(digest(given), expected) ? true : null));
+      if (!found.ok) return found.error;
+      if (found.value === null) return problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
       return { status: 200, headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' }, body: await registry.metrics() };
     },
   });

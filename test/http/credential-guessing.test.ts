@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { RequestContext } from '../../src/http/context.ts';
+import { guessLimit } from '../../src/identity/guess-limit.ts';
 import { clientKey } from '../../src/limits/client-key.ts';
-import { F } from '../support/fixture-world.ts';
+import { windowLimiter } from '../../src/limits/window-limiter.ts';
+import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { ask, type Answer } from '../support/http.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
-import { startFixtureService, type TestService } from '../support/service.ts';
+import { startFixtureService, startService, type TestService } from '../support/service.ts';
 
 const LIMIT = 3;
 const METRICS_TOKEN = 'metrics-token-0123456789';
@@ -19,6 +27,52 @@ function assertGuessingRefused(res: Answer, where: string): void {
   assert.equal(res.json().code, 'too_many_sign_ins', where);
   assert.equal(res.headers['set-cookie'], undefined, where);
 }
+
+/**
+ * Writes `requests` (raw HTTP/1.1 texts) on one connection in a single write, as a pipelining client
+ * does, and resolves with the status of each answer, in order. Fails after 10 s rather than hang.
+ */
+async function pipelined(port: number, requests: readonly string[]): Promise<number[]> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    await once(socket, 'connect');
+    let text = '';
+    // Answers follow one another with no separator: each is its head, then `content-length` bytes.
+    const statuses = (): number[] => {
+      const found: number[] = [];
+      for (let at = 0; ; ) {
+        const end = text.indexOf('\r\n\r\n', at);
+        if (end === -1) return found;
+        const head = text.slice(at, end);
+        assert.doesNotMatch(head, /\r\ntransfer-encoding:/i, 'answers here carry a content-length');
+        found.push(Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]));
+        at = end + 4 + Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      }
+    };
+    const all = new Promise<number[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${statuses().length} of ${requests.length} answers in 10 s`)), 10_000);
+      const done = (found: number[]) => (clearTimeout(timer), resolve(found));
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        const found = statuses();
+        if (found.length >= requests.length) done(found);
+      });
+      socket.on('close', () => done(statuses()));
+    });
+    socket.write(requests.join(''));
+    return await all;
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** Counts each status in `statuses`. */
+const tally = (statuses: readonly number[]): Record<number, number> => {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+};
 
 /**
  * Issue 24, item 3: wrong bearer tokens and session cookies were answered 401 at about 1,100
@@ -97,6 +151,87 @@ describe('credential guessing is limited per client on every path', () => {
     const refused = /^console_credential_guesses_refused_total (\d+)$/m.exec(scrape.text);
     assert.ok(refused !== null && Number(refused[1]) > 0, scrape.text.slice(0, 200));
     assert.match(scrape.text, /^console_credential_failures_total [1-9]/m);
+  });
+});
+
+/**
+ * Review of issue 24: the budget was read before the lookup and spent after it, so wrong tokens
+ * pipelined in one packet were all looked up (401 x500) before the first failure was counted. The
+ * user store here answers after a few milliseconds, as a database does (memory answers at once).
+ */
+describe('credential guessing in a pipelined burst', () => {
+  let service: TestService;
+  before(async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const userByTokenHash: UserByTokenHash = async (hash) => {
+      await sleep(5);
+      return storage.userByTokenHash(hash);
+    };
+    service = await startService({ TRUST_PROXY: 'true', SIGNIN_ATTEMPTS_PER_MINUTE: String(LIMIT), METRICS_TOKEN }, { storage: { ...storage, userByTokenHash } });
+  });
+  after(() => service.close());
+
+  /** A raw request from `client` (behind the trusted proxy), for a pipelined burst. */
+  const raw = (client: string, method: string, path: string, headers: Record<string, string>, body = ''): string =>
+    `${method} ${path} HTTP/1.1\r\nHost: localhost:${service.port}\r\nX-Forwarded-For: 198.51.100.9, ${client}\r\n` +
+    Object.entries({ ...headers, ...(body === '' ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('') +
+    `\r\n${body}`;
+
+  it('looks wrong credentials up at most the limit times: the rest are 429 (checked before the lookup, counted after it, let all through)', async () => {
+    const guesser = '203.0.113.70';
+    const kinds = [
+      () => raw(guesser, 'GET', '/api/console/threads', { authorization: `Bearer wrong-${randomUUID()}` }),
+      () => raw(guesser, 'GET', '/api/session', { cookie: `console_session=wrong-${randomUUID()}` }),
+      () => raw(guesser, 'POST', '/api/session', {}, JSON.stringify({ token: `wrong-${randomUUID()}` })),
+      () => raw(guesser, 'GET', '/metrics', { authorization: `Bearer wrong-${randomUUID()}` }),
+    ];
+    const requests = Array.from({ length: 60 }, (_, i) => kinds[i % kinds.length]!());
+    const statuses = await pipelined(service.port, requests);
+    assert.equal(statuses.length, requests.length);
+    assert.deepEqual(tally(statuses), { 401: LIMIT, 429: requests.length - LIMIT }, JSON.stringify(statuses));
+    const right = { authorization: 'Bearer token-alice' };
+    assertGuessingRefused(await service.ask({ path: '/api/session', headers: { ...right, 'x-forwarded-for': guesser } }), 'the right token after the burst');
+    assert.equal((await service.ask({ path: '/api/session', headers: { ...right, 'x-forwarded-for': '203.0.113.72' } })).status, 200, 'another client');
+  });
+
+  it('serves every right credential: a lookup under way is no failure', async () => {
+    const client = '203.0.113.71';
+    const requests = Array.from({ length: 30 }, (_, i) => raw(client, 'GET', '/api/session', i % 2 === 0 ? { authorization: 'Bearer token-alice' } : { cookie: 'console_session=token-bob' }));
+    assert.deepEqual(tally(await pipelined(service.port, requests)), { 200: requests.length });
+  });
+
+});
+
+describe('the guess limit', () => {
+  const ctx = { req: { headers: {}, socket: { remoteAddress: '192.0.2.7' } } } as unknown as RequestContext;
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('starts a lookup only while failures and lookups under way fit the budget; the others wait, then look again', async () => {
+    const limit = windowLimiter({ limit: 2 });
+    const guesses = guessLimit({ limiter: limit, trustProxy: false });
+    const lookups: ((found: string | null) => void)[] = [];
+    const lookUp = () => new Promise<string | null>((resolve) => lookups.push(resolve));
+    const answers = Array.from({ length: 4 }, () => guesses(ctx, lookUp));
+    await settle();
+    assert.equal(lookups.length, 2, 'two under way, two waiting');
+    lookups[0]!('alice');
+    await settle();
+    assert.equal(lookups.length, 3, 'a right credential gave its place back');
+    lookups[1]!(null);
+    lookups[2]!(null);
+    const found = await Promise.all(answers);
+    assert.equal(lookups.length, 3, 'the fourth was never looked up');
+    assert.deepEqual(found.slice(0, 3), [{ ok: true, value: 'alice' }, { ok: true, value: null }, { ok: true, value: null }]);
+    assert.equal(found[3]!.ok ? null : found[3]!.error.status, 429);
+  });
+
+  it('a lookup that fails (storage down) is no failed credential', async () => {
+    const guesses = guessLimit({ limiter: windowLimiter({ limit: 1 }), trustProxy: false });
+    for (let i = 0; i < 3; i++) await assert.rejects(guesses(ctx, () => Promise.reject(new Error('storage unavailable'))));
+    assert.deepEqual(await guesses(ctx, async () => 'alice'), { ok: true, value: 'alice' });
   });
 });
 

@@ -15,10 +15,13 @@ describe('the window limiter', () => {
   it('blocks a key past its limit until its window ends, and keeps a bounded number of keys', () => {
     let now = 0;
     const limiter = windowLimiter({ limit: 2, windowMs: 60_000, maxKeys: 3, now: () => now });
+    assert.equal(limiter.left('a'), 2);
     limiter.record('a');
     assert.equal(limiter.blocked('a'), null);
+    assert.equal(limiter.left('a'), 1);
     limiter.record('a');
     assert.equal(limiter.blocked('a'), 60);
+    assert.equal(limiter.left('a'), 0);
     now = 30_500;
     assert.equal(limiter.blocked('a'), 30);
     now = 60_000;
