@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
-import { capConnections, type ConnectionCap } from './http/connection-cap.ts';
+import { capConnections, defaultPerClientCap, type ConnectionCap } from './http/connection-cap.ts';
 import { refuseUpgrade } from './http/edge.ts';
 import { clientErrorListener } from './http/parser-refusal.ts';
 import { answerAsPlainHttp, isWebsocketUpgrade } from './http/plain-upgrade.ts';
@@ -27,9 +27,11 @@ export interface ListenerLimits {
   /** Open connections past which a new one is answered 503 and closed (MAX_CONNECTIONS). */
   readonly maxConnections?: number;
   /**
-   * Open connections of one client address past which its new one is answered 429 at once and
-   * closed (MAX_CONNECTIONS_PER_CLIENT); at most `maxConnections`, which it is lowered to; null:
-   * not applied (behind a proxy every connection comes from the proxy).
+   * Open connections of one client address (an IPv6 one by its /64) past which its new one is
+   * answered 429 at once and closed (MAX_CONNECTIONS_PER_CLIENT); at most `maxConnections`, which it
+   * is lowered to (config.ts refuses one that is not below it); unset, a quarter of
+   * `maxConnections`, at most 64 (connection-cap.ts); null: not applied (behind a proxy every
+   * connection comes from the proxy).
    */
   readonly maxConnectionsPerClient?: number | null;
 }
@@ -39,8 +41,7 @@ export const LISTENER_DEFAULTS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
-  maxConnectionsPerClient: 64,
-} as const satisfies Required<{ [K in keyof ListenerLimits]: NonNullable<ListenerLimits[K]> }>;
+} as const satisfies Required<{ [K in Exclude<keyof ListenerLimits, 'maxConnectionsPerClient'>]: NonNullable<ListenerLimits[K]> }>;
 
 /** What the listener keeps beside node's server: its cap, and the sockets it handed to upgrade. */
 interface ListenerState {
@@ -81,7 +82,7 @@ export function createListener(limits: ListenerLimits = {}): Server {
     // Node's own refusal of a missing Host is a bare 400: attach() answers it as every refusal is.
     requireHostHeader: false,
   });
-  const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient, maxConnections);
+  const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient ?? defaultPerClientCap(maxConnections), maxConnections);
   const cap = capConnections(server, { max: maxConnections, perClient }, (socket) => answerAndClose(socket, overClientCap(), randomUUID()));
   states.set(server, { cap, upgraded: new Set() });
   return server;
