@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { distinctHosts, loopbackHosts } from '../domain/allowed-hosts.ts';
 import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '../domain/origin.ts';
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
+import { defaultPerClientCap } from './http/connection-cap.ts';
 
 /** Where state lives: PostgreSQL, PostgreSQL embedded (PGlite), or memory only. */
 export type StorageMode = 'postgres' | 'embedded' | 'memory';
@@ -23,9 +24,9 @@ export interface Config {
   /** Open connections (upgraded websockets included) past which a new one is answered 503 and closed. */
   readonly maxConnections: number;
   /**
-   * Open connections of one client address past which its new one is answered 429 and closed, so
-   * one client cannot take every slot; null under TRUST_PROXY, where every connection is the
-   * proxy's (it owns per-client limits).
+   * Open connections of one client address (an IPv6 one by its /64) past which its new one is
+   * answered 429 and closed, so one client cannot take every slot: below `maxConnections` (unless
+   * that is 1); null under TRUST_PROXY, where every connection is the proxy's (it owns per-client limits).
    */
   readonly maxConnectionsPerClient: number | null;
   /** The isolated sandbox origin, without a trailing slash; null when none is configured. */
@@ -60,12 +61,6 @@ export interface Config {
     readonly uiResourceBytes: number;
   };
 }
-
-/**
- * One client's share of the connections unless configured: a browser's six or so, and its live
- * sockets (LIVE_SOCKETS_PER_USER, 32), with room to spare; a sixteenth of the default global cap.
- */
-const DEFAULT_CONNECTIONS_PER_CLIENT = 64;
 
 const integer = (min: number, max: number) =>
   v.pipe(
@@ -139,7 +134,7 @@ const EnvSchema = v.object({
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
-  // Unset: 64, or MAX_CONNECTIONS when that is lower (checked against it below).
+  // Unset: a quarter of MAX_CONNECTIONS, at most 64 (connection-cap.ts); set, below MAX_CONNECTIONS (checked below).
   MAX_CONNECTIONS_PER_CLIENT: v.optional(integer(1, 1_000_000)),
   // Long enough not to be guessed, printable, no spaces: it is sent as a bearer token.
   SIGNIN_ATTEMPTS_PER_MINUTE: v.optional(integer(1, 100_000), '10'),
@@ -168,8 +163,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     const origin = text === null ? null : parseOrigin(text);
     return origin === null ? [] : [{ host: origin.host, port: origin.port }];
   });
-  if (e.MAX_CONNECTIONS_PER_CLIENT !== undefined && e.MAX_CONNECTIONS_PER_CLIENT > e.MAX_CONNECTIONS) {
-    return fail([{ path: 'MAX_CONNECTIONS_PER_CLIENT', message: `must be at most MAX_CONNECTIONS (${e.MAX_CONNECTIONS})` }]);
+  // As many as everyone would let one client lock every other out; a single connection in all is the one exception.
+  if (e.MAX_CONNECTIONS_PER_CLIENT !== undefined && e.MAX_CONNECTIONS_PER_CLIENT >= e.MAX_CONNECTIONS && e.MAX_CONNECTIONS_PER_CLIENT > 1) {
+    return fail([{ path: 'MAX_CONNECTIONS_PER_CLIENT', message: `must be below MAX_CONNECTIONS (${e.MAX_CONNECTIONS}), or 1` }]);
   }
   return ok(
     Object.freeze({
@@ -181,7 +177,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       world: e.CONSOLE_WORLD ?? null,
       demo: e.CONSOLE_WORLD === undefined && storage !== 'postgres',
       maxConnections: e.MAX_CONNECTIONS,
-      maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? Math.min(DEFAULT_CONNECTIONS_PER_CLIENT, e.MAX_CONNECTIONS)),
+      maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? defaultPerClientCap(e.MAX_CONNECTIONS)),
       sandboxOrigin,
       viewerOrigin,
       viewerPath: e.ARTIFACT_VIEWER_PATH,

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
-import { capConnections, type ConnectionCap } from './http/connection-cap.ts';
+import { capConnections, defaultPerClientCap, type ConnectionCap } from './http/connection-cap.ts';
 import { refuseUpgrade } from './http/edge.ts';
 import { clientErrorListener } from './http/parser-refusal.ts';
-import { answerAsPlainHttp, isWebsocketUpgrade } from './http/plain-upgrade.ts';
+import { isWebsocketUpgrade, plainUpgrades } from './http/plain-upgrade.ts';
 import { answerAndClose } from './http/raw-reply.ts';
-import { problem, writeReply } from './http/reply.ts';
+import { problem, writeReply, type Reply } from './http/reply.ts';
 
 /** Request line and headers up to 64 KiB, so a long sandbox `policy` reaches its 422 instead of a 431. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -27,9 +27,11 @@ export interface ListenerLimits {
   /** Open connections past which a new one is answered 503 and closed (MAX_CONNECTIONS). */
   readonly maxConnections?: number;
   /**
-   * Open connections of one client address past which its new one is answered 429 at once and
-   * closed (MAX_CONNECTIONS_PER_CLIENT); at most `maxConnections`, which it is lowered to; null:
-   * not applied (behind a proxy every connection comes from the proxy).
+   * Open connections of one client address (an IPv6 one by its /64) past which its new one is
+   * answered 429 at once and closed (MAX_CONNECTIONS_PER_CLIENT); at most `maxConnections`, which it
+   * is lowered to (config.ts refuses one that is not below it); unset, a quarter of
+   * `maxConnections`, at most 64 (connection-cap.ts); null: not applied (behind a proxy every
+   * connection comes from the proxy).
    */
   readonly maxConnectionsPerClient?: number | null;
 }
@@ -39,13 +41,15 @@ export const LISTENER_DEFAULTS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
-  maxConnectionsPerClient: 64,
-} as const satisfies Required<{ [K in keyof ListenerLimits]: NonNullable<ListenerLimits[K]> }>;
+} as const satisfies Required<{ [K in Exclude<keyof ListenerLimits, 'maxConnectionsPerClient'>]: NonNullable<ListenerLimits[K]> }>;
 
 /** What the listener keeps beside node's server: its cap, and the sockets it handed to upgrade. */
 interface ListenerState {
   readonly cap: ConnectionCap;
-  /** Sockets handed to the app's upgrade listener and not yet closed: node no longer tracks them. */
+  /**
+   * Sockets node handed to the upgrade listener and not yet closed: it no longer tracks them (a
+   * plain one handed back is tracked again, and closed by either).
+   */
   readonly upgraded: Set<Duplex>;
 }
 
@@ -81,42 +85,57 @@ export function createListener(limits: ListenerLimits = {}): Server {
     // Node's own refusal of a missing Host is a bare 400: attach() answers it as every refusal is.
     requireHostHeader: false,
   });
-  const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient, maxConnections);
+  const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient ?? defaultPerClientCap(maxConnections), maxConnections);
   const cap = capConnections(server, { max: maxConnections, perClient }, (socket) => answerAndClose(socket, overClientCap(), randomUUID()));
   states.set(server, { cap, upgraded: new Set() });
   return server;
 }
 
 /**
+ * Node's parser refuses an HTTP/1.1 request without `Host` with a bare 400 (RFC 9112, 3.2): here,
+ * plain request or websocket handshake alike, it gets the problem every refusal gets, and a log
+ * line. Null for a request that has its `Host`, or needs none (HTTP/1.0, whose is refused 421 at the edge).
+ */
+function missingHost(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return null;
+  const id = randomUUID();
+  log.info({ reqId: id, status: 400, code: 'missing_host' }, 'request refused by the HTTP parser');
+  return { id, reply: problem({ code: 'missing_host' }, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close' }) };
+}
+
+/**
  * Hands the server's requests and upgrades to the app; those on connections past a cap are
- * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). An upgrade to anything
- * but a websocket is answered as a plain request (plain-upgrade.ts).
+ * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). Only a websocket
+ * handshake is an upgrade; any other request with an `Upgrade` header (h2c, a POST) is answered as
+ * the plain request it also is (plain-upgrade.ts).
  */
 export function attach(server: Server, app: App, log: Logger = pino({ level: 'silent' })): void {
   const state = states.get(server);
+  const answerAsPlainHttp = plainUpgrades(server);
   server.on('clientError', clientErrorListener(log));
   server.on('request', (req, res) => {
     const refusal = state?.cap.refusal(req.socket) ?? null;
     // Answered as it was accepted, and closing: what its client sent anyway is not served.
     if (refusal === 'client') return void req.resume();
     if (refusal === 'global') return writeReply(res, overCap());
-    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-      const id = randomUUID();
-      log.info({ reqId: id, status: 400, code: 'missing_host' }, 'request refused by the HTTP parser');
-      return writeReply(res, problem({ code: 'missing_host' }, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close' }));
-    }
+    const noHost = missingHost(req, log);
+    if (noHost !== null) return writeReply(res, noHost.reply);
     app.onRequest(req, res);
   });
   server.on('upgrade', (req, socket, head) => {
     const refusal = state?.cap.refusal(socket) ?? null;
     // Answered as it was accepted, and closing (raw-reply.ts): what its client sends is drained.
     if (refusal === 'client') return void socket.resume();
-    if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(server, req, socket, head);
-    if (state !== undefined) {
+    // A plain one too: it may wait for an answer before node tracks it again, and a shutdown must reach
+    // it meanwhile. Once per socket: a keep-alive connection may send many.
+    if (state !== undefined && !state.upgraded.has(socket)) {
       state.upgraded.add(socket);
       socket.once('close', () => state.upgraded.delete(socket));
     }
+    if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(req, socket, head);
     if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
+    const noHost = missingHost(req, log);
+    if (noHost !== null) return refuseUpgrade(socket, noHost.reply, noHost.id);
     app.onUpgrade(req, socket, head);
   });
 }

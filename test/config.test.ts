@@ -78,14 +78,20 @@ describe('configuration', () => {
     assert.deepEqual(none.value.allowedHosts, [{ host: 'console.test', port: 8080 }], 'empty: only the origins answer');
   });
 
-  it('caps connections per client below the global cap, and not at all behind a proxy', () => {
+  it('caps connections per client strictly below the global cap (a small MAX_CONNECTIONS too), and not at all behind a proxy', () => {
     const perClient = (env: Record<string, string>) => {
       const loaded = loadConfig(env);
       assert.ok(loaded.ok, JSON.stringify(env));
       return loaded.value.maxConnectionsPerClient;
     };
-    assert.equal(perClient({ MAX_CONNECTIONS: '10' }), 10, 'the default never exceeds MAX_CONNECTIONS');
-    assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '100', MAX_CONNECTIONS: '100' }), 100);
+    // Equal to MAX_CONNECTIONS, one client could still take every slot: the default is a quarter of it, at most 64.
+    assert.equal(perClient({ MAX_CONNECTIONS: '10' }), 2, 'the default stays below a small MAX_CONNECTIONS');
+    assert.equal(perClient({ MAX_CONNECTIONS: '256' }), 64);
+    assert.equal(perClient({ MAX_CONNECTIONS: '100000' }), 64);
+    assert.equal(perClient({ MAX_CONNECTIONS: '2' }), 1);
+    assert.equal(perClient({ MAX_CONNECTIONS: '1' }), 1, 'one connection in all: one client may hold it');
+    assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '1', MAX_CONNECTIONS: '1' }), 1);
+    assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '99', MAX_CONNECTIONS: '100' }), 99);
     assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '8' }), 8);
     assert.equal(perClient({ TRUST_PROXY: 'true', MAX_CONNECTIONS_PER_CLIENT: '8' }), null, 'every connection is the proxy\'s');
   });
@@ -112,6 +118,10 @@ describe('configuration', () => {
       { ALLOWED_HOSTS: '::1' },
       { MAX_CONNECTIONS_PER_CLIENT: '0' },
       { MAX_CONNECTIONS_PER_CLIENT: '101', MAX_CONNECTIONS: '100' },
+      // As many as everyone: one client could lock every other out.
+      { MAX_CONNECTIONS_PER_CLIENT: '100', MAX_CONNECTIONS: '100' },
+      { MAX_CONNECTIONS_PER_CLIENT: '64', MAX_CONNECTIONS: '64' },
+      { MAX_CONNECTIONS_PER_CLIENT: '2', MAX_CONNECTIONS: '1' },
     ];
     for (const env of cases) {
       const loaded = loadConfig(env);

@@ -1,15 +1,25 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { clientKey } from '../limits/client-key.ts';
 
 /** Why a connection is refused: past its client's cap (refused at once), or past the listener's (at its request). */
 export type CapRefusal = 'client' | 'global';
+
+/**
+ * One client's cap unless configured: a quarter of the listener's, so one client never holds every
+ * slot (equal to it, one client's flood would leave everyone else 503 again), and at most 64: a
+ * browser's six or so connections and its live sockets (LIVE_SOCKETS_PER_USER, 32), with room to
+ * spare. One when the listener allows fewer than eight in all: with a single connection there is
+ * no share to keep for others.
+ */
+export const defaultPerClientCap = (max: number): number => Math.min(64, Math.max(1, Math.floor(max / 4)));
 
 /** The caps of one listener. */
 export interface CapLimits {
   /** Open connections past which a new one is refused (MAX_CONNECTIONS). */
   readonly max: number;
-  /** Open connections of one client address past which its new one is refused; null: not applied (behind a proxy). */
+  /** Open connections of one client (its clientKey) past which its new one is refused; null: not applied (behind a proxy). */
   readonly perClient: number | null;
 }
 
@@ -24,7 +34,9 @@ export interface ConnectionCap {
 }
 
 /**
- * Counts every accepted connection until it closes, overall and per client address.
+ * Counts every accepted connection until it closes, overall and per client: a client is its
+ * address as the credential limit counts it (client-key.ts), so an IPv6 client is its /64, which
+ * it usually holds whole, and one address does not bring 2^64 budgets.
  *
  * One past its client's cap is refused at once by `onClientRefused` (server.ts answers it and
  * closes it) and counts toward neither cap: a client that floods the listener uses up its own
@@ -44,7 +56,9 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
   server.on('connection', (socket: Duplex) => {
     if (seen.has(socket)) return;
     seen.add(socket);
-    const client = limits.perClient === null ? undefined : (socket as Partial<Socket>).remoteAddress;
+    // A socket already gone has no address: it closes at once, uncounted by client.
+    const address = limits.perClient === null ? undefined : (socket as Partial<Socket>).remoteAddress;
+    const client = address === undefined ? undefined : clientKey(address);
     if (client !== undefined) {
       const mine = byClient.get(client) ?? 0;
       if (mine >= limits.perClient!) {

@@ -231,8 +231,10 @@ export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string):
 
 /**
  * The `upgrade` listener: a `Host` not answered is refused as a plain request is; a websocket on the
- * sandbox origin or a sandbox path is refused. Only websocket upgrades reach it: the listener answers
- * any other (h2c, ...) as the plain HTTP request it also is (server.ts, plain-upgrade.ts).
+ * sandbox origin or a sandbox path is refused. Only websocket handshakes reach it: the listener answers
+ * any other request with an `Upgrade` header (h2c, a POST) as the plain HTTP request it also is
+ * (server.ts, plain-upgrade.ts), and refuses an HTTP/1.1 handshake without `Host` 400 `missing_host`
+ * itself, so the 421 here is for a `Host` not answered (or none on HTTP/1.0).
  */
 export function upgradeListener(options: EdgeOptions) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {

@@ -1,8 +1,14 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-/** Whether a request asks for the one upgrade the service speaks: a websocket. */
-export const isWebsocketUpgrade = (req: IncomingMessage): boolean => req.headers.upgrade?.trim().toLowerCase() === 'websocket';
+/**
+ * Whether a request is a websocket handshake, the one upgrade the service speaks: a GET with
+ * `Upgrade: websocket` and a `Sec-WebSocket-Key` (RFC 6455, 4.1). Anything else carrying the header
+ * (a POST with a body, a GET without a key) is a plain request and is answered as one.
+ */
+export const isWebsocketUpgrade = (req: IncomingMessage): boolean =>
+  req.method === 'GET' && req.headers['sec-websocket-key'] !== undefined && req.headers.upgrade?.trim().toLowerCase() === 'websocket';
 
 /**
  * The request's line and headers as the client sent them, less its `Upgrade` header and the
@@ -31,18 +37,52 @@ export function headWithoutUpgrade(req: IncomingMessage): Buffer {
 }
 
 /**
- * Answers a request that asked for an upgrade other than a websocket (`h2c`, ...) as the plain
- * HTTP/1.1 request it also is. Node hands any request with an `Upgrade` header to the `upgrade`
- * listener, its parser gone and its body (what arrived of it) in `head`; answered from there, its
- * body was lost and its socket left the server's own bookkeeping (time-outs, keep-alive, the
- * connections a shutdown closes). So its head is written back without the upgrade, ahead of what
- * followed it, and the socket is handed to the server again as a new connection, as node's
- * documentation allows: node parses it afresh (the body read, keep-alive as the client asked) and
- * tracks it like any other. The connection cap counts a connection once (connection-cap.ts).
+ * Answers requests that asked for an upgrade other than a websocket (`h2c`, ...) as the plain
+ * HTTP/1.1 requests they also are; call once per server, then hand it each such request. Node
+ * hands any request with an `Upgrade` header to the `upgrade` listener, its parser gone and its
+ * body (what arrived of it) in `head`; answered from there, its body was lost and its socket left
+ * the server's own bookkeeping (time-outs, keep-alive, the connections a shutdown closes). So its
+ * head is written back without the upgrade, ahead of what followed it, and the socket is handed to
+ * the server again as a new connection, as node's documentation allows: node parses it afresh (the
+ * body read, keep-alive as the client asked) and tracks it like any other. The connection cap
+ * counts a connection once (connection-cap.ts).
+ *
+ * A request pipelined behind one still being answered waits for that answer to finish first:
+ * node's new parser would queue its answer behind the old one, which the old parser's bookkeeping
+ * finishes without ever starting the next (it was never answered). If that answer closes the
+ * connection, what was pipelined behind it is not served, as for any request.
  */
-export function answerAsPlainHttp(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
-  // unshift puts a chunk first: what followed the head goes back before the head itself.
-  if (head.length > 0) socket.unshift(head);
-  socket.unshift(headWithoutUpgrade(req));
-  server.emit('connection', socket);
+export function plainUpgrades(server: Server): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  // Each connection's latest answer until it finishes: node's own bookkeeping of it (its 'finish'
+  // listener was added before the request was emitted, so it has run when this one runs) is done.
+  const unfinished = new WeakMap<Duplex, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    unfinished.set(socket, res);
+    res.once('finish', () => {
+      if (unfinished.get(socket) === res) unfinished.delete(socket);
+    });
+  });
+  return (req, socket, head) => {
+    // unshift puts a chunk first: what followed the head goes back before the head itself.
+    if (head.length > 0) socket.unshift(head);
+    socket.unshift(headWithoutUpgrade(req));
+    const answering = unfinished.get(socket);
+    if (answering === undefined) return void server.emit('connection', socket);
+    // Until handed back, no listener of node's is on the socket: a reset must not go unheard.
+    const onError = () => socket.destroy();
+    const handBack = () => {
+      answering.off('finish', handBack);
+      socket.off('close', handBack);
+      socket.off('error', onError);
+      // The answer said close (node ends the socket after it) or the client left: nothing behind it is served.
+      if (socket.destroyed || socket.writableEnded) return;
+      // That answer left the keep-alive time-out armed; the request handed back is not idle.
+      (socket as Partial<Socket>).setTimeout?.(0);
+      server.emit('connection', socket);
+    };
+    answering.once('finish', handBack);
+    socket.once('close', handBack);
+    socket.on('error', onError);
+  };
 }

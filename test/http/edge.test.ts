@@ -44,6 +44,7 @@ describe('the HTTP edge', () => {
           query: v.object({ limit: v.optional(v.pipe(v.string(), v.regex(/^[0-9]+$/, 'must be a number'))) }),
           handle: ({ params }) => json(200, params),
         }),
+        route({ method: 'GET', path: '/t/closing', summary: 'an answer that closes its connection', handle: () => json(200, [], { connection: 'close' }) }),
         route({ method: 'GET', path: '/t/boom', summary: 'bug', handle: () => { throw new Error('secret upstream detail'); } }),
       ],
     });
@@ -198,6 +199,81 @@ describe('the HTTP edge', () => {
     await answered(2);
     assert.match(text, /\{"name":"two"\}$/);
     socket.destroy();
+  });
+
+  /**
+   * Writes `bytes` at once on a fresh connection and reads the answers, each whole (by its
+   * Content-Length), until `count` have come or the server closed the connection (5 s at most).
+   */
+  async function pipelined(bytes: string, count: number) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    let received = Buffer.alloc(0);
+    let closed = false;
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.on('close', () => (closed = true));
+    const answers = () => {
+      const found: { status: number; head: string; body: string }[] = [];
+      let rest = received.toString('latin1');
+      for (;;) {
+        const end = rest.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const head = rest.slice(0, end);
+        const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (rest.length < end + 4 + length) break;
+        found.push({ status: Number(head.slice(9, 12)), head, body: rest.slice(end + 4, end + 4 + length) });
+        rest = rest.slice(end + 4 + length);
+      }
+      return found;
+    };
+    const wait = async (n: number) => {
+      for (let waited = 0; answers().length < n && !closed && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      return answers();
+    };
+    socket.write(bytes);
+    return { socket, answers: await wait(count), closed: () => closed, wait };
+  }
+
+  const h2cPost = (name: string, extra = '') => {
+    const body = JSON.stringify({ name });
+    return (
+      'POST /t/items HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n' +
+      `${extra}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    );
+  };
+
+  it('an h2c request pipelined behind a request still being answered is answered too, in order, and the connection goes on serving', async () => {
+    const behindGet = await pipelined(`GET /t/items HTTP/1.1\r\nHost: x\r\n\r\n${h2cPost('after')}`, 2);
+    assert.deepEqual(behindGet.answers.map((a) => [a.status, a.body]), [[200, '[]'], [201, '{"name":"after"}']]);
+    behindGet.socket.destroy();
+
+    const three = await pipelined(h2cPost('one') + h2cPost('two') + h2cPost('three'), 3);
+    assert.deepEqual(three.answers.map((a) => a.body), ['{"name":"one"}', '{"name":"two"}', '{"name":"three"}']);
+    assert.ok(three.answers.every((a) => a.status === 201 && !/\r\nconnection: close/i.test(a.head)), 'kept alive');
+    // Still a keep-alive HTTP connection: a plain request after them is served on it.
+    three.socket.write('GET /t/items HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.deepEqual((await three.wait(4)).map((a) => a.status), [201, 201, 201, 200]);
+    three.socket.destroy();
+  });
+
+  it('an h2c request pipelined behind an answer that closes the connection is not answered, and the connection closes', async () => {
+    const behindClose = await pipelined(`GET /t/closing HTTP/1.1\r\nHost: x\r\n\r\n${h2cPost('late')}`, 2);
+    assert.deepEqual(behindClose.answers.map((a) => a.status), [200]);
+    assert.ok(behindClose.closed(), 'closed after the answer that said so');
+  });
+
+  it('a request with Upgrade: websocket that is not a GET handshake with a key is answered as plain HTTP', async () => {
+    const body = '{"name":"ws"}';
+    const post = await pipelined(
+      'POST /t/items HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      1,
+    );
+    assert.deepEqual(post.answers.map((a) => [a.status, a.body]), [[201, body]]);
+    post.socket.destroy();
+    const noKey = await pipelined('GET /t/items HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n', 1);
+    assert.deepEqual(noKey.answers.map((a) => [a.status, a.body]), [[200, '[]']]);
+    noKey.socket.destroy();
   });
 
   it('an invented request id that is not a plain token is replaced', async () => {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import type { App } from '../../src/app.ts';
+import { capConnections } from '../../src/http/connection-cap.ts';
 import { attach, connectionCounts, createListener, LISTENER_DEFAULTS, listen, shutdown, type ListenerLimits } from '../../src/server.ts';
 
 /** An app that answers 200 after reading the body, and accepts no upgrade (the listener is under test). */
@@ -146,5 +148,51 @@ describe('listener limits', () => {
     assert.match(refused.text(), /^HTTP\/1\.1 503 /);
     assert.deepEqual(connectionCounts(server)().refused, { client: 0, global: 1 });
     for (const client of held) client.socket.destroy();
+  });
+
+  it('a small MAX_CONNECTIONS leaves one client fewer connections than everyone: others are still served', { timeout: 15_000 }, async () => {
+    // Eight in all, so two for one client by default: its flood leaves six for the rest.
+    const { server, port } = await serveListener({ maxConnections: 8 });
+    const flood = await Promise.all(Array.from({ length: 8 }, () => raw(port)));
+    const other = await raw(port, GET, '127.0.0.2');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.match(other.text(), /^HTTP\/1\.1 200 /, 'another client is served while one holds all it may');
+    assert.deepEqual(connectionCounts(server)().refused, { client: 6, global: 0 });
+    for (const client of [...flood, other]) client.socket.destroy();
+  });
+});
+
+describe('the connection cap per client', () => {
+  /** A listener stand-in: the cap only listens for `connection` and reads each socket's address. */
+  const accept = (server: EventEmitter, remoteAddress: string) => {
+    const socket = Object.assign(new EventEmitter(), { remoteAddress });
+    server.emit('connection', socket);
+    return socket;
+  };
+
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as its IPv4 one, as the credential limit does', () => {
+    const server = new EventEmitter();
+    const refused: string[] = [];
+    const cap = capConnections(server as Server, { max: 100, perClient: 2 }, (socket) => refused.push((socket as unknown as { remoteAddress: string }).remoteAddress));
+    // One subscriber's /64 holds 2^64 addresses: each new one must not bring a fresh budget.
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) accept(server, address);
+    accept(server, '2001:db8:1:3::1');
+    // A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d: the same client as a.b.c.d.
+    for (const address of ['192.0.2.7', '::ffff:192.0.2.7', '::FFFF:192.0.2.7']) accept(server, address);
+    assert.deepEqual(refused, ['2001:db8:1:2:ffff::3', '::FFFF:192.0.2.7']);
+    assert.deepEqual(cap.refused(), { client: 2, global: 0 });
+    assert.equal(cap.open(), 5);
+  });
+
+  it('frees a /64 slot when any of its connections closes', () => {
+    const server = new EventEmitter();
+    const cap = capConnections(server as Server, { max: 100, perClient: 1 }, () => {});
+    const first = accept(server, '2001:db8::1');
+    accept(server, '2001:db8::2');
+    assert.deepEqual(cap.refused(), { client: 1, global: 0 });
+    first.emit('close');
+    accept(server, '2001:db8::3');
+    assert.deepEqual(cap.refused(), { client: 1, global: 0 });
+    assert.equal(cap.open(), 1);
   });
 });

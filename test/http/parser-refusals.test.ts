@@ -73,6 +73,12 @@ describe("the HTTP parser's refusals", () => {
     assert.ok(logs.some((line) => line.reqId === id && line.code === 'missing_host' && line.status === 400), 'logged with its request id');
   });
 
+  it('answers an HTTP/1.1 websocket handshake without Host 400 missing_host too', async () => {
+    const handshake = 'GET /live HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    const { id } = isRefusal(await exchange(port, handshake), 400, 'missing_host');
+    assert.ok(logs.some((line) => line.reqId === id && line.code === 'missing_host' && line.status === 400), 'logged with its request id');
+  });
+
   it('answers a NUL in a header 400 malformed_request, and logs one line without the bytes sent', async () => {
     const { id, body } = isRefusal(await exchange(port, 'GET /x HTTP/1.1\r\nHost: localhost\r\nX-Secret: nul-secret\0here\r\n\r\n'), 400, 'malformed_request');
     assert.match(body.detail, /character/);
