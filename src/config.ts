@@ -40,8 +40,8 @@ export interface Config {
   readonly trustProxy: boolean;
   /**
    * Every `Host` the service answers (ALLOWED_HOSTS, or the loopback names at PORT, plus the sandbox
-   * and viewer origins' hosts); any other is refused at the edge. A port of 0 stands for the port
-   * listened on (PORT=0).
+   * and viewer origins' hosts, and in demo mode `127.0.0.1` at the port listened on, where the bundled
+   * provider is called); any other is refused at the edge. A port of 0 stands for the port listened on.
    */
   readonly allowedHosts: readonly HostAndPort[];
   readonly logLevel: string;
@@ -156,6 +156,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   if (storage === 'postgres' && e.DATABASE_URL === undefined) {
     return fail([{ path: 'DATABASE_URL', message: 'must be set when CONSOLE_STORAGE is postgres' }]);
   }
+  const demo = e.CONSOLE_WORLD === undefined && storage !== 'postgres';
+  // Demo mode calls its bundled MCP provider at 127.0.0.1 on the port listened on (src/demo/provider-url.ts),
+  // through this very edge: that Host is answered whatever ALLOWED_HOSTS says (port 0: the port listened
+  // on). Without ALLOWED_HOSTS the loopback names at PORT hold it already.
+  const demoHosts = demo && e.ALLOWED_HOSTS !== undefined ? [{ host: '127.0.0.1', port: 0 }] : [];
   const sandboxOrigin = e.ARTIFACT_SANDBOX_ORIGIN === undefined ? `http://sandbox.localhost:${e.PORT}` : e.ARTIFACT_SANDBOX_ORIGIN;
   const viewerOrigin = e.ARTIFACT_VIEWER_ORIGIN === undefined ? `http://localhost:${e.PORT}` : e.ARTIFACT_VIEWER_ORIGIN;
   // The origins' hosts are answered whatever the list says: the service serves them by definition.
@@ -175,7 +180,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       databaseUrl: e.DATABASE_URL ?? null,
       dataDir: e.DATA_DIR,
       world: e.CONSOLE_WORLD ?? null,
-      demo: e.CONSOLE_WORLD === undefined && storage !== 'postgres',
+      demo,
       maxConnections: e.MAX_CONNECTIONS,
       maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? defaultPerClientCap(e.MAX_CONNECTIONS)),
       sandboxOrigin,
@@ -183,7 +188,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       viewerPath: e.ARTIFACT_VIEWER_PATH,
       mcpTimeoutMs: e.MCP_TIMEOUT_MS,
       trustProxy: e.TRUST_PROXY,
-      allowedHosts: Object.freeze(distinctHosts([...(e.ALLOWED_HOSTS ?? loopbackHosts(e.PORT)), ...originHosts]).map((host) => Object.freeze(host))),
+      allowedHosts: Object.freeze(distinctHosts([...(e.ALLOWED_HOSTS ?? loopbackHosts(e.PORT)), ...originHosts, ...demoHosts]).map((host) => Object.freeze(host))),
       logLevel: e.LOG_LEVEL,
       turnLeaseMs: e.TURN_LEASE_MS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,

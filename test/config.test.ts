@@ -65,7 +65,8 @@ describe('configuration', () => {
   });
 
   it('reads ALLOWED_HOSTS as host[:port] (no port: 80 and 443), in place of the loopback names, beside the origins', () => {
-    const loaded = loadConfig({ ALLOWED_HOSTS: ' Console.Example.com , [::1]:9000', ARTIFACT_SANDBOX_ORIGIN: 'https://sandbox.example.com', ARTIFACT_VIEWER_ORIGIN: 'https://console.example.com' });
+    // A deployment, not the demo (which answers 127.0.0.1 as well: test/demo-allowed-hosts.test.ts).
+    const loaded = loadConfig({ CONSOLE_WORLD: 'world.json', ALLOWED_HOSTS: ' Console.Example.com , [::1]:9000', ARTIFACT_SANDBOX_ORIGIN: 'https://sandbox.example.com', ARTIFACT_VIEWER_ORIGIN: 'https://console.example.com' });
     assert.ok(loaded.ok);
     assert.deepEqual(loaded.value.allowedHosts, [
       { host: 'console.example.com', port: 80 },
@@ -73,7 +74,7 @@ describe('configuration', () => {
       { host: 'sandbox.example.com', port: 443 },
       { host: 'console.example.com', port: 443 },
     ]);
-    const none = loadConfig({ ALLOWED_HOSTS: '', ARTIFACT_SANDBOX_ORIGIN: '', ARTIFACT_VIEWER_ORIGIN: 'http://console.test:8080' });
+    const none = loadConfig({ CONSOLE_WORLD: 'world.json', ALLOWED_HOSTS: '', ARTIFACT_SANDBOX_ORIGIN: '', ARTIFACT_VIEWER_ORIGIN: 'http://console.test:8080' });
     assert.ok(none.ok);
     assert.deepEqual(none.value.allowedHosts, [{ host: 'console.test', port: 8080 }], 'empty: only the origins answer');
   });

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { bindDirSocket, type DirSocket, listenOn, LOCK_SOCKET } from './dir-socket-lock.ts';
+
+export { LOCK_SOCKET };
 
 /** The lock file's name inside the data dir; it holds the owner's process id. */
 export const LOCK_FILE = 'console.lock';
@@ -34,17 +37,24 @@ const ownerOf = (path: string): number | null => {
 
 /**
  * Takes the data dir `dir` or throws an error naming the directory and the process holding it.
- * On Linux the lock is a listening socket in the abstract namespace, named after the directory's real
- * path: the bind is atomic, and the kernel frees the name the moment the holder's descriptors close,
- * which happens as it dies, before its parent reaps it (a pid check sees a zombie as alive, and refused
- * a restart right after `kill -9` until then). libuv opens it close-on-exec, so an agent process the
- * holder started never inherits it. `<dir>/console.lock` still names the holder's pid, for the message
- * and for a person looking. Elsewhere the lock file alone is the lock ({@link lockWithFile}).
+ * On Linux the lock is two listening sockets. One is in the abstract namespace, named after the
+ * directory's real path: the bind is atomic, and the kernel frees the name the moment the holder's
+ * descriptors close, which happens as it dies, before its parent reaps it (a pid check sees a zombie
+ * as alive, and refused a restart right after `kill -9` until then). Abstract names are per network
+ * namespace, so the other is `<dir>/console.sock` ({@link bindDirSocket}), which keeps containers that
+ * share the directory apart. libuv opens both close-on-exec, so an agent process the holder started
+ * never inherits them. `<dir>/console.lock` still names the holder's pid, for the message and for a
+ * person looking. Elsewhere the lock file alone is the lock ({@link lockWithFile}).
  */
 export async function lockDataDir(dir: string): Promise<DataDirLock> {
   const path = join(dir, LOCK_FILE);
-  const refuse = (pid: number | null) =>
-    new DataDirLockedError(`The data directory ${dir} is in use by ${pid === process.pid || pid === null ? 'this process' : `process ${pid}`} (lock file ${path}); stop it or choose another DATA_DIR`);
+  const refuse = (pid: number | null, elsewhere = false) => {
+    // A holder in another network namespace may also have a pid namespace of its own (a container's pid 1).
+    const who = elsewhere
+      ? `${pid === null ? 'a process' : `process ${pid}`} in another network namespace (a container sharing the directory?)`
+      : pid === process.pid || pid === null ? 'this process' : `process ${pid}`;
+    return new DataDirLockedError(`The data directory ${dir} is in use by ${who} (lock file ${path}); stop it or choose another DATA_DIR`);
+  };
   if (held.has(dir)) throw refuse(process.pid);
   held.add(dir); // at once: a second call in this process, while the bind is under way, is refused too
   try {
@@ -62,7 +72,7 @@ export async function lockDataDir(dir: string): Promise<DataDirLock> {
   }
 }
 
-type Refuse = (pid: number | null) => DataDirLockedError;
+type Refuse = (pid: number | null, elsewhere?: boolean) => DataDirLockedError;
 
 /** The abstract socket's name: the real path's digest (a symlink or `..` names the same directory). */
 const socketName = (dir: string): string => `\0agent-console-data-dir-${createHash('sha256').update(realpathSync(dir)).digest('hex').slice(0, 40)}`;
@@ -88,24 +98,15 @@ function dying(pid: number | null): boolean {
   }
 }
 
-/** Listens on `name`; resolves false when it is taken. */
-function bind(server: Server, name: string): Promise<boolean> {
-  return new Promise<boolean>((resolve, reject) => {
-    const failed = (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error));
-    server.once('error', failed);
-    server.listen({ path: name }, () => {
-      server.off('error', failed);
-      resolve(true);
-    });
-  });
-}
-
-/** Binds the directory's abstract socket (taken: it is held), then writes this pid to the lock file. */
+/**
+ * Binds the directory's abstract socket, then its socket in the directory (either taken: it is held),
+ * then writes this pid to the lock file.
+ */
 async function lockWithSocket(dir: string, path: string, refuse: Refuse): Promise<() => void> {
   const name = socketName(dir);
   const deadline = Date.now() + BIND_RETRY_MS;
   let server: Server = createServer((socket) => socket.destroy());
-  while (!(await bind(server, name))) {
+  while (!(await listenOn(server, name))) {
     const holder = ownerOf(path);
     if (Date.now() >= deadline || !dying(holder)) throw refuse(holder);
     await new Promise((resolve) => setTimeout(resolve, BIND_RETRY_EVERY_MS));
@@ -114,13 +115,31 @@ async function lockWithSocket(dir: string, path: string, refuse: Refuse): Promis
   }
   // It must never keep a process alive that has nothing else left.
   server.unref();
+  let file: DirSocket;
   try {
-    writeFileSync(path, `${process.pid}\n`); // replaces what a holder that died left
+    // Taken while the abstract name was free: its holder is in another network namespace. A dying one
+    // is waited for as above (a pid from another pid namespace is not seen here: waited for, then refused).
+    while ((file = await bindDirSocket(dir)).held) {
+      const holder = ownerOf(path);
+      if (Date.now() >= deadline || !dying(holder)) throw refuse(holder, true);
+      await new Promise((resolve) => setTimeout(resolve, BIND_RETRY_EVERY_MS));
+    }
   } catch (error) {
     server.close();
     throw error;
   }
-  return () => server.close();
+  const release = file.release;
+  try {
+    writeFileSync(path, `${process.pid}\n`); // replaces what a holder that died left
+  } catch (error) {
+    release();
+    server.close();
+    throw error;
+  }
+  return () => {
+    release();
+    server.close();
+  };
 }
 
 /** Creates the lock file only if absent (O_EXCL), so two processes cannot both succeed. */

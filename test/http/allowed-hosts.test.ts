@@ -120,7 +120,8 @@ describe('DNS rebinding: a Host outside ALLOWED_HOSTS is refused before anything
 describe('ALLOWED_HOSTS configured', () => {
   let service: TestService;
   before(async () => {
-    service = await startService({ ALLOWED_HOSTS: 'console.example.test, Other.Example:9000', ARTIFACT_SANDBOX_ORIGIN: 'https://sandbox.example.test', ARTIFACT_VIEWER_ORIGIN: 'https://view.example.test' });
+    // A deployment names its world; the demo answers 127.0.0.1 as well (test/demo-allowed-hosts.test.ts).
+    service = await startService({ CONSOLE_WORLD: 'world.json', ALLOWED_HOSTS: 'console.example.test, Other.Example:9000', ARTIFACT_SANDBOX_ORIGIN: 'https://sandbox.example.test', ARTIFACT_VIEWER_ORIGIN: 'https://view.example.test' });
   });
   after(() => service.close());
 
