@@ -17,22 +17,28 @@ import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
 const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
-/** How long each turn holds its thread: long enough that two turns started together would overlap. */
-const TURN_MS = 150;
 const ROUNDS = 25;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An agent whose every turn says a word and then holds for `TURN_MS` (or until cancelled): no process needed. */
+/**
+ * Turns held open until the round that started them has all its answers: two turns started by one round
+ * would overlap whatever the machine's load (a turn that ended on a timer could end before a slow
+ * round's last request, and that one then rightly won a turn of its own).
+ */
+const held = new Set<() => void>();
+const releaseTurns = () => {
+  for (const release of held) release();
+  held.clear();
+};
+
+/** An agent whose every turn says a word and then holds until released (or cancelled): no process needed. */
 const holdingRunner: AgentRunner = {
   async runTurn(request: TurnRequest) {
     await request.onSession(`session-${randomUUID()}`);
     await request.onUpdate({ kind: 'text', text: 'working' });
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, TURN_MS);
-      request.signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
+      held.add(resolve);
+      request.signal?.addEventListener('abort', () => resolve());
     });
     return { sessionId: 'held', stopReason: 'end_turn' };
   },
@@ -89,6 +95,7 @@ for (const kind of storageKinds('turn_races')) {
     /** Sends the requests at the same moment; answers `status code` of each, checking every refusal is a documented 409. */
     const together = async (round: number, requests: readonly (() => Promise<Answer>)[], refusals: readonly string[]): Promise<string[]> => {
       const answers = await Promise.all(requests.map((request) => request()));
+      releaseTurns();
       const seen = answers.map((a) => `${a.status} ${a.status === 202 ? '' : a.json().code}`.trim());
       assert.ok(answers.every((a) => a.status < 500), `round ${round}: no 5xx (${seen.join(', ')})`);
       assert.equal(answers.filter((a) => a.status === 202).length, 1, `round ${round}: one winner (${seen.join(', ')})`);
@@ -124,10 +131,11 @@ for (const kind of storageKinds('turn_races')) {
     });
 
     it('no two runs of a raced thread overlapped', async () => {
-      // Every turn holds for TURN_MS: wait until they have all ended (bounded), then compare their spans.
+      // Every turn was released with its round: wait until they have all ended (bounded), then compare their spans.
       for (let waited = 0; waited < 10_000; waited += 50) {
         const running = await Promise.all(raced.map((thread) => opened.storage.writer.runningTurn(thread)));
         if (running.every((turn) => turn === null)) break;
+        releaseTurns(); // a turn that began after its round's release (the winner's kick starts a moment late)
         await sleep(50);
       }
       for (const thread of raced) {
