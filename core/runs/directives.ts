@@ -195,6 +195,12 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'turn_running' });
+    if (outcome.kind === 'queue_not_empty') return fail({ code: 'queue_not_empty' });
+    if (outcome.kind === 'queue_full') return fail({ code: 'queue_full' });
+    if (outcome.kind === 'queued') {
+      await bus.publish(outcome.event).catch(() => {});
+      return ok(outcome.answer);
+    }
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
     if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
