@@ -60,12 +60,15 @@ export function busyReason(busy: Busy): string | null {
 /** A failure's words: its detail, else its code's sentence. */
 export const failureText = (failure: Failure): string => failure.detail ?? ERROR_DETAILS[failure.code];
 
-/** The refusal of a busy thread, with its own code (a turn, approvals, questions, a queue), or null when it is not busy. */
+/**
+ * The refusal of a busy thread, with its own code (a queue, a turn, approvals, questions), or null
+ * when it is not busy. A queue comes first: the end of the running turn does not free the thread then.
+ */
 export function busyFailure(busy: Busy): Failure | null {
+  if (busy.queued > 0) return { code: 'queue_not_empty' };
   if (busy.turnRunning) return { code: 'turn_running' };
   if (busy.approvals > 0) return { code: 'approvals_pending' };
   if (busy.questions > 0) return { code: 'questions_pending' };
-  if (busy.queued > 0) return { code: 'queue_not_empty' };
   return null;
 }
 
