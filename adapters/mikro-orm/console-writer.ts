@@ -61,7 +61,8 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         if (target.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: target.moved_to });
         // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
         const running = conversations.find((c) => c.turn_running);
-        const [{ waiting }] = await sql<{ waiting: number }>('select count(*)::int as waiting from directive_queue where thread_id = ?', [write.thread_id]) as [{ waiting: number }];
+        const [counted] = await sql<{ waiting: number }>('select count(*)::int as waiting from directive_queue where thread_id = ?', [write.thread_id]);
+        const waiting = counted?.waiting ?? 0;
         if (running !== undefined || waiting > 0) {
           const whenBusy = write.when_busy ?? null;
           if (whenBusy === null) return rollback(running !== undefined ? { kind: 'busy' } : { kind: 'queue_not_empty' });

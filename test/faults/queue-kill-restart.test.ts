@@ -27,7 +27,8 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr!.resume();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  // Generous: an embedded start (PGlite) on a loaded 2-core machine took more than 30 s in the full suite.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   try {
     for await (const line of createInterface({ input: child.stdout! })) {
       const entry = JSON.parse(line) as { msg?: string; url?: string };
@@ -45,7 +46,7 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
 const ofType = (events: readonly WireEvent[], type: string) => events.filter((e) => e.type === type);
 
 function killWithQueue(name: string, storageEnv: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>) {
-  it(`${name}: directives queued behind a turn run once each, in order, after kill -9 and a restart`, { timeout: 90_000 }, async (t) => {
+  it(`${name}: directives queued behind a turn run once each, in order, after kill -9 and a restart`, { timeout: 180_000 }, async (t) => {
     const { env, cleanup } = await storageEnv();
     t.after(cleanup);
     const first = await startService(env);
