@@ -232,7 +232,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create or continue a console thread; 202 once the kick is on its way; idempotent by message_id */
+        /** Create or continue a console thread; 202 once the kick is on its way, or once queued on a busy thread (when_busy); idempotent by message_id */
         post: operations["sendDirective"];
         delete?: never;
         options?: never;
@@ -289,6 +289,41 @@ export interface paths {
         head?: never;
         /** Switch a conversation's approval posture (reaches a live agent session too) */
         patch: operations["setPermissionMode"];
+        trace?: never;
+    };
+    "/api/console/threads/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The thread's queued directives, the next to run first (owner and members) */
+        get: operations["listQueue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/threads/{id}/queue/{item}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Withdraw a queued directive that has not started (its author or the thread owner); the ledger says so */
+        delete: operations["withdrawQueued"];
+        options?: never;
+        head?: never;
+        /** Edit the text of a queued directive that has not started (its author or the thread owner); its ledger message follows */
+        patch: operations["editQueued"];
         trace?: never;
     };
     "/api/console/threads/{id}/operations": {
@@ -611,7 +646,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_live_sockets" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -885,6 +920,57 @@ export interface components {
             data: {
                 /** Format: uuid */
                 run_id: string;
+            };
+        } | {
+            seq: number;
+            /** @constant */
+            type: "queued";
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            at: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                message_id: string;
+                text: string;
+                author: string;
+                position: number;
+                /** Format: date-time */
+                created_at: string;
+            };
+        } | {
+            seq: number;
+            /** @constant */
+            type: "dequeued";
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            at: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                run_id: string | null;
+                /** Format: uuid */
+                conversation_id?: string;
+                message?: {
+                    /** Format: uuid */
+                    id: string;
+                    role: string;
+                    text: string;
+                    artifact_id: string | null;
+                    /** Format: date-time */
+                    created_at: string;
+                    app?: {
+                        /** Format: uuid */
+                        artifact_id: string;
+                        title: string;
+                        provider_name: string;
+                        viewer_url: string;
+                    };
+                };
+                withdrawn?: boolean;
             };
         } | {
             seq: number;
@@ -2010,11 +2096,13 @@ export interface operations {
                     permission_mode?: string | null;
                     /** @default null */
                     effort?: string | null;
+                    /** @default null */
+                    when_busy?: ("reject" | "queue" | "interrupt") | null;
                 };
             };
         };
         responses: {
-            /** @description Accepted: the kick is on its way */
+            /** @description Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -2028,6 +2116,17 @@ export interface operations {
                         conversation_id: string;
                         /** Format: uuid */
                         run_id: string;
+                    } | {
+                        /** Format: uuid */
+                        thread_id: string;
+                        key: string | null;
+                        /** Format: uuid */
+                        conversation_id: string;
+                        queued: {
+                            /** Format: uuid */
+                            id: string;
+                            position: number;
+                        };
                     };
                 };
             };
@@ -2040,7 +2139,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not the thread owner */
+            /** @description Not the thread owner (members may only queue or interrupt) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2049,7 +2148,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A differing model, or a turn is running */
+            /** @description A differing model, a turn is running (without when_busy), or directives are queued */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2076,7 +2175,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many directives this minute (Retry-After) */
+            /** @description Too many directives this minute (Retry-After), or the queue holds 20 already */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2318,6 +2417,251 @@ export interface operations {
                 };
             };
             /** @description Not a mode of the agent */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued directives */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        text: string;
+                        author: string;
+                        position: number;
+                        /** Format: date-time */
+                        created_at: string;
+                    }[];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Thread unavailable */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    withdrawQueued: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                item: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn: it never runs */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Neither the directive's author nor the thread owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Thread unavailable */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The directive already started or was withdrawn */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    editQueued: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                item: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The queued directive, edited */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        text: string;
+                        author: string;
+                        position: number;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Neither the directive's author nor the thread owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Thread unavailable */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The directive already started or was withdrawn */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a text */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -9,6 +9,9 @@
 export const MAX_STORED_STRING = 64 * 1024;
 /** The largest agent update stored whole, as JSON characters: 512 Ki. */
 export const MAX_STORED_VALUE = 512 * 1024;
+/** How many directives may wait in one thread's queue (contract section 7: 429 `queue_full` past it). */
+export const QUEUE_LIMIT = 20;
+
 /** The longest reply kept as one ledger message: 1 Mi characters. */
 export const MAX_REPLY = 1024 * 1024;
 

@@ -62,6 +62,14 @@ export const ERROR_DETAILS = {
   approvals_pending: 'Approvals are pending on this thread',
   /** A teleport or summon on a thread with questions waiting for an answer. */
   questions_pending: 'Questions are pending on this thread',
+  /** A teleport or summon on a thread with directives queued (and a directive that does not queue, while they wait to start). */
+  queue_not_empty: 'Directives are queued on this thread',
+  /** A directive queued on a thread whose queue already holds 20. */
+  queue_full: 'The thread already has 20 directives queued: wait for one to start, or withdraw one',
+  /** A queued directive to edit or withdraw that already started, was withdrawn, or is not on this thread. */
+  queue_item_gone: 'This directive is no longer queued: it started or was withdrawn',
+  /** A queued directive edited or withdrawn by someone who is neither its author nor the thread's owner. */
+  not_queue_item_author: "Only the directive's author or the thread's owner can change it",
   /** A cancel on a thread where no turn is running. */
   no_turn_running: 'No turn is running on this thread',
   /** A directive on a thread of another channel than the console. */

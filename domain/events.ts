@@ -14,6 +14,10 @@ export const EVENT_TYPES = [
   'run_cancelled',
   'run_finished',
   'gateway',
+  // A directive sent while the thread was busy waits in its queue (data: the queued item); edited, it is sent again.
+  'queued',
+  // A queued directive left the queue: its turn starts (`run_id`, before its `run_started`), or it was withdrawn (`run_id` null).
+  'dequeued',
   'reflex_asleep',
 ] as const;
 

@@ -26,11 +26,12 @@ export interface ThreadOperations {
   readonly barred: Readonly<Record<string, string>>;
 }
 
-/** What keeps a conversation from moving: a turn, approvals or questions waiting. */
+/** What keeps a conversation from moving: a turn, approvals or questions waiting, directives queued. */
 export interface Busy {
   readonly turnRunning: boolean;
   readonly approvals: number;
   readonly questions: number;
+  readonly queued: number;
 }
 
 /** Everything the rules look at. */
@@ -59,8 +60,12 @@ export function busyReason(busy: Busy): string | null {
 /** A failure's words: its detail, else its code's sentence. */
 export const failureText = (failure: Failure): string => failure.detail ?? ERROR_DETAILS[failure.code];
 
-/** The refusal of a busy thread, with its own code (a turn, approvals, questions), or null when it is not busy. */
+/**
+ * The refusal of a busy thread, with its own code (a queue, a turn, approvals, questions), or null
+ * when it is not busy. A queue comes first: the end of the running turn does not free the thread then.
+ */
 export function busyFailure(busy: Busy): Failure | null {
+  if (busy.queued > 0) return { code: 'queue_not_empty' };
   if (busy.turnRunning) return { code: 'turn_running' };
   if (busy.approvals > 0) return { code: 'approvals_pending' };
   if (busy.questions > 0) return { code: 'questions_pending' };

@@ -2,6 +2,7 @@ import type { WireEvent } from '../domain/events.ts';
 import type { Address, Conversation, Id, Message, MovedTo, Run, Thread } from '../domain/model.ts';
 import type { Busy } from '../domain/operations.ts';
 import type { Delivery } from './channel-port.ts';
+import type { QueuedDirective } from './directive-queue.ts';
 import type { TurnLease } from './turn-leases.ts';
 
 /** A conversation's fields when it is written. */
@@ -97,28 +98,58 @@ export interface DirectiveWrite {
   readonly permission_mode: string | null;
   /** Who claims the turn (an instance id), and for how long before it must renew the lease. */
   readonly lease: TurnLease;
+  /**
+   * What to do when the thread is busy (a turn runs, or directives are queued): absent or null, refuse
+   * (`busy`, or `queue_not_empty`); `queue`, store it last in the thread's queue; `interrupt`, store it
+   * first, and answer the running turn to cancel. `author` is the user who sent it.
+   */
+  readonly when_busy?: { readonly mode: 'queue' | 'interrupt'; readonly author: string } | null;
 }
 
-/** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
-export interface DirectiveAnswer {
+/** What a directive that started a turn answers (202). */
+export interface StartedAnswer {
   readonly thread_id: Id;
   readonly key: string | null;
   readonly conversation_id: Id;
   readonly run_id: Id;
 }
 
+/** What a queued directive answers (202): no run yet, its queued item and place instead. */
+export interface QueuedAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly queued: { readonly id: Id; readonly position: number };
+}
+
+/** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
+export type DirectiveAnswer = StartedAnswer | QueuedAnswer;
+
 /** The outcome of writing a directive: a new run, or the answer a retry already got. */
 export type DirectiveOutcome =
   | {
       readonly kind: 'started';
-      readonly answer: DirectiveAnswer;
+      readonly answer: StartedAnswer;
       readonly message: Message;
       readonly run: Run;
       /** The `message` event (`{run_id, message}`), stored in the same transaction: publish it. */
       readonly event: WireEvent;
     }
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  | {
+      readonly kind: 'queued';
+      readonly answer: QueuedAnswer;
+      readonly item: QueuedDirective;
+      /** The `queued` event (data: the item), stored in the same transaction: publish it. */
+      readonly event: WireEvent;
+      /** An interrupt: the run of the turn running now, to cancel; else null. */
+      readonly interrupts: Id | null;
+    }
   | { readonly kind: 'busy' }
+  /** No turn runs, but directives are queued (about to start): a directive that does not queue is refused. */
+  | { readonly kind: 'queue_not_empty' }
+  /** The thread already has `QUEUE_LIMIT` (domain/bounds.ts) directives queued: nothing was written. */
+  | { readonly kind: 'queue_full' }
   /** The conversation was teleported away: nothing was written. */
   | { readonly kind: 'moved_away'; readonly moved_to: MovedTo }
   /** The conversation is no longer the thread's latest (a summon replaced it since it was read): nothing was written. */
@@ -135,17 +166,19 @@ export interface TurnWrites {
   /**
    * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
    * with the first answer and writes nothing; when the conversation moved away, `moved_away`; when
-   * a turn runs on any conversation of the thread, `busy`; when the conversation is no longer the
-   * thread's latest, `changed`;
-   * else stores the posture, the user's ledger message, a `running` run, claims the turn under
+   * a turn runs on any conversation of the thread, `busy` (or, with nothing running but directives
+   * queued, `queue_not_empty`) unless `when_busy` asks to queue; when the conversation is no longer
+   * the thread's latest, `changed`. Queued (`when_busy`, on a busy thread): past `QUEUE_LIMIT` (domain/bounds.ts)
+   * items `queue_full`, else stores the user's ledger message, the queued item, the answer and the
+   * `queued` event, and answers `queued`. Else stores the posture, the user's ledger message, a `running` run, claims the turn under
    * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
    * written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
   /**
    * Writes a move atomically: when the source's latest conversation moved away, answers
-   * `moved_away`; when the source thread has a turn running or items pending on any of its
-   * conversations, `busy`; when the conversation it moves or replaces is no longer the latest,
+   * `moved_away`; when the source thread has a turn running, items pending on any of its
+   * conversations, or directives queued, `busy`; when the conversation it moves or replaces is no longer the latest,
    * `changed`; either way nothing is written. Else writes everything {@link MoveWrite} names and
    * answers `moved`.
    */

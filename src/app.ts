@@ -36,11 +36,14 @@ import { runDirectories } from './runs/run-directory.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { kicker } from '../core/runs/kick.ts';
+import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
 import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
+import { queueRoutes } from './runs/queue-routes.ts';
+import { threadQueue } from '../core/runs/queue.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { agentsKnown } from './system/agents-known.ts';
 import { systemSurface } from './system/routes.ts';
@@ -123,15 +126,21 @@ export function createApp(options: AppOptions): App {
   // A lost answer signal is found in storage even without a reconnect to tell of it.
   const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
   rechecks.unref();
-  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs });
+  const runDirectory = runDirectories(storage.catalog, config.dataDir);
+  // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
+  const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });
+  let stopping = false;
+  const kicks = kicker({
+    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, startQueued, stopping: () => stopping,
+  });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
     if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs });
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs, startQueued });
   sweeps.start();
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: runDirectories(storage.catalog, config.dataDir), lease };
+  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
@@ -151,7 +160,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),
@@ -195,7 +204,9 @@ export function createApp(options: AppOptions): App {
       await sweeps.stop();
       await deliveries.close();
       clearInterval(rechecks);
-      // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains.
+      // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
+      // what is queued behind them waits for the next start (or another instance's sweep).
+      stopping = true;
       await runner.close();
       await kicks.drain();
       stopWaiting();

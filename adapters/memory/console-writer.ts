@@ -2,8 +2,10 @@ import { uuidv7 } from 'uuidv7';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { CONSOLE_CHANNEL, type Address, type Conversation, type Message, type Pending, type Run, type Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { ConsoleWriter, DirectiveAnswer } from '../../ports/console-writer.ts';
+import { QUEUE_LIMIT } from '../../domain/bounds.ts';
+import type { ConsoleWriter, DirectiveAnswer, QueuedAnswer, StartedAnswer } from '../../ports/console-writer.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
+import { enqueue, memoryDirectiveQueue, queueOf } from './directive-queue.ts';
 import { appendEvent } from './event-log.ts';
 import { threadActivity, type MemoryState } from './state.ts';
 
@@ -45,7 +47,17 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
     return message;
   };
 
+  /** Keeps a directive's answer for a retry with the same `message_id`. */
+  const remember = (threadId: string, messageId: string | null, answer: DirectiveAnswer): void => {
+    if (messageId === null) return;
+    const answers = state.directives.get(threadId) ?? new Map<string, DirectiveAnswer>();
+    answers.set(messageId, answer);
+    state.directives.set(threadId, answers);
+  };
+
   return {
+    ...memoryDirectiveQueue(state),
+
     findByKey: async (owner, key) => findByKey(owner, key),
 
     async createConsoleThread(input) {
@@ -68,8 +80,8 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       const latest = latestConversation(source.id);
       if (latest?.moved_to != null) return { kind: 'moved_away', moved_to: latest.moved_to };
       const activity = threadActivity(state, source.id);
-      const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions };
-      if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+      const busy = { turnRunning: activity.turn_running, approvals: activity.approvals, questions: activity.questions, queued: queueOf(state, source.id).length };
+      if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0 || busy.queued > 0) return { kind: 'busy', busy };
       const expected = move.moving ?? move.replaces;
       if (expected !== null && latest?.id !== expected) return { kind: 'changed' };
       const landingAddress = move.landing === null ? null : move.conversation.address;
@@ -123,10 +135,27 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
         throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
       }
       if (conversation.moved_to !== null) return { kind: 'moved_away', moved_to: conversation.moved_to };
-      // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
-      if (threadActivity(state, write.thread_id).turn_running) return { kind: 'busy' };
-      if (latestConversation(write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
       const thread = requireThread(write.thread_id);
+      // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
+      const running = threadActivity(state, write.thread_id).turn_running;
+      const waiting = queueOf(state, write.thread_id).length;
+      if (running || waiting > 0) {
+        const whenBusy = write.when_busy ?? null;
+        if (whenBusy === null) return running ? { kind: 'busy' } : { kind: 'queue_not_empty' };
+        if (latestConversation(write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
+        if (waiting >= QUEUE_LIMIT) return { kind: 'queue_full' };
+        const first = whenBusy.mode === 'interrupt';
+        const { item, event } = enqueue(state, {
+          thread_id: thread.id, conversation_id: conversation.id, text: write.text, author: whenBusy.author, first,
+          directory: write.directory, permission_mode: write.permission_mode,
+        });
+        const answer: QueuedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, queued: { id: item.id, position: item.position } };
+        remember(thread.id, write.message_id, answer);
+        const turn = first ? [...state.conversations.values()].find((c) => c.thread_id === thread.id && c.turn_running) : undefined;
+        const interrupts = turn === undefined ? null : state.turns.get(turn.id)?.run_id ?? null;
+        return { kind: 'queued', answer, item, event, interrupts };
+      }
+      if (latestConversation(write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
       const message = appendMessage(write.thread_id, { role: 'user', text: write.text, artifact_id: null });
       const runId = uuidv7();
       const run: Run = {
@@ -138,12 +167,8 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
         ...conversation, permission_mode: write.permission_mode ?? conversation.permission_mode, turn_running: true,
       });
       state.turns.set(conversation.id, { run_id: runId, holder: write.lease.holder, expires: Date.now() + write.lease.ms });
-      const answer: DirectiveAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
-      if (write.message_id !== null) {
-        const answers = state.directives.get(thread.id) ?? new Map<string, DirectiveAnswer>();
-        answers.set(write.message_id, answer);
-        state.directives.set(thread.id, answers);
-      }
+      const answer: StartedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
+      remember(thread.id, write.message_id, answer);
       const event = appendEvent(state, thread.id, 'message', { run_id: runId, message });
       return { kind: 'started', answer, message, run, event };
     },

@@ -4,6 +4,7 @@ import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
+import type { MemoryQueued } from './directive-queue.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -34,6 +35,8 @@ export interface MemoryState {
   readonly pendingAnswers: Map<string, { run_id: string; answer: PendingAnswer }>;
   /** Deliveries to channels not yet taken, by id (removed once taken). */
   readonly deliveries: Map<string, OutboxEntry>;
+  /** Directives queued on busy threads, by id (removed when their turn starts, or when revoked). */
+  readonly queue: Map<string, MemoryQueued>;
 }
 
 /** An empty state. */
@@ -58,6 +61,7 @@ export function emptyState(): MemoryState {
     turns: new Map(),
     pendingAnswers: new Map(),
     deliveries: new Map(),
+    queue: new Map(),
   };
 }
 

@@ -5,7 +5,9 @@ import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
-import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread } from '../../ports/console-writer.ts';
+import { QUEUE_LIMIT } from '../../domain/bounds.ts';
+import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, QueuedAnswer, StartedAnswer } from '../../ports/console-writer.ts';
+import { enqueueIn, mikroOrmDirectiveQueue } from './directive-queue.ts';
 import { APPEND } from './event-log.ts';
 import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
@@ -39,7 +41,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         // transaction ends, so the checks below and the claim are one decision.
         const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for update', [write.thread_id]);
         if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
-        const answer: DirectiveAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: runId };
+        const answer: StartedAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: runId };
         if (write.message_id !== null) {
           // A duplicate that waited on the thread's lock finds the first one's row (repeated); if that
           // one rolled back, it takes its place.
@@ -51,14 +53,32 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
             return { kind: 'repeated', answer: first!.answer };
           }
         }
-        const conversations = await sql<{ id: string; turn_running: boolean; moved_to: MovedTo | null }>(
-          'select id, turn_running, moved_to from conversations where thread_id = ? order by id for update', [write.thread_id]);
+        const conversations = await sql<{ id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null }>(
+          'select id, turn_running, turn_run_id, moved_to from conversations where thread_id = ? order by id for update', [write.thread_id]);
         const target = conversations.find((c) => c.id === write.conversation_id);
         if (target === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
         // Refused: the directive row goes too, so a retry may start later.
         if (target.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: target.moved_to });
         // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
-        if (conversations.some((c) => c.turn_running)) return rollback({ kind: 'busy' });
+        const running = conversations.find((c) => c.turn_running);
+        const [counted] = await sql<{ waiting: number }>('select count(*)::int as waiting from directive_queue where thread_id = ?', [write.thread_id]);
+        const waiting = counted?.waiting ?? 0;
+        if (running !== undefined || waiting > 0) {
+          const whenBusy = write.when_busy ?? null;
+          if (whenBusy === null) return rollback(running !== undefined ? { kind: 'busy' } : { kind: 'queue_not_empty' });
+          if (conversations.at(-1)!.id !== target.id) return rollback({ kind: 'changed' });
+          if (waiting >= QUEUE_LIMIT) return rollback({ kind: 'queue_full' });
+          const first = whenBusy.mode === 'interrupt';
+          const { item, event } = await enqueueIn(sql, {
+            thread_id: write.thread_id, conversation_id: target.id, text: write.text, author: whenBusy.author, first,
+            directory: write.directory, permission_mode: write.permission_mode,
+          });
+          const queued: QueuedAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: target.id, queued: { id: item.id, position: item.position } };
+          if (write.message_id !== null) {
+            await sql('update directives set answer = ?::jsonb where thread_id = ? and message_id = ?', [JSON.stringify(queued), write.thread_id, write.message_id]);
+          }
+          return { kind: 'queued', answer: queued, item, event, interrupts: first ? running?.turn_run_id ?? null : null };
+        }
         if (conversations.at(-1)!.id !== target.id) return rollback({ kind: 'changed' });
         await sql(`
           update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
@@ -158,6 +178,7 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     },
 
     ...mikroOrmTurnLeases(orm),
+    ...mikroOrmDirectiveQueue(orm),
   };
 }
 

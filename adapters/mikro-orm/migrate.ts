@@ -23,6 +23,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0005-tool-calls-and-project-directories', load: async () => (await import('./migrations/0005-tool-calls-and-project-directories.ts')).ToolCallsAndProjectDirectories },
   { name: '0006-agent-offers', load: async () => (await import('./migrations/0006-agent-offers.ts')).AgentOffers },
   { name: '0007-moves-and-deliveries', load: async () => (await import('./migrations/0007-moves-and-deliveries.ts')).MovesAndDeliveries },
+  { name: '0008-directive-queue', load: async () => (await import('./migrations/0008-directive-queue.ts')).DirectiveQueue },
 ];
 
 /** The table that records applied migrations. */

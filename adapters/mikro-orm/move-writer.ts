@@ -29,12 +29,14 @@ export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> 
     const pending = await sql<{ kind: string; n: number }>(`
       select p.kind, count(*)::int as n from pending p join conversations c on c.id = p.conversation_id
       where c.thread_id = ? group by p.kind`, [source.id]);
+    const [queue] = await sql<{ n: number }>('select count(*)::int as n from directive_queue where thread_id = ?', [source.id]);
     const busy = {
       turnRunning: running.some((row) => row.turn_running),
       approvals: pending.find((row) => row.kind === 'approval')?.n ?? 0,
       questions: pending.find((row) => row.kind === 'question')?.n ?? 0,
+      queued: queue?.n ?? 0,
     };
-    if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0) return { kind: 'busy', busy };
+    if (busy.turnRunning || busy.approvals > 0 || busy.questions > 0 || busy.queued > 0) return { kind: 'busy', busy };
     const expected = move.moving ?? move.replaces;
     if (expected !== null && latest?.id !== expected) return { kind: 'changed' };
     if (move.landing !== null && move.conversation.address !== null) {

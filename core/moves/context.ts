@@ -38,10 +38,11 @@ export async function moveContext(
   // The row alone: the rules look at the thread, its conversations and pending items, never its ledger.
   const thread = await storage.threads.findRow(user.id, threadId);
   if (thread === null) return fail({ code: 'thread_unavailable' });
-  const [conversations, pending, channels] = await Promise.all([
+  const [conversations, pending, channels, queued] = await Promise.all([
     storage.conversations.listByThread(thread.id),
     storage.conversations.pendingByThread(thread.id),
     channelPort.channels(),
+    storage.writer.queued(thread.id),
   ]);
   const latest = conversations.at(-1) ?? null;
   // The agents of the channels, and the conversation's own: no read asks any other.
@@ -67,6 +68,7 @@ export async function moveContext(
         turnRunning: conversations.some((c) => c.turn_running),
         approvals: pending.filter((p) => p.kind === 'approval').length,
         questions: pending.filter((p) => p.kind === 'question').length,
+        queued: queued.length,
       },
     },
   });

@@ -19,7 +19,12 @@ export interface Directive {
   readonly project: string | null;
   readonly permission_mode: string | null;
   readonly effort: string | null;
+  /** What to do when the thread is busy (contract section 7): absent or null is `reject`. */
+  readonly when_busy?: WhenBusy | null;
 }
+
+/** How a directive meets a busy thread: refused (409), queued, or run next after cancelling the running turn. */
+export type WhenBusy = 'reject' | 'queue' | 'interrupt';
 
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
@@ -40,12 +45,15 @@ export function directives(deps: {
   const { storage, bus } = deps;
   const startTurn = turnStarter(deps);
 
-  /** The owned console thread a directive names by row id or key, with its routed conversation; null for a new key. */
-  async function existing(user: User, ref: string): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
+  /**
+   * The console thread a directive names by row id or key, with its routed conversation; null for a
+   * new key. Owned, unless `member` (a directive that queues: members may queue, contract section 7).
+   */
+  async function existing(user: User, ref: string, member: boolean): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
     const found = (await storage.threads.findRow(user.id, ref)) ?? (await storage.writer.findByKey(user.id, ref));
     // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
     if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
-    if (found.owner !== user.id) return fail({ code: 'not_thread_owner' });
+    if (found.owner !== user.id && !member) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'not_console_thread' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
     const conversation = await storage.conversations.latestByThread(found.id);
@@ -72,7 +80,8 @@ export function directives(deps: {
 
   return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
     // The thread first: one the caller cannot use answers 404 (or its refusal) whatever the body names.
-    const found = await existing(user, ref);
+    const whenBusy = body.when_busy === 'reject' ? null : body.when_busy ?? null;
+    const found = await existing(user, ref, whenBusy !== null);
     if (!found.ok) return found;
     const issues: Issue[] = [];
     let offered: { routes: RouteInfo[]; known: KnownAgent[] } | null = null;
@@ -141,7 +150,10 @@ export function directives(deps: {
       const differs = racedPick(body, thread, conversation);
       if (differs !== null) return fail(differs);
     }
-    return startTurn({ thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode, opened: found.value === null });
+    return startTurn({
+      thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode, opened: found.value === null,
+      when_busy: whenBusy === null ? null : { mode: whenBusy, author: user.id },
+    });
   };
 }
 
@@ -171,13 +183,16 @@ export interface TurnStart {
   readonly permission_mode: string | null;
   /** The directive opened the thread: it has no past, so no history brief is ever read for its turn. */
   readonly opened: boolean;
+  /** Queue it (or interrupt) when the thread is busy, as `author`; null refuses it then. */
+  readonly when_busy?: { readonly mode: 'queue' | 'interrupt'; readonly author: string } | null;
 }
 
 /**
  * Writes a turn (posture, the user's ledger message, a running run under this instance's lease,
  * the directive's answer and its `message` event, all in one transaction), publishes the event,
  * and kicks the run: shared by directives and by a summon's brief. Idempotent by `message_id`; a
- * conversation with a turn running is a conflict.
+ * thread with a turn running is a conflict, unless the turn asks to queue (or interrupt): then it is
+ * stored in the thread's queue, and runs when a turn's end hands the thread over.
  */
 export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly kicker: Kicker; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
   const { storage, bus, kicker } = deps;
@@ -192,9 +207,18 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       directory,
       permission_mode: turn.permission_mode,
       lease: deps.lease,
+      when_busy: turn.when_busy ?? null,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'busy') return fail({ code: 'turn_running' });
+    if (outcome.kind === 'queue_not_empty') return fail({ code: 'queue_not_empty' });
+    if (outcome.kind === 'queue_full') return fail({ code: 'queue_full' });
+    if (outcome.kind === 'queued') {
+      await bus.publish(outcome.event).catch(() => {});
+      // An interrupt cancels the running turn as POST /cancel does, wherever it runs; its end hands the thread to this one.
+      if (outcome.interrupts !== null) await bus.signal({ kind: 'cancel_requested', run_id: outcome.interrupts });
+      return ok(outcome.answer);
+    }
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
     if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });

@@ -9,7 +9,7 @@ export interface Outcome {
 }
 
 /**
- * Ends the run, stores its last events, then releases the turn: each step retried while storage
+ * Ends the run, stores its last events, then hands the turn over (the next queued directive starts): each step retried while storage
  * is down (the lease is renewed meanwhile), for at most one lease; after that the turn is left to
  * lapse, and a sweeper on any instance ends what is left.
  */
@@ -47,7 +47,11 @@ export async function finish(
     await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
     // Marked first: a renewal answered after the release is stored, even before this await resumes, is no loss.
     entry.releasing = true;
-    await step(() => deps.writer.releaseTurn(runId));
+    // Stopping, the queue waits: a turn started now would end at once with the agents, and each end would start the next.
+    if (deps.stopping?.() === true) return void (await step(() => deps.writer.releaseTurn(runId)));
+    // Released and, when a directive is queued, its turn started, in one write: kicked here, under this instance's lease.
+    const next = await step(() => deps.writer.handOverTurn(runId, { holder: deps.holder, ms: deps.leaseMs }));
+    if (next !== null) await deps.startQueued?.(next);
   } catch (error) {
     deps.log.warn({ err: error, run: runId }, 'the end of a run could not be recorded; its lease will lapse and be swept');
     entry.lost = true;

@@ -2,6 +2,7 @@ import type { Logger } from '../../ports/logger.ts';
 import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
+import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
 import type { PendingItems } from '../../ports/pending-items.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
@@ -25,8 +26,15 @@ export interface KickRequest {
 }
 
 export interface KickDeps {
-  /** What a kick records, asks, and holds: the run's records, its pending items, its turn's lease. */
-  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'>;
+  /** What a kick records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
+  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<DirectiveQueue, 'handOverTurn'>;
+  /** Kicks the queued directive a turn's end handed the thread to (this instance holds its lease); none: nothing is queued here. */
+  readonly startQueued?: (turn: DequeuedTurn) => Promise<void>;
+  /**
+   * Whether the instance is stopping: a turn that ends then is released without starting the next
+   * queued directive (its agent is going away too), which waits for the next start, or another instance's sweep.
+   */
+  readonly stopping?: () => boolean;
   readonly runner: AgentRunner;
   readonly emit: Emit;
   readonly waiters: PendingWaiters;
@@ -62,7 +70,8 @@ export interface InFlight {
 /**
  * Runs kicks in the background and turns what the agent does into stored rows and wire events:
  * `run_started` first, then messages and approvals, then `run_finished`, `run_error` or
- * `run_cancelled`, and `reflex_asleep` last, whatever happened; only then is the turn released.
+ * `run_cancelled`, and `reflex_asleep` last, whatever happened; only then is the turn handed over
+ * (released, or taken by the next queued directive, which is kicked here).
  * While a kick runs its lease is renewed; an idle agent is cancelled.
  */
 export function kicker(deps: KickDeps) {

@@ -1,5 +1,6 @@
 import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
+import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
@@ -8,12 +9,15 @@ import { unrefTimer } from '../timers.ts';
 /**
  * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
  * longer than a lease): the run ends `failed` with `turn_lease_expired` and `run_error` is stored,
- * unless it had already ended; then `reflex_asleep`; then the turn is released. Runs at start and
+ * unless it had already ended; then `reflex_asleep`; then the turn is handed over (the thread's next
+ * queued directive starts, kicked here). A queue found with no turn running is started too. Runs at start and
  * every half lease, on every instance: claims are exclusive, so two sweepers never take one turn.
  */
 export function sweeper(deps: {
-  /** The lapsed turns it claims and releases, and the runs it ends. */
-  readonly writer: Pick<TurnLeases, 'claimExpiredTurn' | 'releaseTurn'> & Pick<RunRecords, 'finishRun'>;
+  /** The lapsed turns it claims and hands over, the runs it ends, and the queues it finds idle. */
+  readonly writer: Pick<TurnLeases, 'claimExpiredTurn'> & Pick<RunRecords, 'finishRun'> & Pick<DirectiveQueue, 'handOverTurn' | 'startIdleQueue'>;
+  /** Kicks a queued directive whose turn a sweep started (this instance holds its lease); none: nothing is kicked. */
+  readonly startQueued?: (turn: DequeuedTurn) => Promise<void>;
   readonly emit: Emit;
   readonly log: Logger;
   readonly holder: string;
@@ -24,11 +28,11 @@ export function sweeper(deps: {
   const { writer, emit, log } = deps;
   let sweeping: Promise<number> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  const lease = () => ({ holder: deps.holder, ms: deps.leaseMs });
 
   async function sweepAll(): Promise<number> {
     let swept = 0;
-    for (let turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs }); turn !== null;
-      turn = await writer.claimExpiredTurn({ holder: deps.holder, ms: deps.leaseMs })) {
+    for (let turn = await writer.claimExpiredTurn(lease()); turn !== null; turn = await writer.claimExpiredTurn(lease())) {
       const { thread_id: threadId, run } = turn;
       if (deps.runsHere(run.id)) continue;
       if (run.status === 'running') {
@@ -36,9 +40,16 @@ export function sweeper(deps: {
         await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });
       }
       await emit(threadId, 'reflex_asleep', { run_id: run.id });
-      await writer.releaseTurn(run.id);
+      // The dead holder's queue goes on here: the next directive starts with the release, in one write.
+      const next = await writer.handOverTurn(run.id, lease());
       log.warn({ run: run.id, thread: threadId }, 'swept a turn whose lease lapsed');
+      if (next !== null) await deps.startQueued?.(next);
       swept += 1;
+    }
+    // A queue with no turn running (its turn was freed without a hand-over) is started too.
+    for (let next = await writer.startIdleQueue(lease()); next !== null; next = await writer.startIdleQueue(lease())) {
+      log.warn({ run: next.run.id, thread: next.thread.id }, 'started a queued directive whose thread was left idle');
+      await deps.startQueued?.(next);
     }
     return swept;
   }

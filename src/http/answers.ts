@@ -125,7 +125,27 @@ export const ThreadOperations = v.strictObject({
   barred: v.record(v.string(), v.string()),
 });
 
-export const DirectiveAccepted = v.strictObject({ thread_id: Uuid, key: nullable(v.string()), conversation_id: Uuid, run_id: Uuid });
+/** A directive waiting in its thread's queue (contract section 7); `message_id` is its ledger message's id. */
+export const QueuedDirective = v.strictObject({
+  id: Uuid,
+  message_id: Uuid,
+  text: v.string(),
+  author: v.string(),
+  /** From 1, the next to run. */
+  position: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  created_at: Time,
+});
+
+/** A directive accepted: its run started (`run_id`), or, sent with `when_busy` to a busy thread, queued (`queued`, no run yet). */
+export const DirectiveAccepted = v.union([
+  v.strictObject({ thread_id: Uuid, key: nullable(v.string()), conversation_id: Uuid, run_id: Uuid }),
+  v.strictObject({
+    thread_id: Uuid,
+    key: nullable(v.string()),
+    conversation_id: Uuid,
+    queued: v.strictObject({ id: Uuid, position: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
+  }),
+]);
 export const Answered = v.strictObject({ answered: v.pipe(v.number(), v.integer()) });
 export const Cancelled = v.strictObject({ run_id: Uuid });
 export const Teleported = v.strictObject({ thread_id: Uuid, conversation_id: Uuid });
@@ -170,6 +190,8 @@ const LIVE_DATA = {
   run_error: v.looseObject({ run_id: Uuid, code: v.string(), error: v.string(), run: nullable(Run) }),
   run_cancelled: v.looseObject({ run_id: Uuid, code: v.string(), reason: v.string(), run: nullable(Run) }),
   reflex_asleep: v.looseObject({ run_id: Uuid }),
+  queued: QueuedDirective,
+  dequeued: v.looseObject({ id: Uuid, run_id: RunId, conversation_id: v.optional(Uuid), message: v.optional(LedgerMessage), withdrawn: v.optional(v.boolean()) }),
   gateway: v.looseObject({ operation: v.picklist(['teleport', 'summon']), from: v.unknown(), to: v.unknown(), hint: v.optional(nullable(v.string())) }),
 } as const;
 

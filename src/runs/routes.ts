@@ -25,6 +25,8 @@ export const DirectiveBody = v.object({
   project: nullable(word(200)),
   permission_mode: nullable(word(100)),
   effort: nullable(word(100)),
+  /** On a busy thread: refuse (`reject`, or absent), `queue` it, or `interrupt` the running turn and run it next. */
+  when_busy: nullable(v.picklist(['reject', 'queue', 'interrupt'], 'must be reject, queue or interrupt')),
 });
 
 const ResponsesBody = v.object({
@@ -56,13 +58,20 @@ export function runRoutes(
     route({
       method: 'POST',
       path: `${P}/threads/:thread/directives`,
-      summary: 'Create or continue a console thread; 202 once the kick is on its way; idempotent by message_id',
+      summary: 'Create or continue a console thread; 202 once the kick is on its way, or once queued on a busy thread (when_busy); idempotent by message_id',
       auth: true,
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
       operationId: 'sendDirective',
       pathRefusal: ({ user, params }) => access.threadOrKey(user, params.thread),
-      responses: { 202: answer('Accepted: the kick is on its way', DirectiveAccepted), 401: 'No valid credential', 403: 'Not the thread owner', 409: 'A differing model, or a turn is running', 422: 'Outside a vocabulary', 429: 'Too many directives this minute (Retry-After)' },
+      responses: {
+        202: answer('Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
+        401: 'No valid credential',
+        403: 'Not the thread owner (members may only queue or interrupt)',
+        409: 'A differing model, a turn is running (without when_busy), or directives are queued',
+        422: 'Outside a vocabulary',
+        429: 'Too many directives this minute (Retry-After), or the queue holds 20 already',
+      },
       handle: async ({ user, params, body }) => {
         const wait = directiveLimit?.blocked(user.id) ?? null;
         if (wait !== null) return problem({ code: 'too_many_directives' }, { 'retry-after': String(wait) });

@@ -241,11 +241,11 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.ok(started.kind === 'started');
       const before = { events: await storage().events.since(t.thread.id, 0, 10), ledger: await ledger(t.thread.id) };
       const write = summonOf(t);
-      assert.deepEqual(await storage().writer.writeMove(write), { kind: 'busy', busy: { turnRunning: true, approvals: 0, questions: 0 } });
+      assert.deepEqual(await storage().writer.writeMove(write), { kind: 'busy', busy: { turnRunning: true, approvals: 0, questions: 0, queued: 0 } });
       await storage().writer.finishRun(started.run.id, 'succeeded', null);
       await storage().writer.releaseTurn(started.run.id);
       await storage().writer.addPending({ kind: 'question', conversation_id: t.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
-      assert.deepEqual(await storage().writer.writeMove(summonOf(t)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1 } });
+      assert.deepEqual(await storage().writer.writeMove(summonOf(t)), { kind: 'busy', busy: { turnRunning: false, approvals: 0, questions: 1, queued: 0 } });
       assert.deepEqual(await storage().events.since(t.thread.id, 0, 10), before.events);
       assert.deepEqual(await ledger(t.thread.id), before.ledger);
       assert.deepEqual((await storage().conversations.listByThread(t.thread.id)).map((c) => c.id), [t.conversation.id]);

@@ -35,7 +35,7 @@ const inputArb: fc.Arbitrary<OperationsInput> = fc
     user: fc.constantFrom(...USERS),
     threadChannel: fc.constantFrom('console', 'chat-a', 'chat-b'),
     agent: fc.option(fc.constantFrom(...AGENTS), { nil: null }),
-    busy: fc.record({ turnRunning: fc.boolean(), approvals: fc.nat(2), questions: fc.nat(2) }),
+    busy: fc.record({ turnRunning: fc.boolean(), approvals: fc.nat(2), questions: fc.nat(2), queued: fc.nat(2) }),
     moved: fc.option(fc.constantFrom('chat-a', 'console'), { nil: null }),
   })
   .map((r) => ({
@@ -122,7 +122,7 @@ describe('teleport and summon availability', () => {
   it('property: a reason exactly when the conversation moved away, a turn runs, or approvals or questions wait, on both operations', () => {
     fc.assert(fc.property(inputArb, (input) => {
       const ops = threadOperations(input);
-      const busy = input.busy.turnRunning || input.busy.approvals > 0 || input.busy.questions > 0;
+      const busy = input.busy.turnRunning || input.busy.approvals > 0 || input.busy.questions > 0 || input.busy.queued > 0;
       assert.equal(ops.teleport.reason !== null, busy || input.conversation?.moved_to != null);
       assert.equal(ops.summon.reason, ops.teleport.reason);
     }));

@@ -131,11 +131,11 @@ describe('the turn is released last', () => {
     await storage.importWorld(fixtureWorld());
     const order: string[] = [];
     const append = storage.events.append;
-    const release = storage.writer.releaseTurn;
+    const release = storage.writer.handOverTurn;
     const recorded = {
       ...storage,
       events: { ...storage.events, append: async (...args: Parameters<typeof append>) => (order.push(`event:${args[1]}`), append(...args)) },
-      writer: { ...storage.writer, releaseTurn: async (runId: string) => (order.push('release'), release(runId)) },
+      writer: { ...storage.writer, handOverTurn: async (...args: Parameters<typeof release>) => (order.push('release'), release(...args)) },
     };
     const service = await startService({}, { storage: recorded });
     try {

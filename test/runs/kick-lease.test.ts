@@ -113,11 +113,12 @@ describe('the end of a turn and its lease', () => {
         if (released) renewalsAfterRelease += 1;
         return storage.writer.renewTurns(holder, ids, ms);
       },
-      // The release is stored at once, and its answer comes back late (a slow connection): renewals run meanwhile.
-      releaseTurn: async (id: string) => {
-        await storage.writer.releaseTurn(id);
+      // The release (the hand-over) is stored at once, and its answer comes back late (a slow connection): renewals run meanwhile.
+      handOverTurn: async (id: string, lease: { holder: string; ms: number }) => {
+        const next = await storage.writer.handOverTurn(id, lease);
         released = true;
         await sleep(leaseMs);
+        return next;
       },
     };
     const kicks = kicker({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });

@@ -1,11 +1,13 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
+import { QueuedDirectiveSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
 export * from './conversations.ts';
 export * from './events.ts';
+export * from './queue.ts';
 export * from './threads.ts';
 
 /** Every mapped table, listed explicitly (MikroORM is never asked to discover entities by glob). */
@@ -27,4 +29,5 @@ export const ENTITIES = [
   DirectiveSchema,
   EventSchema,
   DeliverySchema,
+  QueuedDirectiveSchema,
 ] as const;

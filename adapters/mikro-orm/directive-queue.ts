@@ -1,0 +1,146 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import type { WireEvent } from '../../domain/events.ts';
+import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { DequeuedTurn, DirectiveQueue, QueueActor, QueuedDirective } from '../../ports/directive-queue.ts';
+import type { TurnLease } from '../../ports/turn-leases.ts';
+import { CONVERSATION, MESSAGE_OF, THREAD } from './columns.ts';
+import { APPEND } from './event-log.ts';
+import { iso, isUuid, runStatement } from './sql.ts';
+import { transaction, type Statement } from './transaction.ts';
+import { retriedOnSeqRace } from './write-helpers.ts';
+
+/** A queued item as the reads answer it, its position its rank in the thread's queue. */
+const ITEM = `id, message_id, text, author, (row_number() over (order by ordinal))::int as position, ${iso('created_at')} as created_at`;
+const QUEUE_OF = `select ${ITEM} from directive_queue where thread_id = ? order by ordinal`;
+
+/** Writes a queued directive inside a transaction holding the thread's lock: its ledger message, its row, its `queued` event. */
+export async function enqueueIn(
+  sql: Statement,
+  fields: { thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null },
+): Promise<{ item: QueuedDirective; event: WireEvent }> {
+  const messageId = uuidv7();
+  const id = uuidv7();
+  await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
+    [messageId, fields.thread_id, fields.text, uuid7Time(messageId)]);
+  // An interrupt goes below the smallest ordinal (it runs first), anything else above the largest.
+  await sql(`insert into directive_queue (id, thread_id, conversation_id, message_id, text, author, ordinal, directory, permission_mode, created_at)
+    select ?, ?, ?, ?, ?, ?, coalesce(${fields.first ? 'min(ordinal) - 1' : 'max(ordinal) + 1'}, 1), ?, ?, ? from directive_queue where thread_id = ?`,
+  [id, fields.thread_id, fields.conversation_id, messageId, fields.text, fields.author, fields.directory, fields.permission_mode, uuid7Time(id), fields.thread_id]);
+  const item = (await sql<QueuedDirective>(QUEUE_OF, [fields.thread_id])).find((row) => row.id === id)!;
+  const [event] = await sql<WireEvent>(APPEND, [fields.thread_id, 'queued', JSON.stringify(item), fields.thread_id]);
+  return { item, event: event! };
+}
+
+/** The conversations of a thread as its writers lock them (after the thread's row), oldest first. */
+type LockedConversation = { id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null };
+const lockConversations = (sql: Statement, threadId: string) => sql<LockedConversation>(
+  'select id, turn_running, turn_run_id, moved_to from conversations where thread_id = ? order by id for update', [threadId]);
+
+/**
+ * Starts the thread's first queued directive on its latest conversation, inside a transaction that
+ * holds the thread's lock and found no turn running: the row leaves the queue as its run, its claim
+ * and its `dequeued` event are written, so it is started exactly once.
+ */
+async function startNextIn(sql: Statement, thread: Thread, conversations: readonly LockedConversation[], lease: TurnLease): Promise<DequeuedTurn | null> {
+  const latest = conversations.at(-1);
+  // A conversation moved away takes no turn here: the queue waits (moves are refused while it is not empty).
+  if (latest === undefined || latest.moved_to !== null) return null;
+  const [next] = await sql<QueuedDirective & { directory: string | null; permission_mode: string | null }>(
+    `select ${ITEM}, directory, permission_mode from directive_queue where thread_id = ? order by ordinal limit 1`, [thread.id]);
+  if (next === undefined) return null;
+  await sql('delete from directive_queue where id = ?', [next.id]);
+  const runId = uuidv7();
+  const run: Run = { id: runId, conversation_id: latest.id, directory: next.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
+  await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at) values (?, ?, ?, 'running', null, ?, null)`,
+    [runId, latest.id, run.directory, run.started_at]);
+  const [conversation] = await sql<Conversation>(`
+    update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
+      turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+    where id = ? returning ${CONVERSATION}`, [next.permission_mode, runId, lease.holder, lease.ms / 1000, latest.id]);
+  const [message] = await sql<Message>(`select ${MESSAGE_OF('m')} from messages m where m.id = ?`, [next.message_id]);
+  const stored = message ?? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id) };
+  const item: QueuedDirective = { id: next.id, message_id: next.message_id, text: next.text, author: next.author, position: 1, created_at: next.created_at };
+  const [event] = await sql<WireEvent>(APPEND, [thread.id, 'dequeued', JSON.stringify({ id: item.id, run_id: runId, conversation_id: latest.id, message: stored }), thread.id]);
+  return { thread, conversation: conversation!, run, item, message: stored, event: event! };
+}
+
+/** The directive queue in `directive_queue`; every write is one transaction that takes the thread's row lock first. */
+export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
+  /** Locks the thread's row and the item; answers the item when it is queued there and `by` may change it. */
+  async function changeable(sql: Statement, threadId: string, itemId: string, by: QueueActor) {
+    await sql('select id from threads where id = ? for update', [threadId]);
+    const [item] = await sql<{ id: string; author: string; message_id: string }>(
+      'select id, author, message_id from directive_queue where id = ? and thread_id = ? for update', [itemId, threadId]);
+    if (item === undefined) return { kind: 'gone' } as const;
+    if (!by.owner && item.author !== by.user) return { kind: 'forbidden' } as const;
+    return item;
+  }
+
+  /** Under the thread's lock, with no turn running: starts its first queued directive. */
+  const lockAndStart = (threadId: string, lease: TurnLease, release: string | null) => retriedOnSeqRace(() =>
+    transaction(orm, async (sql): Promise<DequeuedTurn | null> => {
+      const [thread] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [threadId]);
+      if (thread === undefined) return null;
+      const conversations = await lockConversations(sql, threadId);
+      if (release !== null) {
+        // Only the turn's holder hands it over: one that finds it released (or handed over) already starts nothing.
+        if (!conversations.some((c) => c.turn_run_id === release)) return null;
+        await sql(`update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
+          where turn_run_id = ?`, [release]);
+      }
+      if (conversations.some((c) => c.turn_running && c.turn_run_id !== release)) return null;
+      return startNextIn(sql, thread, conversations, lease);
+    }));
+
+  return {
+    async queued(threadId) {
+      return isUuid(threadId) ? runStatement<QueuedDirective>(orm, QUEUE_OF, [threadId]) : [];
+    },
+
+    editQueued: (threadId, itemId, by, text) => retriedOnSeqRace(() =>
+      transaction(orm, async (sql) => {
+        if (!isUuid(threadId) || !isUuid(itemId)) return { kind: 'gone' } as const;
+        const found = await changeable(sql, threadId, itemId, by);
+        if ('kind' in found) return found;
+        await sql('update directive_queue set text = ? where id = ?', [text, itemId]);
+        await sql('update messages set text = ? where id = ?', [text, found.message_id]);
+        const item = (await sql<QueuedDirective>(QUEUE_OF, [threadId])).find((row) => row.id === itemId)!;
+        const events = await sql<WireEvent>(APPEND, [threadId, 'queued', JSON.stringify(item), threadId]);
+        return { kind: 'done', item, events };
+      })),
+
+    revokeQueued: (threadId, itemId, by, line) => retriedOnSeqRace(() =>
+      transaction(orm, async (sql) => {
+        if (!isUuid(threadId) || !isUuid(itemId)) return { kind: 'gone' } as const;
+        const found = await changeable(sql, threadId, itemId, by);
+        if ('kind' in found) return found;
+        await sql('delete from directive_queue where id = ?', [itemId]);
+        const id = uuidv7();
+        const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id) };
+        await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`, [id, threadId, line, message.created_at]);
+        const events = [
+          ...await sql<WireEvent>(APPEND, [threadId, 'dequeued', JSON.stringify({ id: itemId, run_id: null, withdrawn: true }), threadId]),
+          ...await sql<WireEvent>(APPEND, [threadId, 'message', JSON.stringify({ run_id: null, message }), threadId]),
+        ];
+        return { kind: 'done', events };
+      })),
+
+    async handOverTurn(runId, lease) {
+      if (!isUuid(runId)) return null;
+      const [held] = await runStatement<{ thread_id: string }>(orm, 'select thread_id from conversations where turn_run_id = ?', [runId]);
+      // Not held by this run (any more): nothing to release, nothing to start.
+      if (held === undefined) return null;
+      return lockAndStart(held.thread_id, lease, runId);
+    },
+
+    async startIdleQueue(lease) {
+      const [idle] = await runStatement<{ thread_id: string }>(orm, `
+        select q.thread_id from directive_queue q
+        where not exists (select 1 from conversations c where c.thread_id = q.thread_id and c.turn_running)
+        order by q.ordinal limit 1`, []);
+      return idle === undefined ? null : lockAndStart(idle.thread_id, lease, null);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { ConversationSchema } from './conversations.ts';
+import { ThreadSchema } from './threads.ts';
+
+/**
+ * `directive_queue`: directives waiting for their thread's turn, run one per turn by `ordinal` (an
+ * interrupt takes one below the smallest, so it runs first). A row is deleted when its turn starts
+ * or when it is revoked; its ledger message (`message_id`) stays. `directory` and `permission_mode`
+ * are what the directive asked, kept for the turn it starts later.
+ */
+export const QueuedDirectiveSchema = defineEntity({
+  name: 'QueuedDirective',
+  tableName: 'directive_queue',
+  properties: {
+    id: p.uuid().primary(),
+    thread_id: p.manyToOne(ThreadSchema).mapToPk().fieldName('thread_id'),
+    conversation_id: p.manyToOne(ConversationSchema).mapToPk().fieldName('conversation_id'),
+    message_id: p.uuid(),
+    text: p.text(),
+    author: p.text(),
+    ordinal: p.integer(),
+    directory: p.text().nullable(),
+    permission_mode: p.text().nullable(),
+    created_at: p.datetime(),
+  },
+  indexes: [{ name: 'directive_queue_thread_id_ordinal_index', properties: ['thread_id', 'ordinal'] }],
+});

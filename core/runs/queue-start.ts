@@ -1,0 +1,45 @@
+import type { Logger } from '../../ports/logger.ts';
+import type { DequeuedTurn } from '../../ports/directive-queue.ts';
+import type { EventBus } from '../../ports/event-bus.ts';
+import type { RunDirectory } from '../../ports/run-directory.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { threadHistory } from './history.ts';
+import type { Kicker } from './kick.ts';
+
+/**
+ * Kicks the turn of a queued directive that a hand-over (a turn's end, or the sweep) just started:
+ * its `dequeued` event is published first, then the run is kicked on this instance, which holds its
+ * lease. Never throws: a turn that cannot be kicked here is left to lapse, and the sweep ends it.
+ */
+export function queuedTurns(deps: {
+  readonly storage: Storage;
+  readonly bus: EventBus;
+  /** The kicker, asked when a turn starts (it is built before this, and hands its own ends over here). */
+  readonly kicker: () => Kicker;
+  readonly runDirectory: RunDirectory;
+  readonly log: Logger;
+}) {
+  return async function startQueued(turn: DequeuedTurn): Promise<void> {
+    const { thread, conversation, run } = turn;
+    try {
+      await deps.bus.publish(turn.event).catch(() => {});
+      const agent = (await deps.storage.catalog.agents()).find((candidate) => candidate.id === conversation.agent);
+      if (agent === undefined) throw new Error(`No agent ${conversation.agent} in the catalog`);
+      deps.kicker().kick({
+        threadId: thread.id,
+        conversation,
+        run,
+        agent,
+        prompt: turn.item.text,
+        cwd: run.directory ?? (await deps.runDirectory(thread.project)),
+        mode: conversation.permission_mode,
+        // What the thread had when this turn started (the turns that ran while it waited included).
+        history: () => threadHistory(deps.storage, thread.owner, thread.id, run.id),
+      });
+    } catch (error) {
+      deps.log.error({ err: error, run: run.id, thread: thread.id }, 'a queued directive could not be kicked; its lease will lapse and be swept');
+    }
+  };
+}
+
+export type StartQueued = ReturnType<typeof queuedTurns>;
