@@ -3,6 +3,7 @@ import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
+import { memoryChannelLinks } from './channel-links.ts';
 import { memoryConsoleWriter } from './console-writer.ts';
 import { memoryDeliveryOutbox } from './delivery-outbox.ts';
 import { memoryEventLog } from './event-log.ts';
@@ -63,6 +64,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     artifacts: memoryArtifactStore(state),
     writer: memoryConsoleWriter(state, outbox),
     outbox,
+    links: memoryChannelLinks(state.channelLinks),
     events: memoryEventLog(state),
     conversations: {
       findForUser: async (userId, conversationId) => {
