@@ -43,6 +43,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   first_directive_raced: 409,
   channel_not_connected: 409,
   channel_not_linked: 409,
+  channel_not_linkable: 422,
+  link_not_found: 404,
   channel_not_browsable: 409,
   agent_not_on_channel: 409,
   destination_barred: 409,
@@ -58,6 +60,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   too_many_client_connections: 429,
   too_many_sign_ins: 429,
   too_many_directives: 429,
+  too_many_link_codes: 429,
   too_many_live_sockets: 429,
   internal: 500,
 });
