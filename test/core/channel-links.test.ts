@@ -83,7 +83,7 @@ describe('linking a console user to a chat address', () => {
   });
 
   it("merges the world file's links: they win for their address, are listed, and need no code", async () => {
-    const world: WorldLinks = (channel: Channel) => (channel.id === 'team-chat' ? { bob: 'Bob@World' } : {});
+    const world: WorldLinks = (channel: Channel) => (channel.id === 'team-chat' ? { bob: 'Bob@World' } : ({} as Record<string, string>));
     const { linking, code } = await setup(world);
     assert.equal(await linking.userAt('team-chat', 'bob@world'), 'bob');
     assert.equal(await linking.userAt('quiet', 'bob@world'), null);
