@@ -9,6 +9,8 @@ import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
+import { LINK_CODES_PER_MINUTE, linkRoutes } from './account/link-routes.ts';
+import { channelLinking } from '../core/channels/links.ts';
 import { agentVocabularies } from '../core/agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from '../core/artifacts/view.ts';
@@ -154,10 +156,12 @@ export function createApp(options: AppOptions): App {
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
   });
 
+  // Users' links to chat addresses; a chat adapter redeems codes and looks senders up through it too.
+  const linking = channelLinking({ links: storage.links, catalog: storage.catalog });
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
+    buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
     buildSurface(
       consoleSurface(
         [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
