@@ -88,7 +88,11 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     },
     catalog: {
       agents: async () => [...state.agents.values()].sort(byId),
-      channels: async () => [...state.channels.values()].sort(byId),
+      // The world's linked users, then those who linked themselves with a code, in byte order.
+      channels: async () => [...state.channels.values()].sort(byId).map((channel) => {
+        const linked = [...state.channelLinks.links.values()].filter((l) => l.channel === channel.id && !channel.linked_users.includes(l.user)).map((l) => l.user).sort();
+        return linked.length === 0 ? channel : { ...channel, linked_users: [...channel.linked_users, ...linked] };
+      }),
       projects: async () => [...state.projects.keys()].sort(),
       project: async (name) => (state.projects.has(name) ? { name, directory: state.projects.get(name) ?? null } : null),
     },

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { ChannelLinks, RedeemOutcome } from '../../ports/channel-links.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
 import { sha256 } from '../support/ids.ts';
 
 /** One backend for the suite: a storage, and another over the same data (a second instance). */
@@ -30,6 +31,7 @@ export function channelLinksContract(name: string, open: () => Promise<LinksBack
     let other: Storage;
     before(async () => {
       backend = await open();
+      await backend.storage.importWorld(fixtureWorld());
       other = await backend.reopen();
     });
     after(() => backend.close());
@@ -131,6 +133,19 @@ export function channelLinksContract(name: string, open: () => Promise<LinksBack
       assert.deepEqual((await other.links.links(user)).map((l) => l.channel), ['zeta']);
       assert.equal(await links().userAt('alpha', `${user}@a`), null);
       assert.equal(await links().userAt('alpha', `${stranger}@a`), stranger, "another user's link stays");
+    });
+
+    it("the catalog's linked users of a channel are the world's, then those linked with a code, once each", async () => {
+      const linkedOn = async (on: Storage) => (await on.catalog.channels()).find((c) => c.id === 'team-chat')?.linked_users;
+      assert.deepEqual(await linkedOn(backend.storage), ['alice']);
+      await redeem(await code('zed', 'team-chat'), 'zed@chat', 1_000, 'team-chat');
+      await redeem(await code('bob', 'team-chat'), 'bob@chat', 1_000, 'team-chat');
+      await redeem(await code('alice', 'team-chat'), 'alice@chat', 1_000, 'team-chat');
+      assert.deepEqual(await linkedOn(other), ['alice', 'bob', 'zed']);
+      await links().unlink('zed', 'team-chat');
+      await links().unlink('bob', 'team-chat');
+      await links().unlink('alice', 'team-chat');
+      assert.deepEqual(await linkedOn(backend.storage), ['alice'], "the world's stay");
     });
 
     it('two instances redeeming the same code at once: exactly one links, the other is told it was used', async () => {
