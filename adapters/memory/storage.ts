@@ -72,6 +72,8 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         return conversation !== undefined && accessible(userId, conversation.thread_id) !== null ? conversation : null;
       },
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
+      livingAt: async (address) =>
+        [...state.conversations.values()].find((c) => c.moved_to === null && c.address?.channel === address.channel && c.address.id === address.id) ?? null,
       latestByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null,
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);
