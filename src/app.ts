@@ -70,8 +70,8 @@ export interface AppOptions {
   readonly warmOffers?: boolean;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
-  /** The channels conversations move to; by default the world file's, in memory. */
-  readonly channels?: ChannelPort;
+  /** The channels conversations move to; by default the world file's, in memory. The app closes it (bot connections) when it has a `close`. */
+  readonly channels?: ChannelPort & { close?: () => Promise<void> };
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
@@ -203,6 +203,7 @@ export function createApp(options: AppOptions): App {
       await live.close();
       await sweeps.stop();
       await deliveries.close();
+      await options.channels?.close?.();
       clearInterval(rechecks);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
