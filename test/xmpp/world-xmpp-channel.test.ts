@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { createLogger } from '../../src/logging.ts';
+import { WorldFileError } from '../../src/storage.ts';
 import { parseWorld } from '../../src/world/load.ts';
 
 const demo = async () => JSON.parse(await readFile(new URL('../../src/world/demo-world.json', import.meta.url), 'utf8'));
@@ -55,5 +59,24 @@ describe('an xmpp channel in the world file (contract section 9)', () => {
     await refused((c) => (c.linked_users = ['alice']), '.linked_users', /keys of links/);
     await refused((c) => (c.addresses = [{ id: 'x', name: 'x' }]), '.addresses', /rooms/);
     await refused((c) => (c.kind = 'chat'), '.xmpp', /only for a channel of kind "xmpp"/);
+  });
+});
+
+describe('composing the channels of a world', () => {
+  const compose = async (world: Awaited<ReturnType<typeof withChannel>>, env: Record<string, string>) => {
+    assert.ok(world.ok);
+    return xmppChannels({ world: world.value, env, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'world.json' });
+  };
+
+  it('is nothing new without an xmpp channel (the world file channels serve alone)', async () => {
+    const world = parseWorld(await demo());
+    assert.ok(world.ok);
+    assert.equal(await xmppChannels({ world: world.value, env: {}, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'w' }), null);
+  });
+
+  it("refuses to start when the bot's password variable is not set, naming the variable and not any value", async () => {
+    const world = await withChannel();
+    await assert.rejects(compose(world, { OTHER: 'x' }), (error: unknown) =>
+      error instanceof WorldFileError && /channels\[team-xmpp\]\.xmpp\.password_env names XMPP_PASSWORD, which is not set/.test(error.message));
   });
 });
