@@ -110,6 +110,8 @@ export const ERROR_DETAILS = {
   agent_unavailable: 'The agent is unavailable',
   /** The service has just started: some agent has not yet said what it offers (nor failed to, within its time-out). */
   agents_not_known: 'The service is starting: its agents have not all said what they offer yet',
+  /** The chat platform of the channel cannot be reached now (its server is down, or the service is reconnecting to it). */
+  channel_unavailable: 'This channel cannot be reached now: try again shortly',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

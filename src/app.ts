@@ -74,8 +74,8 @@ export interface AppOptions {
   readonly warmOffers?: boolean;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
-  /** The channels conversations move to; by default the world file's, in memory. */
-  readonly channels?: ChannelPort;
+  /** The channels conversations move to; by default the world file's, in memory. The app closes it (bot connections) when it has a `close`. */
+  readonly channels?: ChannelPort & { close?: () => Promise<void> };
   /**
    * The console user a sender's address is linked to on a chat channel, or null; by default the links
    * of the world and of storage (core/channels/links.ts).
@@ -228,6 +228,7 @@ export function createApp(options: AppOptions): ComposedApp {
       await live.close();
       await sweeps.stop();
       await deliveries.close();
+      await options.channels?.close?.();
       clearInterval(rechecks);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).

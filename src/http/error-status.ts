@@ -55,6 +55,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   route_not_offered: 409,
   agent_unavailable: 409,
   agents_not_known: 503,
+  channel_unavailable: 503,
   storage_unavailable: 503,
   too_many_connections: 503,
   too_many_client_connections: 429,
