@@ -10,7 +10,7 @@ import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
 import { LINK_CODES_PER_MINUTE, linkRoutes } from './account/link-routes.ts';
-import { channelLinking } from '../core/channels/links.ts';
+import { channelLinking, type WorldLinks } from '../core/channels/links.ts';
 import { agentVocabularies } from '../core/agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from '../core/artifacts/view.ts';
@@ -81,6 +81,8 @@ export interface AppOptions {
    * of the world and of storage (core/channels/links.ts).
    */
   readonly chatLinks?: (channel: string, sender: string) => Promise<string | null>;
+  /** The world file's links of its chat channels (an xmpp channel's `links`: user id to address); none by default. */
+  readonly worldLinks?: WorldLinks;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
@@ -166,7 +168,7 @@ export function createApp(options: AppOptions): ComposedApp {
   const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
   const answers = responses({ storage, bus, runner, vocabularies, emit, log });
   const cancelTurn = turnCanceller({ storage, bus });
-  const linking = channelLinking({ links: storage.links, catalog: storage.catalog });
+  const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
   const receiveChat = chatInbound({
     storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
   });

@@ -85,6 +85,8 @@ const app = createApp({
   offers: runner.offers,
   warmOffers: true,
   ...(channels === null ? {} : { channels }),
+  // Who a chat sender is: the world file's links of its xmpp channels, then the links users made.
+  worldLinks: (channel) => world?.xmpp?.find((setting) => setting.channel === channel.id)?.links ?? {},
   connections: connectionCounts(server),
   // The demo world's provider is this service: its URL takes the port listened on, at each load.
   fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,
