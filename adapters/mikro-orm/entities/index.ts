@@ -1,7 +1,7 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
-import { QueuedDirectiveSchema } from './queue.ts';
+import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
@@ -30,4 +30,5 @@ export const ENTITIES = [
   EventSchema,
   DeliverySchema,
   QueuedDirectiveSchema,
+  UnsentPromptSchema,
 ] as const;
