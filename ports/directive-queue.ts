@@ -81,9 +81,10 @@ export interface DirectiveQueue {
    */
   unsentTurn(runId: Id): Promise<DequeuedTurn | null>;
   /**
-   * Takes a dequeued directive's prompt to send it to the agent: true for exactly one caller, and only
-   * while `holder` holds the run's turn; from then on the run is never kicked again (a lapse fails it,
-   * as any turn whose agent had it). False when it was taken already, or the turn is held elsewhere.
+   * Takes a dequeued directive's prompt to send it to the agent, and records it as the run's `user`
+   * model message in the same write: true for exactly one caller, and only while `holder` holds the
+   * run's turn; from then on the run is never kicked again (a lapse fails it, as any turn whose agent
+   * had it). False when it was taken already, or the turn is held elsewhere.
    */
   takeUnsentPrompt(runId: Id, holder: string): Promise<boolean>;
 }

@@ -155,7 +155,12 @@ export function memoryDirectiveQueue(state: MemoryState): DirectiveQueue {
 
     async takeUnsentPrompt(runId, holder) {
       const held = [...state.turns.values()].some((turn) => turn.run_id === runId && turn.holder === holder);
-      return held && state.unsent.delete(runId);
+      const unsent = state.unsent.get(runId);
+      if (!held || unsent === undefined) return false;
+      state.unsent.delete(runId);
+      const id = uuidv7();
+      state.modelMessages.set(id, { id, run_id: runId, role: 'user', content: unsent.item.text, created_at: uuid7Time(id) });
+      return true;
     },
   };
 }

@@ -165,8 +165,14 @@ export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
     async takeUnsentPrompt(runId, holder) {
       if (!isUuid(runId)) return false;
       // One delete decides: a second taker (or one whose turn a sweep claimed meanwhile) deletes nothing.
-      const taken = await runStatement(orm, `delete from unsent_prompts where run_id = ?
-        and exists (select 1 from conversations where turn_run_id = ? and turn_holder = ?) returning run_id`, [runId, runId, holder]);
+      const id = uuidv7();
+      const taken = await runStatement(orm, `
+        with taken as (
+          delete from unsent_prompts where run_id = ?
+            and exists (select 1 from conversations where turn_run_id = ? and turn_holder = ?)
+          returning run_id, started -> 'item' ->> 'text' as text)
+        insert into model_messages (id, run_id, role, content, created_at) select ?, run_id, 'user', text, ? from taken returning id`,
+      [runId, runId, holder, id, uuid7Time(id)]);
       return taken.length === 1;
     },
   };

@@ -29,14 +29,18 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
   // Set when this kick lets its run go with the prompt unsent: nothing is recorded, its lease lapses,
   // and a sweep kicks it again (or ends it, when another kick took the prompt).
   let letGo = false;
+  // The prompt of a dequeued directive's run is the agent's once taken; until then, storage failing lets the run go too.
+  let taken = request.unsent !== true;
   const beforePrompt = async (): Promise<void> => {
-    if (await takePrompt(deps, entry, runId)) return;
+    // Taking it records it as the run's model message: a kick that let the run go recorded nothing.
+    if (await takePrompt(deps, entry, runId)) return void (taken = true);
     letGo = true;
     throw new Error('the prompt of this run was not taken here');
   };
   try {
     await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
-    await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
+    // A dequeued directive's prompt is recorded as it is taken, just before the agent gets it.
+    if (request.unsent !== true) await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
     const result = await runner.runTurn({
       agent: request.agent,
       sessionId: await writer.sessionOf(conversation.id),
@@ -130,7 +134,7 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
       ? { status: 'cancelled', error: entry.cancelled?.reason ?? runError('cancelled', 'the agent cancelled the turn'), stopReason: result.stopReason }
       : { status: 'succeeded', error: null, stopReason: result.stopReason };
   } catch (error) {
-    if (letGo) {
+    if (letGo || (!taken && entry.cancelled === null && failureOf(error).code === 'storage_failed')) {
       log.warn({ run: runId }, 'the prompt of a queued directive could not be taken here; its lease will lapse and a sweep kicks it again');
       entry.lost = true;
       waiters.cancelRun(runId);

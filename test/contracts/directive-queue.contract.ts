@@ -233,6 +233,8 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'another-instance'), false, 'only the holder of its turn takes it');
       const takes = await Promise.all([storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), other.writer.takeUnsentPrompt(next.run.id, LEASE.holder)]);
       assert.deepEqual(takes.sort(), [false, true], 'taken once');
+      const recorded = (await storage().conversations.modelMessagesPage(t.thread.id, next.run.id, { limit: 10, before: null }))!.items;
+      assert.deepEqual(recorded.map((m) => [m.role, m.content]), [['user', 'one']], 'recorded as the run\'s prompt, once, as it was taken');
       assert.equal(await storage().writer.unsentTurn(next.run.id), null, 'taken: never kicked again');
       assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), false);
       const plain = await busyThread();
