@@ -238,6 +238,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
     },
 
     async releaseTurn(runId) {
+      state.unsent.delete(runId);
       for (const [conversationId, turn] of state.turns) {
         if (turn.run_id !== runId) continue;
         state.turns.delete(conversationId);

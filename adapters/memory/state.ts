@@ -5,7 +5,7 @@ import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
 import type { MemoryLinks } from './channel-links.ts';
-import type { MemoryQueued } from './directive-queue.ts';
+import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -40,6 +40,8 @@ export interface MemoryState {
   readonly queue: Map<string, MemoryQueued>;
   /** Users' links to chat addresses, and the codes that make them. */
   readonly channelLinks: MemoryLinks;
+  /** Dequeued directives whose prompt has not reached their agent yet, by run id (removed when taken, or when the turn ends). */
+  readonly unsent: Map<string, MemoryUnsent>;
 }
 
 /** An empty state. */
@@ -66,6 +68,7 @@ export function emptyState(): MemoryState {
     deliveries: new Map(),
     queue: new Map(),
     channelLinks: { codes: new Map(), links: new Map() },
+    unsent: new Map(),
   };
 }
 

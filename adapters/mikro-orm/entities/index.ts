@@ -2,7 +2,7 @@ import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, Project
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { ChannelLinkCodeSchema, ChannelLinkSchema } from './links.ts';
-import { QueuedDirectiveSchema } from './queue.ts';
+import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
@@ -34,4 +34,5 @@ export const ENTITIES = [
   QueuedDirectiveSchema,
   ChannelLinkCodeSchema,
   ChannelLinkSchema,
+  UnsentPromptSchema,
 ] as const;
