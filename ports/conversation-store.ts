@@ -15,6 +15,12 @@ export interface ConversationStore {
    * an occupied address is refused), or null. Not scoped to a user: the caller checks the thread's access.
    */
   livingAt(address: Address): Promise<Conversation | null>;
+  /**
+   * Every conversation living on a channel (not moved away): its address there (the `id` of its
+   * `{channel, id}`) and its thread's title, by address. Not scoped to a user: what a chat adapter
+   * lists and the rooms its bot joins.
+   */
+  livingOn(channel: string): Promise<{ readonly address: string; readonly title: string }[]>;
   /** The thread's latest conversation (the one that speaks), or null: one index probe, not the list. */
   latestByThread(threadId: Id): Promise<Conversation | null>;
   /** A page of a conversation's runs, newest first; null when the conversation is not in the thread. */

@@ -5,6 +5,7 @@ import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
 import type { MemoryLinks } from './channel-links.ts';
+import type { MemoryChatInbox } from './chat-inbox.ts';
 import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
@@ -40,6 +41,8 @@ export interface MemoryState {
   readonly queue: Map<string, MemoryQueued>;
   /** Users' links to chat addresses, and the codes that make them. */
   readonly channelLinks: MemoryLinks;
+  /** What chat adapters have read (cursors) and handled (claims). */
+  readonly chatInbox: MemoryChatInbox;
   /** Dequeued directives whose prompt has not reached their agent yet, by run id (removed when taken, or when the turn ends). */
   readonly unsent: Map<string, MemoryUnsent>;
 }
@@ -68,6 +71,7 @@ export function emptyState(): MemoryState {
     deliveries: new Map(),
     queue: new Map(),
     channelLinks: { codes: new Map(), links: new Map() },
+    chatInbox: { cursors: new Map(), claims: new Map() },
     unsent: new Map(),
   };
 }

@@ -4,6 +4,7 @@ import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
 import { memoryChannelLinks } from './channel-links.ts';
+import { memoryChatInbox } from './chat-inbox.ts';
 import { memoryConsoleWriter } from './console-writer.ts';
 import { memoryDeliveryOutbox } from './delivery-outbox.ts';
 import { memoryEventLog } from './event-log.ts';
@@ -65,6 +66,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     writer: memoryConsoleWriter(state, outbox),
     outbox,
     links: memoryChannelLinks(state.channelLinks),
+    chatInbox: memoryChatInbox(state.chatInbox),
     events: memoryEventLog(state),
     conversations: {
       findForUser: async (userId, conversationId) => {
@@ -74,6 +76,11 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
       livingAt: async (address) =>
         [...state.conversations.values()].find((c) => c.moved_to === null && c.address?.channel === address.channel && c.address.id === address.id) ?? null,
+      livingOn: async (channel) =>
+        [...state.conversations.values()]
+          .filter((c) => c.moved_to === null && c.address?.channel === channel)
+          .map((c) => ({ address: c.address!.id, title: state.threads.get(c.thread_id)?.title ?? '' }))
+          .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)),
       latestByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null,
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);

@@ -59,6 +59,13 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
       return rows[0] ?? null;
     },
 
+    async livingOn(channel) {
+      return runStatement<{ address: string; title: string }>(orm, `
+        select c.address->>'id' as address, t.title
+        from conversations c join threads t on t.id = c.thread_id
+        where c.address->>'channel' = ? and c.moved_to is null order by 1`, [channel]);
+    },
+
     async latestByThread(threadId) {
       if (!isUuid(threadId)) return null;
       const rows = await runStatement<Conversation>(orm, `

@@ -1,0 +1,29 @@
+import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
+
+/** What the memory adapter keeps for chat adapters: cursors by `channel\u0000place`, claims by `channel\u0000key`. */
+export interface MemoryChatInbox {
+  readonly cursors: Map<string, ChatCursor>;
+  readonly claims: Map<string, { holder: string; until: number; done: boolean }>;
+}
+
+const key = (channel: string, rest: string) => `${channel}\u0000${rest}`;
+
+/** The chat inbox in memory; a claim checks and writes without an `await` in between. */
+export function memoryChatInbox(state: MemoryChatInbox, now: () => number = Date.now): ChatInbox {
+  return {
+    cursor: async (channel, place) => state.cursors.get(key(channel, place)) ?? null,
+    async advance(channel, place, cursor) {
+      state.cursors.set(key(channel, place), { id: cursor.id, at: cursor.at });
+    },
+    async claim(channel, name, holder, leaseMs) {
+      const found = state.claims.get(key(channel, name));
+      if (found !== undefined && (found.done || (found.until > now() && found.holder !== holder))) return false;
+      state.claims.set(key(channel, name), { holder, until: now() + leaseMs, done: false });
+      return true;
+    },
+    async done(channel, name) {
+      const found = state.claims.get(key(channel, name));
+      state.claims.set(key(channel, name), { holder: found?.holder ?? '', until: 0, done: true });
+    },
+  };
+}

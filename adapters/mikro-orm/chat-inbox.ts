@@ -1,0 +1,34 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
+import { runStatement } from './sql.ts';
+
+/**
+ * The chat inbox in the `chat_cursors` and `chat_claims` tables (migration 0012-chat-cursors). A
+ * claim is one statement: an insert, or an update of a claim that lapsed and is not done, so two
+ * instances claiming one message at once get it once.
+ */
+export function mikroOrmChatInbox(orm: MikroORM): ChatInbox {
+  return {
+    async cursor(channel, place) {
+      const [row] = await runStatement<{ id: string; at: Date | string }>(orm, 'select stanza_id as id, at from chat_cursors where channel = ? and place = ?', [channel, place]);
+      return row === undefined ? null : { id: row.id, at: new Date(row.at).toISOString() } satisfies ChatCursor;
+    },
+    async advance(channel, place, cursor) {
+      await runStatement(orm, `insert into chat_cursors (channel, place, stanza_id, at, updated_at) values (?, ?, ?, ?, now())
+        on conflict (channel, place) do update set stanza_id = excluded.stanza_id, at = excluded.at, updated_at = now()`,
+      [channel, place, cursor.id, cursor.at]);
+    },
+    async claim(channel, key, holder, leaseMs) {
+      const rows = await runStatement(orm, `insert into chat_claims (channel, key, holder, claimed_until, done, created_at)
+        values (?, ?, ?, now() + make_interval(secs => ?), false, now())
+        on conflict (channel, key) do update set holder = excluded.holder, claimed_until = excluded.claimed_until
+        where not chat_claims.done and (chat_claims.claimed_until <= now() or chat_claims.holder = excluded.holder)
+        returning key`, [channel, key, holder, leaseMs / 1000]);
+      return rows.length === 1;
+    },
+    async done(channel, key) {
+      await runStatement(orm, `insert into chat_claims (channel, key, holder, claimed_until, done, created_at) values (?, ?, '', now(), true, now())
+        on conflict (channel, key) do update set done = true`, [channel, key]);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/** Where a chat adapter stopped reading a place (a room): the platform's id of the last message handled there, and when it was posted. */
+export interface ChatCursor {
+  /** The platform's message id (an XMPP room's stanza id): the archive is read after it. */
+  readonly id: string;
+  /** ISO 8601: when it was posted (read from the archive again from there when the id is no longer known). */
+  readonly at: string;
+}
+
+/**
+ * What a chat adapter keeps so that nothing people post is lost or handled twice, across restarts,
+ * reconnects and instances (contract section 9, "Nothing lost while away"):
+ * - per (channel, place), the last message handled there, from which the archive is read again;
+ * - per (channel, key), a claim: one instance at a time handles a message (its key names it), and once
+ *   it is done no instance handles it again; a claim whose holder died lapses.
+ */
+export interface ChatInbox {
+  /** The place's cursor, or null when nothing was read there yet. */
+  cursor(channel: string, place: string): Promise<ChatCursor | null>;
+  /** Moves the place's cursor to this message (written whatever it was). */
+  advance(channel: string, place: string, cursor: ChatCursor): Promise<void>;
+  /**
+   * Claims `key` on the channel for `holder` during `leaseMs`: true when it was never claimed, or its
+   * claim lapsed without being done; false while another holder has it, and for ever once it is done.
+   */
+  claim(channel: string, key: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Marks a claimed key done: no claim of it succeeds again. */
+  done(channel: string, key: string): Promise<void>;
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { ChatInbox } from '../../ports/chat-inbox.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import type { OpenedStorage } from '../support/storage-kinds.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The ChatInbox contract (contract section 9, "Nothing lost while away"), with the conversations a chat
+ * adapter serves (`ConversationStore.livingOn`): a place's cursor written and read back by another
+ * instance; a message claimed by one holder at a time, by nobody once done, again once a claim lapsed;
+ * two instances claiming one message at once get it once.
+ */
+export function chatInboxContract(name: string, open: () => Promise<OpenedStorage>): void {
+  describe(`chat inbox contract: ${name}`, () => {
+    let backend: OpenedStorage;
+    let other: Storage;
+    before(async () => {
+      backend = await open();
+      await backend.storage.importWorld(fixtureWorld());
+      other = await backend.reopen();
+    });
+    after(() => backend.close());
+    const inbox = (): ChatInbox => backend.storage.chatInbox;
+    const channel = () => `chan-${randomUUID()}`;
+
+    it('a cursor is null until advanced, then the last one written, per (channel, place), for every instance', async () => {
+      const c = channel();
+      assert.equal(await inbox().cursor(c, 'room@muc'), null);
+      await inbox().advance(c, 'room@muc', { id: 'stanza-1', at: '2026-03-01T12:00:00.000Z' });
+      await inbox().advance(c, 'room@muc', { id: 'stanza-2', at: '2026-03-01T12:00:01.000Z' });
+      assert.deepEqual(await other.chatInbox.cursor(c, 'room@muc'), { id: 'stanza-2', at: '2026-03-01T12:00:01.000Z' });
+      assert.equal(await inbox().cursor(c, 'other@muc'), null, 'per place');
+      assert.equal(await inbox().cursor(channel(), 'room@muc'), null, 'per channel');
+    });
+
+    it('a key is claimed by one holder while its lease runs, by nobody once done', async () => {
+      const c = channel();
+      assert.equal(await inbox().claim(c, 'm1', 'a', 60_000), true);
+      assert.equal(await other.chatInbox.claim(c, 'm1', 'b', 60_000), false, 'another holder waits');
+      assert.equal(await inbox().claim(c, 'm1', 'a', 60_000), true, 'its holder may claim it again');
+      await inbox().done(c, 'm1');
+      assert.equal(await inbox().claim(c, 'm1', 'a', 60_000), false, 'done: never again');
+      assert.equal(await other.chatInbox.claim(c, 'm1', 'b', 60_000), false);
+      assert.equal(await inbox().claim(c, 'm2', 'b', 60_000), true, 'another key is free');
+    });
+
+    it('a claim whose holder died lapses: another holder gets it', async () => {
+      const c = channel();
+      assert.equal(await inbox().claim(c, 'm1', 'dead', 300), true);
+      assert.equal(await other.chatInbox.claim(c, 'm1', 'live', 60_000), false);
+      await sleep(700);
+      assert.equal(await other.chatInbox.claim(c, 'm1', 'live', 60_000), true);
+    });
+
+    it('two instances claiming one key at once: exactly one gets it', async () => {
+      for (let round = 0; round < 8; round++) {
+        const c = channel();
+        const got = await Promise.all([inbox().claim(c, 'k', 'a', 60_000), other.chatInbox.claim(c, 'k', 'b', 60_000)]);
+        assert.equal(got.filter(Boolean).length, 1, `round ${round}: ${JSON.stringify(got)}`);
+      }
+    });
+
+    it('livingOn lists the conversations living on a channel with their titles, in address order, not those of other channels', async () => {
+      const c = channel();
+      const make = (id: string, title: string, on = c) => backend.storage.writer.createConsoleThread({
+        owner: 'alice', key: `${on}:${id}`, channel: 'team-chat', project: null, title,
+        conversation: { agent: 'claude', model: null, permission_mode: null, effort: null, address: { channel: on, id } },
+      });
+      await make('room@muc#b', 'Second');
+      await make('room@muc#a', 'First');
+      await make('room@muc#x', 'Elsewhere', channel());
+      assert.deepEqual(await other.conversations.livingOn(c), [{ address: 'room@muc#a', title: 'First' }, { address: 'room@muc#b', title: 'Second' }]);
+    });
+  });
+}
