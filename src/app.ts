@@ -38,6 +38,7 @@ import { runDirectories } from './runs/run-directory.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
+import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatRelay } from '../core/channels/relay.ts';
 import { kicker } from '../core/runs/kick.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
@@ -107,7 +108,12 @@ export interface App {
 export interface ComposedApp extends App {
   /** Takes a person's message from a chat channel: a directive, an answer, a stop, or a reply to post. */
   readonly receiveChat: ChatInbound;
+  /** What a chat channel's adapter is handed once the app is built (`listen` of the xmpp channels, in src/main.ts). */
+  readonly chat: ChatHandlers;
 }
+
+/** `link <code>` attempts a chat sender may make per minute, per channel (this instance). */
+export const LINK_ATTEMPTS_PER_MINUTE = 5;
 
 /** The outbox is looked at every 5 s; a refused delivery is retried after 1 s, doubling up to 5 min; a claim lasts 30 s. */
 export const DELIVERY_TIMING: Readonly<{ intervalMs: number; retryMs: number; maxRetryMs: number; claimMs: number }> =
@@ -172,6 +178,22 @@ export function createApp(options: AppOptions): ComposedApp {
   const receiveChat = chatInbound({
     storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
   });
+  const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
+  const chat: ChatHandlers = {
+    receive: receiveChat,
+    redeemLinkCode: linking.redeemLinkCode,
+    post: async (delivery) => {
+      await storage.outbox.add(delivery);
+      deliveries.poke();
+    },
+    inbox: storage.chatInbox,
+    linkAttempt: (channel, sender) => {
+      const key = `${channel}\u0000${sender.toLowerCase()}`;
+      if (linkAttempts.blocked(key) !== null) return false;
+      linkAttempts.record(key);
+      return true;
+    },
+  };
   // A write whose body is refused answers 404 first when its path names what the caller cannot use.
   const access = pathAccess(storage);
   const live = liveSocket({
@@ -221,6 +243,7 @@ export function createApp(options: AppOptions): ComposedApp {
     onRequest: requestListener(edge),
     onUpgrade: upgradeListener(edge),
     receiveChat,
+    chat,
     drain: () => {
       draining = true;
       // Upgraded sockets would hold the listener open: they close with 1001 as the drain begins.

@@ -61,7 +61,9 @@ const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close()
 const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 // A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
-const channels = await xmppChannels({ world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world') })
+const channels = await xmppChannels({
+  world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world'), living: (channel) => storage.conversations.livingOn(channel),
+})
   .catch((error: unknown) => refuseStart(error, storage.close));
 const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });
 const bus = await (config.storage === 'postgres'
@@ -95,6 +97,8 @@ const app = createApp({
   logLinesDropped: logOut.dropped,
 });
 attach(server, app, log);
+// The chat channels' adapters hand people's messages to the app from now on (it is built after them).
+channels?.listen(app.chat);
 // Drain, then exit; exit anyway once HARD_EXIT_MS have passed, whatever is still in flight.
 exitOnSignals({ log, stop: () => shutdown(server, app, SHUTDOWN_GRACE_MS), flushLog: logOut.drain });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Element } from '@xmpp/client';
 import type { XmppConnection } from './connection.ts';
-import { archivedMessage, archiveQuery, messageFacts, NS } from './stanzas.ts';
+import { archivedMessage, archiveQuery, messageFacts, NS, type ArchivePageRequest } from './stanzas.ts';
 
 /** One message of a room's archive, as this adapter reads it. */
 export interface ArchivedMessage {
@@ -12,6 +12,10 @@ export interface ArchivedMessage {
   readonly body: string | null;
   /** The occupant it came from (`room@muc/nick`). */
   readonly from: string | null;
+  /** The message as archived (who sent it, where the room tells it). */
+  readonly message: Element;
+  /** When the room archived it (ISO 8601), or null when the archive does not say. */
+  readonly at: string | null;
 }
 
 /** A page of a room's archive, oldest first, and whether it reaches the end it was read towards. */
@@ -26,7 +30,7 @@ export interface ArchivePage {
 export async function archivePage(
   connection: XmppConnection,
   room: string,
-  page: { max: number; before?: string | null; after?: string | null; start?: Date | null },
+  page: ArchivePageRequest,
 ): Promise<ArchivePage> {
   const queryId = randomBytes(6).toString('hex');
   const messages: ArchivedMessage[] = [];
@@ -35,7 +39,9 @@ export async function archivePage(
     const result = archivedMessage(stanza, queryId);
     if (result === null) return;
     const facts = messageFacts(result.message, room);
-    messages.push({ id: result.id, thread: facts.thread, originId: facts.originId, body: facts.body, from: facts.from });
+    const stamp = stanza.getChild('result', NS.mam)?.getChild('forwarded', NS.forward)?.getChild('delay', NS.delay)?.attrs.stamp ?? null;
+    const at = stamp === null || Number.isNaN(Date.parse(stamp)) ? null : new Date(stamp).toISOString();
+    messages.push({ id: result.id, thread: facts.thread, originId: facts.originId, body: facts.body, from: facts.from, message: result.message, at });
   });
   try {
     const answer = await connection.request(archiveQuery(room, queryId, page));

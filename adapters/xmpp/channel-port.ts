@@ -2,10 +2,12 @@ import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
 import { XmppConnection, type Backoff } from './connection.ts';
 import { deliverToRoom } from './deliver.ts';
+import { xmppInbound, type XmppInbound } from './inbound.ts';
 import { barredReason, publicRooms, roomFacts, roomPlace, roomThreads, threadPlaces, type RoomFacts } from './places.ts';
 
 /** The conversations living on a channel, by address (`room@muc#thread`) with their thread's title: what the listing adds to a room's archived threads. */
@@ -30,6 +32,12 @@ export interface XmppChannelOptions {
 export interface XmppChannelPort extends ChannelPort {
   readonly channelId: string;
   readonly connection: XmppConnection;
+  /**
+   * From now on, people's messages in the bot's rooms and direct messages go to `handlers` (the app's,
+   * built after the channels), the rooms where conversations live are joined, and each room's archive
+   * is read from where the bot stopped. Once; answers the inbound side (tests wait on it).
+   */
+  listen(handlers: ChatHandlers): XmppInbound;
   close(): Promise<void>;
 }
 
@@ -48,6 +56,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
   let rooms: { facts: RoomFacts; barred: string | null }[] = [];
   const threads = new Map<string, ChannelPlace[]>();
   const inFlight = new Map<string, Promise<void>>();
+  let inbound: XmppInbound | null = null;
 
   const top = (): ChannelPlace[] => rooms.map(({ facts, barred }) => roomPlace(facts, barred, threads.get(facts.jid) ?? []));
 
@@ -99,7 +108,15 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
       inFlight.set(delivery.id, posted);
       return posted;
     },
+    listen(handlers) {
+      if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
+      inbound = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log });
+      // Rooms joined before (a delivery's) are read from their cursors now.
+      for (const room of connection.rooms()) void inbound.catchUp(room);
+      return inbound;
+    },
     async close() {
+      inbound?.close();
       await connection.close();
     },
   };

@@ -3,7 +3,7 @@ import { client as xmppClient, type Client, type Element } from '@xmpp/client';
 import type { Logger } from '../../ports/logger.ts';
 import { ChannelUnavailableError } from '../../ports/channel-port.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
-import { joinPresence, NS } from './stanzas.ts';
+import { availablePresence, joinPresence, NS } from './stanzas.ts';
 
 /** How the bot's connection waits between attempts: from `firstMs`, doubling up to `maxMs`. */
 export interface Backoff {
@@ -36,6 +36,8 @@ export class XmppConnection {
   readonly #rooms = new Map<string, Promise<RoomPresence>>();
   readonly #listeners = new Set<(stanza: Element) => void>();
   readonly #joining = new Map<string, (presence: RoomPresence) => void>();
+  readonly #joinedListeners = new Set<(room: string) => void>();
+  readonly #onlineListeners = new Set<() => void>();
   #closed = false;
   #wait: number;
   #retry: ReturnType<typeof setTimeout> | null = null;
@@ -67,11 +69,14 @@ export class XmppConnection {
       this.#wait = this.#backoff.firstMs;
       c.reconnect.delay = this.#wait;
       this.#log.info({ xmpp: account.jid }, 'xmpp connection online');
+      // Available: the server routes direct messages (link codes) to this session, and what waited offline.
+      void c.send(availablePresence()).catch(() => {});
       // A new session: the server forgot the bot's rooms; a resumed one (stream management) did not.
       for (const room of [...this.#rooms.keys()]) {
         this.#rooms.delete(room);
         void this.join(room).catch(() => {});
       }
+      for (const listener of this.#onlineListeners) this.#safely(() => listener());
     });
     c.streamManagement.on('resumed', () => {
       this.#wait = this.#backoff.firstMs;
@@ -129,6 +134,18 @@ export class XmppConnection {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Calls `listener` with each room the bot is in once it joined it (again on each new session). */
+  onJoined(listener: (room: string) => void): () => void {
+    this.#joinedListeners.add(listener);
+    return () => this.#joinedListeners.delete(listener);
+  }
+
+  /** Calls `listener` each time a new session is up (not when one is resumed: nothing was missed then). */
+  onOnline(listener: () => void): () => void {
+    this.#onlineListeners.add(listener);
+    return () => this.#onlineListeners.delete(listener);
+  }
+
   /** The rooms the bot was asked to be in. */
   rooms(): string[] {
     return [...this.#rooms.keys()];
@@ -160,6 +177,10 @@ export class XmppConnection {
       });
     });
     this.#rooms.set(room, joined);
+    joined.then((presence) => {
+      if (presence.refused !== null || this.#rooms.get(room) !== joined) return;
+      for (const listener of this.#joinedListeners) this.#safely(() => listener(room));
+    }, () => {});
     // A join that failed is asked again next time; a refusal (an error presence) is an answer and stays.
     joined.catch(() => {
       if (this.#rooms.get(room) === joined) this.#rooms.delete(room);
@@ -193,12 +214,14 @@ export class XmppConnection {
 
   #stanza(stanza: Element): void {
     if (stanza.is('presence')) this.#roomPresence(stanza);
-    for (const listener of this.#listeners) {
-      try {
-        listener(stanza);
-      } catch (error) {
-        this.#log.warn({ err: error }, 'an xmpp stanza listener failed');
-      }
+    for (const listener of this.#listeners) this.#safely(() => listener(stanza));
+  }
+
+  #safely(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.#log.warn({ err: error }, 'an xmpp listener failed');
     }
   }
 

@@ -26,7 +26,7 @@ export async function deliverToRoom(connection: XmppConnection, delivery: Delive
   const presence = await connection.join(room);
   if (presence.refused !== null) throw new Error(`the bot cannot join ${room} (${presence.refused})`);
   if (presence.role === 'visitor' || presence.role === 'none') throw new Error(`the bot cannot post in ${room} (it has no voice)`);
-  const since = new Date(Date.parse(uuid7Time(delivery.id)) - CLOCK_SLACK_MS);
+  const since = postedSince(delivery.id);
   if (await archiveHoldsOrigin(connection, room, delivery.id, since)) return target;
 
   let stop = () => {};
@@ -57,6 +57,18 @@ export async function deliverToRoom(connection: XmppConnection, delivery: Delive
   await echoed;
   return target;
 }
+
+/**
+ * From when a delivery's post is looked for: its UUIDv7 id's time less the clock slack; an id of
+ * another version (a reply derived from the message it answers) carries no time: the last hour.
+ */
+function postedSince(id: string): Date {
+  const timed = id.length === 36 && id[14] === '7';
+  return new Date((timed ? Date.parse(uuid7Time(id)) : Date.now() - UNTIMED_SEARCH_MS) - CLOCK_SLACK_MS);
+}
+
+/** How far back the post of a delivery whose id carries no time is looked for. */
+const UNTIMED_SEARCH_MS = 60 * 60_000;
 
 /** What is posted: a new thread opens with its title. */
 function postedText(delivery: Delivery): string {

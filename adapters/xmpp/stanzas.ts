@@ -12,7 +12,18 @@ export const NS = {
   sid: 'urn:xmpp:sid:0',
   rsm: 'http://jabber.org/protocol/rsm',
   data: 'jabber:x:data',
+  delay: 'urn:xmpp:delay',
+  occupantId: 'urn:xmpp:occupant-id:0',
 } as const;
+
+/**
+ * Text as XML can carry it: the characters XML 1.0 forbids (NUL and the other C0 controls but tab, line
+ * feed and carriage return; lone surrogates; U+FFFE and U+FFFF) become U+FFFD, so no text, however
+ * hostile, breaks a stanza or the stream. Markup-looking text is escaped by the serializer as any text is.
+ */
+export function xmlText(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
 
 /** Presence that joins a room as `nick`, asking for no history (the archive is read instead). */
 export function joinPresence(room: string, nick: string): Element {
@@ -24,11 +35,19 @@ export function threadMessage(room: string, thread: string, originId: string, bo
   return xml(
     'message',
     { to: room, type: 'groupchat', id: originId },
-    xml('body', {}, body),
+    xml('body', {}, xmlText(body)),
     xml('thread', {}, thread),
     xml('origin-id', { xmlns: NS.sid, id: originId }),
   );
 }
+
+/** A direct message to one person (an answer to what they sent the bot). */
+export function directMessage(to: string, id: string, body: string): Element {
+  return xml('message', { to, type: 'chat', id }, xml('body', {}, xmlText(body)));
+}
+
+/** The bot's available presence: without it the server routes no direct message to its session. */
+export const availablePresence = (): Element => xml('presence');
 
 export const discoItems = (to: string): Element => xml('iq', { type: 'get', to }, xml('query', { xmlns: NS.discoItems }));
 export const discoInfo = (to: string): Element => xml('iq', { type: 'get', to }, xml('query', { xmlns: NS.discoInfo }));
@@ -36,17 +55,27 @@ export const discoInfo = (to: string): Element => xml('iq', { type: 'get', to },
 /** A data form field as `<field var=… ><value>…</value></field>` (a submitted form). */
 export const formField = (name: string, value: string): Element => xml('field', { var: name }, xml('value', {}, value));
 
+/** Which page of an archive: see {@link archiveQuery}. */
+export interface ArchivePageRequest {
+  readonly max: number;
+  readonly before?: string | null;
+  readonly after?: string | null;
+  readonly start?: Date | null;
+  /** With neither `before` nor `after`: the first page (from `start`), not the latest. */
+  readonly forward?: boolean;
+}
+
 /**
  * A MAM query at a room (XEP-0313): a page of at most `max` messages, the latest (RSM `<before/>`),
- * the page before `before`, or the one after `after` (archive ids); `start` keeps only messages
+ * the page before `before`, the one after `after` (archive ids), or the first (`forward`); `start` keeps only messages
  * archived at or after that time.
  */
-export function archiveQuery(room: string, queryId: string, page: { max: number; before?: string | null; after?: string | null; start?: Date | null }): Element {
+export function archiveQuery(room: string, queryId: string, page: ArchivePageRequest): Element {
   const set = xml(
     'set',
     { xmlns: NS.rsm },
     xml('max', {}, String(page.max)),
-    page.after != null ? xml('after', {}, page.after) : xml('before', {}, page.before ?? ''),
+    page.after != null ? xml('after', {}, page.after) : page.forward === true ? null : xml('before', {}, page.before ?? ''),
   );
   const form = page.start == null
     ? null
@@ -64,7 +93,7 @@ export function archivedMessage(stanza: Element, queryId: string): { id: string;
   return message === undefined || id === undefined ? null : { id, message };
 }
 
-/** What a room message says of itself: its thread, origin-id, body, the room's stanza id. */
+/** What a room message says of itself: its thread, origin-id, body, the room's stanza id, who sent it. */
 export function messageFacts(message: Element, room: string) {
   const stanzaId = message.getChildren('stanza-id', NS.sid).find((s) => s.attrs.by === room)?.attrs.id ?? null;
   return {
@@ -73,5 +102,18 @@ export function messageFacts(message: Element, room: string) {
     body: message.getChildText('body'),
     from: message.attrs.from ?? null,
     stanzaId,
+    /** The sender's real bare JID, where the room tells it (archived messages in a room that shows real JIDs). */
+    realJid: bareJid(message.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null),
+    /** XEP-0421: the room's stable id of the occupant. */
+    occupantId: message.getChild('occupant-id', NS.occupantId)?.attrs.id ?? null,
+    /** A delayed delivery (history, offline storage) carries when it was first sent. */
+    delayed: message.getChild('delay', NS.delay)?.attrs.stamp ?? null,
   };
+}
+
+/** A JID without its resource, in lower case; null for none. */
+export function bareJid(jid: string | null | undefined): string | null {
+  if (jid == null || jid === '') return null;
+  const slash = jid.indexOf('/');
+  return (slash < 0 ? jid : jid.slice(0, slash)).toLowerCase();
 }

@@ -1,9 +1,18 @@
 import type { Channel } from '../../domain/model.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 
 /** A channel port that serves some channels itself (a platform adapter per channel). */
 export interface RoutedChannel extends ChannelPort {
   readonly channelId: string;
+  /** Hands people's messages on the channel to the app from now on (a chat platform's adapter). */
+  listen?(handlers: ChatHandlers): unknown;
+  close(): Promise<void>;
+}
+
+/** Channels whose adapters take people's messages once the app is built: `listen` hands them the app's handlers. */
+export interface ListeningChannels extends ChannelPort {
+  listen(handlers: ChatHandlers): void;
   close(): Promise<void>;
 }
 
@@ -12,7 +21,7 @@ export interface RoutedChannel extends ChannelPort {
  * id, every other channel is the fallback's (the world file's, in memory). The list of channels is
  * the fallback's, with each routed channel's entry in its place. Closing it closes the routed ones.
  */
-export function routedChannelPort(fallback: ChannelPort, routed: readonly RoutedChannel[]): ChannelPort & { close(): Promise<void> } {
+export function routedChannelPort(fallback: ChannelPort, routed: readonly RoutedChannel[]): ListeningChannels {
   const byId = new Map(routed.map((port) => [port.channelId, port]));
   return {
     async channels(): Promise<Channel[]> {
@@ -22,6 +31,9 @@ export function routedChannelPort(fallback: ChannelPort, routed: readonly Routed
     },
     places: (channelId, inside) => (byId.get(channelId) ?? fallback).places(channelId, inside),
     deliver: (delivery) => (byId.get(delivery.channel) ?? fallback).deliver(delivery),
+    listen(handlers) {
+      for (const port of routed) port.listen?.(handlers);
+    },
     async close() {
       await Promise.all(routed.map((port) => port.close()));
     },

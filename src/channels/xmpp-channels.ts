@@ -2,9 +2,8 @@ import type { Logger } from 'pino';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
 import type { World } from '../../domain/world.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelPort } from '../../ports/channel-port.ts';
 import { WorldFileError } from '../storage.ts';
-import { routedChannelPort } from './routed-channel-port.ts';
+import { routedChannelPort, type ListeningChannels } from './routed-channel-port.ts';
 
 /**
  * The channels of a world with xmpp channels: each served by its bot connection (the adapter is
@@ -18,7 +17,9 @@ export async function xmppChannels(options: {
   catalog: Catalog;
   log: Logger;
   file: string;
-}): Promise<(ChannelPort & { close(): Promise<void> }) | null> {
+  /** The conversations living on a channel (`ConversationStore.livingOn`): listed in their rooms, whose rooms the bot joins. */
+  living?: (channel: string) => Promise<readonly { address: string; title: string }[]>;
+}): Promise<ListeningChannels | null> {
   const settings = options.world?.xmpp ?? [];
   if (settings.length === 0) return null;
   const passwords = settings.map((setting) => options.env[setting.account.password_env] ?? '');
@@ -36,6 +37,7 @@ export async function xmppChannels(options: {
     password: passwords[i]!,
     catalog: options.catalog,
     log: options.log.child({ channel: setting.channel }),
+    ...(options.living === undefined ? {} : { living: options.living }),
   })));
   return routedChannelPort(memoryChannelPort(options.catalog), routed);
 }

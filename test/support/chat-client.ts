@@ -19,6 +19,8 @@ export interface SeenMessage {
  */
 export class ChatClient {
   readonly seen: SeenMessage[] = [];
+  /** Direct messages received: who from (bare JID) and what. */
+  readonly direct: { readonly from: string; readonly body: string }[] = [];
   readonly #client: Client;
   readonly #rooms = new Set<string>();
   readonly #nick: string;
@@ -31,6 +33,9 @@ export class ChatClient {
       for (const room of this.#rooms) void this.#client.send(this.#join(room)).catch(() => {});
     });
     xmpp.on('stanza', (stanza: Element) => {
+      if (stanza.is('message') && stanza.attrs.type === 'chat' && stanza.getChild('body') !== undefined) {
+        this.direct.push({ from: (stanza.attrs.from ?? '').split('/')[0]!, body: stanza.getChildText('body') ?? '' });
+      }
       if (!stanza.is('message') || stanza.attrs.type !== 'groupchat' || stanza.getChild('body') === undefined) return;
       this.seen.push({
         room: (stanza.attrs.from ?? '').split('/')[0]!,
@@ -81,9 +86,30 @@ export class ChatClient {
     );
   }
 
-  /** Posts in a room thread. */
-  async post(room: string, thread: string, body: string): Promise<void> {
-    await this.#client.send(xml('message', { to: room, type: 'groupchat' }, xml('body', {}, body), xml('thread', {}, thread)));
+  /** Posts in a room thread (in the room itself, without a thread, when `thread` is null). */
+  async post(room: string, thread: string | null, body: string): Promise<void> {
+    await this.#client.send(xml('message', { to: room, type: 'groupchat' }, xml('body', {}, body), thread === null ? null : xml('thread', {}, thread)));
+  }
+
+  /** Joins a room someone else made (answers once the room took the join). */
+  async joinRoom(room: string): Promise<void> {
+    const joined = new Promise<void>((resolve) => {
+      const on = (stanza: Element) => {
+        if (stanza.is('presence') && (stanza.attrs.from ?? '') === `${room}/${this.#nick}`) {
+          this.#client.removeListener('stanza', on);
+          resolve();
+        }
+      };
+      this.#client.on('stanza', on);
+    });
+    this.#rooms.add(room);
+    await this.#client.send(this.#join(room));
+    await joined;
+  }
+
+  /** Sends a direct message (type chat) to a bare JID. */
+  async sendDirect(to: string, body: string): Promise<void> {
+    await this.#client.send(xml('message', { to, type: 'chat', id: `dm-${Math.random().toString(36).slice(2)}` }, xml('body', {}, body)));
   }
 
   /** The messages seen so far with this origin-id. */

@@ -1,4 +1,5 @@
 import type { ChatInbound } from '../../core/channels/inbound.ts';
+import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,8 @@ export interface TestService {
   readonly knowOffers: () => Promise<void>;
   /** What a chat channel's adapter calls with a person's message (core/channels/inbound.ts). */
   readonly receiveChat: ChatInbound;
+  /** What the app hands a chat channel's adapter (`listen`). */
+  readonly chat: ChatHandlers;
   readonly close: () => Promise<void>;
 }
 
@@ -89,6 +92,7 @@ export async function startService(
       await Promise.all((await storage.catalog.agents()).map((agent) => offers(agent, { wait: true })));
     },
     receiveChat: app.receiveChat,
+    chat: app.chat,
     close: () => shutdown(server, app, 1000),
   };
 }

@@ -1,0 +1,275 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Element } from '@xmpp/client';
+import type { Address } from '../../domain/model.ts';
+import { parseRoomThread, roomThreadAddress } from '../../domain/xmpp.ts';
+import type { ChatCursor } from '../../ports/chat-inbox.ts';
+import type { ChatHandlers } from '../../ports/chat-inbound.ts';
+import type { Logger } from '../../ports/logger.ts';
+import { archivePage } from './archive.ts';
+import type { XmppConnection } from './connection.ts';
+import { bareJid, directMessage, messageFacts, NS } from './stanzas.ts';
+
+/** The conversations living on the channel: the rooms the bot joins. */
+export type LivingRooms = () => Promise<readonly { address: string }[]>;
+
+/** How long one instance holds a message it handles before another may take it (it died meanwhile). */
+const CLAIM_MS = 60_000;
+/** A failed message is read again from the archive after this long. */
+const RETRY_MS = 5_000;
+/** The rooms where conversations live are looked up again this often (another instance may have landed one). */
+const LIVING_EVERY_MS = 30_000;
+/** At most this many archive pages are read in one catch-up (then the next one goes on from there). */
+const CATCH_UP_PAGES = 50;
+const PAGE = 100;
+/** A sender is sent the help text at most once in this long (a bot answering the bot's help ends there). */
+const HELP_EVERY_MS = 10 * 60_000;
+
+/**
+ * The origin-ids this adapter posts with: UUIDv7 (deliveries, a turn's posts) and the v8 ids it derives
+ * for replies. A sender whose message carries one is a bot of this kind (another console): never
+ * answered, so two bots never talk to each other. People's clients use v4 ids, or none.
+ */
+const BOT_ORIGIN = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export const DIRECT_HELP =
+  'I am the console bot. To link this address to your console user, ask the console for a link code (Chat links) ' +
+  'and send me "link <code>" here. In a room, talk in the thread of a conversation, or start a message with my nick ' +
+  '("console: ...") to start one.';
+
+export const TOO_MANY_LINK_ATTEMPTS = 'Too many link attempts from this address: wait a minute, then try again.';
+
+/** A UUID-shaped id (version 8) derived from `seed`: the same seed gives the same id on every instance. */
+export function derivedUuid(seed: string): string {
+  const hex = createHash('sha256').update(seed).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The text after the bot's nick when the message addresses it (`nick: …`, `nick, …`), else null. */
+export function addressedText(body: string, nick: string): string | null {
+  const trimmed = body.trimStart();
+  if (trimmed.slice(0, nick.length).toLowerCase() !== nick.toLowerCase()) return null;
+  const rest = /^\s*[:,]\s*/.exec(trimmed.slice(nick.length));
+  return rest === null ? null : trimmed.slice(nick.length + rest[0].length);
+}
+
+/**
+ * The inbound side of an xmpp channel (contract section 9): people's messages in the rooms the bot is
+ * in go to the app (`handlers.receive`), direct messages to the bot redeem link codes, and on each
+ * (re)join a room's archive is read from where the bot stopped, so nothing posted while it was away
+ * is lost. Each message is handled once across instances and reconnects: claimed by its room's stanza
+ * id (`handlers.inbox`), and its directive keyed by it; a reply is posted through the outbox under an
+ * id derived from it. A room's messages are handled in order, one at a time; its cursor moves only
+ * past a message that was handled.
+ */
+export function xmppInbound(options: {
+  readonly channelId: string;
+  readonly connection: XmppConnection;
+  readonly handlers: ChatHandlers;
+  readonly living: LivingRooms;
+  readonly log: Logger;
+}) {
+  const { channelId: channel, connection, handlers, log } = options;
+  const { inbox } = handlers;
+  const account = connection.account;
+  const botJid = account.jid.toLowerCase();
+  const holder = `xmpp-${randomBytes(6).toString('hex')}`;
+  /** Real bare JIDs of occupants, by `room/nick` and by `room occupant-id`, from their presence. */
+  const occupants = new Map<string, string>();
+  /** Senders seen posting as a bot (a console origin-id): ignored from then on. */
+  const bots = new Set<string>();
+  const helped = new Map<string, number>();
+  /** Each room's work, one at a time: messages live and from the archive, in order. */
+  const chains = new Map<string, Promise<void>>();
+  /** Rooms where a message failed: the cursor stays until a catch-up reads past it. */
+  const dirty = new Set<string>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  let closed = false;
+
+  const enqueue = (room: string, work: () => Promise<void>): Promise<void> => {
+    const next = (chains.get(room) ?? Promise.resolve()).then(work).catch((error: unknown) => {
+      if (closed) return;
+      log.warn({ err: error, room }, 'an xmpp room message could not be handled; the archive is read again');
+      dirty.add(room);
+      later(() => void catchUp(room), RETRY_MS);
+    });
+    chains.set(room, next);
+    return next;
+  };
+
+  const later = (call: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!closed) call();
+    }, ms);
+    timer.unref?.();
+    timers.add(timer);
+  };
+
+  const advance = async (room: string, cursor: ChatCursor | null) => {
+    if (cursor !== null && !dirty.has(room)) await inbox.advance(channel, room, cursor);
+  };
+
+  function rememberOccupant(stanza: Element): void {
+    const from = stanza.attrs.from ?? '';
+    const slash = from.indexOf('/');
+    if (slash < 0) return;
+    const room = from.slice(0, slash);
+    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
+    if (jid === null) return;
+    occupants.set(from, jid);
+    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
+    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
+  }
+
+  /** Handles one room message (live or archived); answers the cursor it leaves the room at. */
+  async function roomMessage(room: string, message: Element, at: string): Promise<ChatCursor | null> {
+    const facts = messageFacts(message, room);
+    if (facts.stanzaId === null) return null;
+    const cursor = { id: facts.stanzaId, at };
+    const nick = (facts.from ?? '').slice(room.length + 1);
+    if (nick === account.nick) return cursor;
+    const sender = facts.realJid
+      ?? (facts.occupantId === null ? undefined : occupants.get(`${room} ${facts.occupantId}`))
+      ?? occupants.get(facts.from ?? '')
+      ?? null;
+    // No real JID: the room hides who writes (it is barred for conversations anyway).
+    if (sender === null || sender === botJid) return cursor;
+    if (facts.originId !== null && BOT_ORIGIN.test(facts.originId)) bots.add(sender);
+    if (bots.has(sender)) return cursor;
+    const body = facts.body ?? '';
+    if (body.trim() === '') return cursor;
+    const key = `${room}/${facts.stanzaId}`;
+    if (!(await inbox.claim(channel, key, holder, CLAIM_MS))) return cursor;
+    const thread = facts.thread === null || facts.thread === '' ? null : facts.thread;
+    const addressed = addressedText(body, account.nick);
+    // A new thread of the room, named by the message's stanza id: a repeat opens the same one.
+    const opened = roomThreadAddress(room, facts.stanzaId);
+    const address: Address = { channel, id: thread === null ? room : roomThreadAddress(room, thread) };
+    const outcome = await handlers.receive({
+      channel, address, opens: addressed === null ? null : { channel, id: opened }, sender, text: addressed ?? body, id: facts.stanzaId,
+    });
+    if (outcome.kind === 'unlinked' || outcome.kind === 'refused') {
+      const at = thread === null ? opened : address.id;
+      // The how-to-link reply goes to a sender once per channel (remembered in the inbox).
+      const told = `told/${sender}`;
+      const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, CLAIM_MS));
+      if (tell) {
+        await handlers.post({
+          id: derivedUuid(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
+        });
+        if (outcome.kind === 'unlinked') await inbox.done(channel, told);
+      }
+    }
+    await inbox.done(channel, key);
+    log.info({ room, message: facts.stanzaId, outcome: outcome.kind }, 'xmpp room message handled');
+    return cursor;
+  }
+
+  /** Reads the room's archive after its cursor, each message through the same path; a room never read starts at its latest message. */
+  async function readArchive(room: string): Promise<void> {
+    const start = await inbox.cursor(channel, room);
+    if (start === null) {
+      const latest = (await archivePage(connection, room, { max: 1 })).messages.at(-1);
+      await inbox.advance(channel, room, latest === undefined ? { id: '', at: new Date().toISOString() } : { id: latest.id, at: latest.at ?? new Date().toISOString() });
+      return;
+    }
+    let after: string | null = start.id === '' ? null : start.id;
+    for (let pages = 0; pages < CATCH_UP_PAGES; pages++) {
+      const page = await archivePage(connection, room, after === null ? { max: PAGE, forward: true, start: new Date(start.at) } : { max: PAGE, after })
+        .catch(async (error: unknown) => {
+          // The cursor's message left the archive: read on from its time.
+          if (after === null || !/item-not-found/.test(String((error as Error).message ?? error))) throw error;
+          return archivePage(connection, room, { max: PAGE, forward: true, start: new Date(start.at) });
+        });
+      for (const archived of page.messages) {
+        const cursor = await roomMessage(room, archived.message, archived.at ?? start.at);
+        await inbox.advance(channel, room, cursor ?? { id: archived.id, at: archived.at ?? start.at });
+      }
+      if (page.complete || page.last === null || page.messages.length === 0) return;
+      after = page.last;
+    }
+  }
+
+  function catchUp(room: string): Promise<void> {
+    return enqueue(room, async () => {
+      await readArchive(room);
+      dirty.delete(room);
+    });
+  }
+
+  async function direct(stanza: Element): Promise<void> {
+    const from = stanza.attrs.from ?? '';
+    const sender = bareJid(from);
+    if (sender === null || sender === botJid || sender.endsWith(`@${account.muc.toLowerCase()}`) || sender === account.muc.toLowerCase()) return;
+    const body = (stanza.getChildText('body') ?? '').trim();
+    if (body === '') return;
+    const id = stanza.getChildren('stanza-id', NS.sid).find((s) => bareJid(s.attrs.by) === botJid)?.attrs.id ?? stanza.attrs.id ?? null;
+    const key = id === null ? null : `dm/${sender}/${id}`;
+    if (key !== null && !(await inbox.claim(channel, key, holder, CLAIM_MS))) return;
+    const link = /^link\s+(.+)$/is.exec(body);
+    let reply: string | null;
+    if (link !== null) {
+      reply = handlers.linkAttempt(channel, sender) ? (await handlers.redeemLinkCode(channel, sender, link[1]!)).reply : TOO_MANY_LINK_ATTEMPTS;
+      // Never the text: the code links an address until it is used or expires.
+      log.info({ from: sender }, 'xmpp link code received');
+    } else {
+      const last = helped.get(sender);
+      reply = last !== undefined && Date.now() - last < HELP_EVERY_MS ? null : DIRECT_HELP;
+      if (reply !== null) helped.set(sender, Date.now());
+    }
+    if (reply !== null) await connection.send(directMessage(from, randomUUID(), reply));
+    if (key !== null) await inbox.done(channel, key);
+  }
+
+  async function joinLiving(): Promise<void> {
+    const rooms = new Set((await options.living()).flatMap(({ address }) => {
+      const parsed = parseRoomThread(address);
+      return parsed === null ? [] : [parsed.room];
+    }));
+    for (const room of rooms) void connection.join(room).catch(() => {});
+  }
+  const refreshLiving = () => {
+    if (closed || !connection.online) return;
+    void joinLiving().catch((error: unknown) => log.warn({ err: error }, 'the rooms where conversations live could not be read'));
+  };
+
+  const stops = [
+    connection.listen((stanza) => {
+      if (closed) return;
+      if (stanza.is('presence')) return rememberOccupant(stanza);
+      if (!stanza.is('message') || stanza.getChild('result', NS.mam) !== undefined) return;
+      const from = stanza.attrs.from ?? '';
+      if (stanza.attrs.type === 'groupchat') {
+        const room = from.split('/')[0]!;
+        // History replayed on a join is the archive's to read (in order, from the cursor), not this.
+        if (!from.includes('/') || stanza.getChild('delay', NS.delay) !== undefined || stanza.getChild('body') === undefined) return;
+        if (connection.presenceIn(room) === null) return;
+        const at = new Date().toISOString();
+        void enqueue(room, async () => advance(room, await roomMessage(room, stanza, at)));
+      } else if (stanza.attrs.type === 'chat') {
+        void direct(stanza).catch((error: unknown) => log.warn({ err: error, from: bareJid(from) }, 'an xmpp direct message could not be answered'));
+      }
+    }),
+    connection.onJoined((room) => void catchUp(room)),
+    connection.onOnline(refreshLiving),
+  ];
+  const every = setInterval(refreshLiving, LIVING_EVERY_MS);
+  every.unref?.();
+  refreshLiving();
+
+  return {
+    /** Reads a room's archive from its cursor now (after a failure, or in a test). */
+    catchUp,
+    /** Waits for the work queued on a room so far. */
+    settled: (room: string): Promise<void> => chains.get(room) ?? Promise.resolve(),
+    close(): void {
+      closed = true;
+      for (const stop of stops) stop();
+      clearInterval(every);
+      for (const timer of timers) clearTimeout(timer);
+    },
+  };
+}
+
+export type XmppInbound = ReturnType<typeof xmppInbound>;

@@ -1,0 +1,189 @@
+// People in an XMPP room talk to the agent (contract section 9, inbound, outbound, linking), with the
+// service composed as src/main.ts composes it over a private Prosody and the bundled demo agent: a
+// teleported conversation is answered from its thread, once; the agent's reply comes back in the thread;
+// an approval is answered with its number; an unlinked person is told how to link once and nothing runs;
+// `link <code>` in a direct message links; addressing the bot by nick opens a thread; a message posted
+// while the service was down is read from the archive after a restart, once.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { emptyState } from '../../adapters/memory/state.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import type { World } from '../../domain/world.ts';
+import { HOW_TO_LINK } from '../../core/channels/inbound.ts';
+import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { createLogger } from '../../src/logging.ts';
+import { ChatClient, type SeenMessage } from '../support/chat-client.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import { testId } from '../support/ids.ts';
+import { prosodyMissing, startPrivateProsody, type PrivateProsody } from '../support/private-prosody.ts';
+import { startService, type TestService } from '../support/service.ts';
+
+const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
+const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
+const PASSWORD = 'bot-secret-password-9';
+const THREAD = testId(41_000);
+const P = '/api/console/threads';
+const missing = prosodyMissing();
+
+/** Polls until `found` answers something, for at most `ms`. */
+async function eventually<T>(what: string, found: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 30_000): Promise<T> {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(100)) {
+    const value = await found();
+    if (value !== undefined && value !== null && value !== false) return value;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('people in an xmpp room talk to the agent', { skip: missing ?? false }, () => {
+  let server: PrivateProsody;
+  let alice: ChatClient;
+  let bob: ChatClient;
+  let carol: ChatClient;
+  let service: TestService;
+  let general: string;
+  let thread: string;
+  /** The console thread the conversation landed on (a fork of THREAD). */
+  let landing: string;
+  const state = emptyState();
+  let world: World;
+
+  const fromBot = (client: ChatClient, filter: (m: SeenMessage) => boolean) =>
+    client.seen.filter((m) => m.room === general && m.originId !== null && /^[0-9a-f-]{36}$/.test(m.originId) && filter(m));
+  const runsOf = async () => {
+    const [conversation] = (await service.ask({ path: `${P}/${landing}/conversations`, headers: ALICE })).json();
+    return (await service.ask({ path: `${P}/${landing}/conversations/${conversation.id}/runs?limit=100`, headers: ALICE })).json().items as { status: string }[];
+  };
+  const idle = () => eventually('the thread to be idle', async () => {
+    const runs = await runsOf();
+    return runs.every((r) => r.status !== 'running') && runs;
+  });
+
+  async function start(): Promise<void> {
+    const storage = createMemoryStorage(state);
+    const channels = await xmppChannels({
+      world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('info', process.stderr), file: 'test world',
+      living: (channel) => storage.conversations.livingOn(channel),
+    });
+    assert.ok(channels !== null);
+    service = await startService({}, { storage, channels, worldLinks: (c) => world.xmpp?.find((x) => x.channel === c.id)?.links ?? {}, deliveryTiming: { intervalMs: 200, retryMs: 100, maxRetryMs: 500 } });
+    channels.listen(service.chat);
+    await service.knowOffers();
+    await eventually('the bot online', async () => (await service.ask({ path: `${P}/${THREAD}/channels/team-xmpp/addresses`, headers: ALICE })).status === 200);
+  }
+
+  before(async () => {
+    server = await startPrivateProsody();
+    await server.register('console', PASSWORD);
+    for (const user of ['alice', 'bob', 'carol']) await server.register(user, `${user}-password-1`);
+    alice = await ChatClient.connect(server, 'alice', 'alice-password-1');
+    bob = await ChatClient.connect(server, 'bob', 'bob-password-1');
+    carol = await ChatClient.connect(server, 'carol', 'carol-password-1');
+    general = `general@${server.muc}`;
+    await alice.createRoom(general, { whois: 'anyone' });
+    await bob.joinRoom(general);
+    await carol.joinRoom(general);
+    const fixture = fixtureWorld();
+    world = {
+      ...fixture,
+      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      threads: [...fixture.threads, {
+        id: THREAD, key: null, channel: 'console', owner: 'alice', members: ['bob'], project: null, title: 'Ship it', fork_of: null, fork_cutoff: null,
+        messages: [{ id: testId(41_001), role: 'user', text: 'ship the release', artifact_id: null }],
+        conversations: [{ id: testId(41_002), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+      }],
+      xmpp: [{ channel: 'team-xmpp', account: { service: server.service, domain: server.domain, muc: server.muc, jid: `console@${server.domain}`, password_env: 'TEST_XMPP_PASSWORD', nick: 'console' }, links: { alice: `alice@${server.domain}` } }],
+    };
+    await createMemoryStorage(state).importWorld(world);
+    await start();
+    // The console conversation moves into the room: a new XMPP thread there.
+    await service.ask({ path: `${P}/${THREAD}/channels/team-xmpp/addresses`, headers: ALICE });
+    const res = await service.ask({ method: 'POST', path: `${P}/${THREAD}/teleport`, headers: ALICE, body: JSON.stringify({ destination: { channel: 'team-xmpp', id: general } }) });
+    assert.equal(res.status, 202, res.text);
+    const landed = await eventually('the delivery in the room', () => bob.seen.find((m) => m.room === general && m.body?.includes('moved the conversation "Ship it"')));
+    thread = landed.thread!;
+    const [source] = (await service.ask({ path: `${P}/${THREAD}/conversations`, headers: ALICE })).json();
+    landing = source.moved_to.thread_id;
+  });
+  after(async () => {
+    await service?.close();
+    for (const client of [alice, bob, carol]) await client?.close();
+    await server?.destroy();
+  });
+
+  it("a linked member's reply in the thread runs once, and the agent's answer comes back in the thread", async () => {
+    await alice.post(general, thread, 'Hello from the room');
+    const answer = await eventually('the answer in the thread', () => fromBot(bob, (m) => m.thread === thread && !m.body!.includes('moved the conversation')).at(0));
+    const runs = await idle();
+    assert.equal(runs.length, 1, 'one run for one message');
+    const ledger = (await service.ask({ path: `${P}/${landing}/messages?limit=50`, headers: ALICE })).json().items as { role: string; text: string }[];
+    assert.ok(ledger.some((m) => m.role === 'user' && m.text === 'Hello from the room'), 'the person\'s text is the directive');
+    assert.equal(answer.body, ledger.find((m) => m.role === 'assistant')?.text);
+    await sleep(1_000);
+    assert.equal(fromBot(bob, (m) => m.thread === thread && m.body === answer.body).length, 1, 'posted once');
+  });
+
+  it('an approval asked in the room is answered with its number from chat', async () => {
+    const before = (await runsOf()).length;
+    await alice.post(general, thread, '[approval] edit the notes');
+    const ask = await eventually('the approval in the thread', () => fromBot(bob, (m) => m.thread === thread && m.body!.startsWith('Approval needed:')).at(0));
+    const allow = ask.body!.split('\n').find((line) => /^\d+\. Allow/i.test(line));
+    assert.ok(allow, ask.body!);
+    await alice.post(general, thread, allow.split('.')[0]!);
+    const runs = await eventually('the turn to succeed', async () => {
+      const all = await runsOf();
+      return all.length === before + 1 && all[0]!.status === 'succeeded' && all;
+    });
+    assert.equal(runs.length, before + 1, 'the number answered the approval; it started no turn of its own');
+  });
+
+  it('an unlinked person is told how to link once, and nothing runs', async () => {
+    const before = (await runsOf()).length;
+    const seen = carol.seen.length;
+    const told = () => fromBot(carol, (m) => m.body === HOW_TO_LINK && carol.seen.indexOf(m) >= seen);
+    await carol.post(general, thread, 'run rm -rf /');
+    await eventually('the how-to-link reply', () => told().length === 1);
+    await carol.post(general, thread, 'hello?');
+    await sleep(2_000);
+    assert.equal(told().length, 1, 'told once');
+    assert.equal((await runsOf()).length, before);
+  });
+
+  it('`link <code>` in a direct message links the sender; a help text answers anything else', async () => {
+    const code = await service.ask({ method: 'POST', path: '/api/account/links', headers: BOB, body: JSON.stringify({ channel: 'team-xmpp' }) });
+    assert.equal(code.status, 201, code.text);
+    await bob.sendDirect(`console@${server.domain}`, 'hi bot');
+    await eventually('the help text', () => bob.direct.some((m) => m.body.includes('link <code>')));
+    await bob.sendDirect(`console@${server.domain}`, `link ${code.json().code}`);
+    await eventually('the linked reply', () => bob.direct.some((m) => m.body.startsWith('Linked:')));
+    const links = (await service.ask({ path: '/api/account/links', headers: BOB })).json() as { address: string }[];
+    assert.deepEqual(links.map((l) => l.address), [`bob@${server.domain}`]);
+    const before = (await runsOf()).length;
+    await bob.post(general, thread, 'bob here, carry on');
+    await eventually('bob\'s message to run', async () => (await runsOf()).length === before + 1);
+    await idle();
+  });
+
+  it('addressing the bot by nick opens a thread of the sender\'s, answered in a new XMPP thread', async () => {
+    const seen = alice.seen.length;
+    await alice.post(general, null, 'console: start something new');
+    const reply = await eventually('the answer in a new thread', () => fromBot(alice, (m) => m.thread !== thread && m.thread !== null && m.body !== HOW_TO_LINK).find((m) => alice.seen.indexOf(m) >= seen));
+    assert.ok(reply.thread !== null && reply.thread.length > 0);
+    const threads = (await service.ask({ path: `${P}?limit=50`, headers: ALICE })).json();
+    assert.ok(JSON.stringify(threads).includes('start something new'), 'a console thread titled by the message');
+  });
+
+  it('a message posted while the service was down is read from the archive after the restart, once', async () => {
+    const before = (await runsOf()).length;
+    await service.close();
+    await alice.post(general, thread, 'written while you were away');
+    await sleep(500);
+    await start();
+    await eventually('the message to run after the restart', async () => (await runsOf()).length === before + 1);
+    await idle();
+    await sleep(1_500);
+    assert.equal((await runsOf()).length, before + 1, 'read once');
+    const ledger = (await service.ask({ path: `${P}/${landing}/messages?limit=100`, headers: ALICE })).json().items as { role: string; text: string }[];
+    assert.equal(ledger.filter((m) => m.text === 'written while you were away').length, 1);
+  });
+});
