@@ -122,9 +122,13 @@ export function xmppInbound(options: {
     if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
   }
 
-  /** Handles one room message (live or archived); answers the cursor it leaves the room at. */
-  async function roomMessage(room: string, message: Element, at: string): Promise<ChatCursor | null> {
-    const facts = messageFacts(message, room);
+  /**
+   * Handles one room message (live, or archived under `archiveId`: an archived message carries no
+   * stanza id of its own, the archive's id is it); answers the cursor it leaves the room at.
+   */
+  async function roomMessage(room: string, message: Element, at: string, archiveId: string | null = null): Promise<ChatCursor | null> {
+    const read = messageFacts(message, room);
+    const facts = { ...read, stanzaId: archiveId ?? read.stanzaId };
     if (facts.stanzaId === null) return null;
     const cursor = { id: facts.stanzaId, at };
     const nick = (facts.from ?? '').slice(room.length + 1);
@@ -183,7 +187,7 @@ export function xmppInbound(options: {
           return archivePage(connection, room, { max: PAGE, forward: true, start: new Date(start.at) });
         });
       for (const archived of page.messages) {
-        const cursor = await roomMessage(room, archived.message, archived.at ?? start.at);
+        const cursor = await roomMessage(room, archived.message, archived.at ?? start.at, archived.id);
         await inbox.advance(channel, room, cursor ?? { id: archived.id, at: archived.at ?? start.at });
       }
       if (page.complete || page.last === null || page.messages.length === 0) return;

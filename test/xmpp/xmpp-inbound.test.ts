@@ -62,7 +62,7 @@ describe('people in an xmpp room talk to the agent', { skip: missing ?? false },
   async function start(): Promise<void> {
     const storage = createMemoryStorage(state);
     const channels = await xmppChannels({
-      world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('info', process.stderr), file: 'test world',
+      world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('warn'), file: 'test world',
       living: (channel) => storage.conversations.livingOn(channel),
     });
     assert.ok(channels !== null);
