@@ -15,9 +15,11 @@ export interface NpmStarted {
 /**
  * Runs `npm start` exactly as a user does, in its own process group, in memory mode on an
  * ephemeral port and a temporary DATA_DIR, and resolves once `/readyz` answers 200. Whatever is
- * left of the group when the test file ends is killed.
+ * left of the group when the test file ends is killed (unless `killAfterFile` is false: a caller that
+ * starts it from a hook, where `after` would belong to the hook, kills the group `pid` itself). Its
+ * stderr is shown with NPM_START_STDERR=1.
  */
-export async function startNpm(env: Record<string, string> = {}): Promise<NpmStarted> {
+export async function startNpm(env: Record<string, string> = {}, options: { killAfterFile?: boolean } = {}): Promise<NpmStarted> {
   const child = spawn('npm', ['start'], {
     detached: true,
     env: {
@@ -28,16 +30,18 @@ export async function startNpm(env: Record<string, string> = {}): Promise<NpmSta
       ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', process.env.NPM_START_STDERR === '1' ? 'inherit' : 'ignore'],
   });
   const pid = child.pid!;
-  after(() => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone, as it should be
-    }
-  });
+  if (options.killAfterFile !== false) {
+    after(() => {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already gone, as it should be
+      }
+    });
+  }
   let port: number | undefined;
   // npm prints its own lines (`> agent-console-service@… start`) before the service's JSON log.
   for await (const line of createInterface({ input: child.stdout! })) {
