@@ -9,6 +9,9 @@ import type { PendingReply } from './pending-answers.ts';
 /** The most characters one chat message carries; a longer reply is posted in parts. */
 export const CHAT_MESSAGE_LIMIT = 4_000;
 
+/** The longest text a person's chat message may give the agent (what a directive over HTTP may carry). */
+export const CHAT_TEXT_LIMIT = 100_000;
+
 const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
 
 /**

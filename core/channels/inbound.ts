@@ -1,5 +1,6 @@
 import type { Failure } from '../../domain/errors.ts';
-import { answerFromChat, isStopRequest } from '../../domain/chat-text.ts';
+import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/chat-text.ts';
+import { storableText } from '../../domain/text.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
 import type { ChatMessage, ChatOutcome } from '../../ports/chat-inbound.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
@@ -14,6 +15,9 @@ export type { ChatMessage, ChatOutcome } from '../../ports/chat-inbound.ts';
 export const HOW_TO_LINK =
   'I do not know who you are yet. In the console, open your account, ask for a link code for this channel, ' +
   'then send me "link <code>" in a direct message. Nothing was run.';
+
+/** The reply to a message longer than a directive may be. */
+export const TOO_LONG = `This message is too long for the agent (at most ${CHAT_TEXT_LIMIT} characters). Nothing was run.`;
 
 /**
  * Messages people post on a chat channel (contract section 9, inbound): in a thread where a
@@ -84,11 +88,15 @@ export function chatInbound(deps: {
     return directive(user, thread, conversation, message, true);
   }
 
-  return async function receive(message: ChatMessage): Promise<ChatOutcome> {
-    const living = await storage.conversations.livingAt(message.address);
-    if (living === null && message.opens === null) return { kind: 'ignored' };
-    const userId = await deps.userAt(message.channel, message.sender);
+  return async function receive(received: ChatMessage): Promise<ChatOutcome> {
+    const living = await storage.conversations.livingAt(received.address);
+    if (living === null && received.opens === null) return { kind: 'ignored' };
+    const userId = await deps.userAt(received.channel, received.sender);
     if (userId === null) return { kind: 'unlinked', reply: HOW_TO_LINK };
+    // A person's text is data: stored as it came, but what cannot be stored (NUL, a lone surrogate) is replaced.
+    const message = { ...received, text: storableText(received.text) };
+    if (message.text.trim() === '') return { kind: 'ignored' };
+    if (message.text.length > CHAT_TEXT_LIMIT) return { kind: 'refused', reply: TOO_LONG };
     const user: User = { id: userId, name: userId };
     if (living !== null) return continued(user, living, message);
     return open(user, message, message.opens!);
