@@ -255,7 +255,10 @@ export function xmppInbound(options: {
         void direct(stanza).catch((error: unknown) => log.warn({ err: error, from: bareJid(from) }, 'an xmpp direct message could not be answered'));
       }
     }),
-    connection.onJoined((room) => void catchUp(room)),
+    connection.onJoined((room) => {
+      log.info({ room }, 'xmpp room joined; reading its archive from the cursor');
+      void catchUp(room);
+    }),
     connection.onOnline(refreshLiving),
   ];
   const every = setInterval(refreshLiving, LIVING_EVERY_MS);
