@@ -2,10 +2,12 @@ import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, Project
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { ChannelLinkCodeSchema, ChannelLinkSchema } from './links.ts';
+import { ChatClaimSchema, ChatCursorSchema } from './chat.ts';
 import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
+export * from './chat.ts';
 export * from './conversations.ts';
 export * from './events.ts';
 export * from './links.ts';
@@ -35,4 +37,6 @@ export const ENTITIES = [
   ChannelLinkCodeSchema,
   ChannelLinkSchema,
   UnsentPromptSchema,
+  ChatCursorSchema,
+  ChatClaimSchema,
 ] as const;

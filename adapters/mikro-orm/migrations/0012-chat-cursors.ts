@@ -23,13 +23,11 @@ export class ChatCursors extends Migration {
         "done" boolean not null,
         "created_at" timestamptz not null,
         constraint "chat_claims_pkey" primary key ("channel", "key"))`,
-      `create index "conversations_address_channel_living_index" on "conversations" (("address"->>'channel')) where "moved_to" is null`,
     ];
     for (const statement of statements) this.addSql(statement);
   }
 
   override down(): void {
-    this.addSql('drop index if exists "conversations_address_channel_living_index"');
     this.addSql('drop table if exists "chat_claims"');
     this.addSql('drop table if exists "chat_cursors"');
   }

@@ -1,0 +1,34 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/**
+ * `chat_cursors`: where a chat adapter stopped reading a place (an XMPP room): the last message handled
+ * there (`stanza_id`) and when it was posted (contract section 9, "Nothing lost while away").
+ */
+export const ChatCursorSchema = defineEntity({
+  name: 'ChatCursor',
+  tableName: 'chat_cursors',
+  properties: {
+    channel: p.text().primary(),
+    place: p.text().primary(),
+    stanza_id: p.text(),
+    at: p.datetime(),
+    updated_at: p.datetime(),
+  },
+});
+
+/**
+ * `chat_claims`: a chat message (or a reply said once) claimed by one instance until `claimed_until`,
+ * and `done` for good once handled: no instance handles it again.
+ */
+export const ChatClaimSchema = defineEntity({
+  name: 'ChatClaim',
+  tableName: 'chat_claims',
+  properties: {
+    channel: p.text().primary(),
+    key: p.text().primary(),
+    holder: p.text(),
+    claimed_until: p.datetime(),
+    done: p.boolean(),
+    created_at: p.datetime(),
+  },
+});
