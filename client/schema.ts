@@ -1359,7 +1359,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page of threads, each with its activity */
+            /** @description Page of threads, each with its activity: a turn running, approvals and questions waiting, directives queued */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1382,6 +1382,7 @@ export interface operations {
                                 turn_running: boolean;
                                 approvals: number;
                                 questions: number;
+                                queued: number;
                             };
                         }[];
                         next: string | null;

@@ -65,7 +65,7 @@ export function emptyState(): MemoryState {
   };
 }
 
-/** What is going on in a thread: a turn running on any of its conversations, and the approvals and questions pending. */
+/** What is going on in a thread: a turn running on any of its conversations, the approvals and questions pending, the directives queued. */
 export function threadActivity(state: MemoryState, threadId: string): ThreadActivity {
   const conversations = [...state.conversations.values()].filter((c) => c.thread_id === threadId);
   const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
@@ -73,5 +73,6 @@ export function threadActivity(state: MemoryState, threadId: string): ThreadActi
     turn_running: conversations.some((c) => c.turn_running),
     approvals: pending.filter((p) => p.kind === 'approval').length,
     questions: pending.filter((p) => p.kind === 'question').length,
+    queued: [...state.queue.values()].filter((q) => q.thread_id === threadId).length,
   };
 }
