@@ -108,6 +108,14 @@ label.inline input{width:auto}
 [hidden]{display:none!important}
 .composer{margin-top:12px}
 .composer button{margin-top:8px}
+.actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.composer .actions .hint{margin-top:8px}
+.queue{margin:8px 0}
+.queue h3{font-size:14px;margin:0 0 4px;color:var(--muted)}
+.queue ol{list-style:none;padding:0;margin:0;display:flex;flex-direction:column;gap:6px}
+.queue li{background:var(--panel);border:1px dashed var(--accent);border-radius:8px;padding:8px 12px}
+.queue li p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
+.queue li button{margin-top:4px}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
 @media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
 `;
