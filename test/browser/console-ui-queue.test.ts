@@ -2,7 +2,7 @@
 // (the bundled demo agent): a message sent while a turn asks something is queued under the run, the thread
 // list says "1 queued", and it runs in its own turn after the first; a queued message edited runs its new
 // text; one removed never runs; "Interrupt and send" cancels the running turn and runs the new one; a full
-// queue's refusal shows as the page's other problems do.
+// queue's refusal shows as the page's other problems do, and the thread list's read counts what waits.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -162,6 +162,11 @@ describe('queued follow-ups and interrupts in the console UI', { skip: chromiumP
     await alert.waitFor({ timeout: WAIT });
     assert.match((await alert.textContent()) ?? '', /20 directives queued/);
     assert.equal(await composer().inputValue(), 'one too many', 'what was typed stays');
+    // Left for another thread: the list read again says what waits there.
+    const reread = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/console/threads', { timeout: WAIT });
+    await page.locator('nav.threads a', { hasText: 'Fix the flaky build' }).click();
+    await reread;
+    await page.waitForFunction((t) => /running, 20 queued/.test(document.querySelector(`nav.threads a[data-thread-id="${t}"] .activity`)?.textContent ?? ''), id, { timeout: WAIT });
     assert.deepEqual(errors.map(String), []);
   });
 });
