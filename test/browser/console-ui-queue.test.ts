@@ -2,8 +2,11 @@
 // (the bundled demo agent): a message sent while a turn asks something is queued under the run, the thread
 // list says "1 queued", and it runs in its own turn after the first; a queued message edited runs its new
 // text; one removed never runs; "Interrupt and send" cancels the running turn and runs the new one; a full
-// queue's refusal shows as the page's other problems do, and the thread list's read counts what waits.
+// queue's refusal shows as the page's other problems do, and the thread list's read counts what waits. Set
+// CONSOLE_SCREENSHOTS to a directory to save the queue's screen there (docs/screenshots).
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { findChromium, launchChromium, NO_CHROMIUM } from '../support/chromium.ts';
@@ -45,6 +48,11 @@ describe('queued follow-ups and interrupts in the console UI', { skip: chromiumP
     await page.waitForSelector('article.run[data-status="running"]', { timeout: WAIT });
     return /#\/threads\/(.+)$/.exec(page.url())![1]!;
   }
+  const shot = async (name: string) => {
+    if (!process.env.CONSOLE_SCREENSHOTS) return;
+    mkdirSync(process.env.CONSOLE_SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(process.env.CONSOLE_SCREENSHOTS, `console-${name}.png`) });
+  };
   const composer = () => page.getByRole('textbox', { name: 'Message', exact: true });
   const send = async (text: string, button: 'Send' | 'Interrupt and send' = 'Send') => {
     await composer().fill(text);
@@ -76,6 +84,7 @@ describe('queued follow-ups and interrupts in the console UI', { skip: chromiumP
     assert.deepEqual(await page.locator('.ledger li[data-role="user"] p').allTextContents(), ['Write the notes [approval]']);
     const activity = page.locator(`nav.threads a[data-thread-id="${id}"] .activity`);
     await page.waitForFunction((t) => /\b1 queued\b/.test(document.querySelector(`nav.threads a[data-thread-id="${t}"] .activity`)?.textContent ?? ''), id, { timeout: WAIT });
+    await shot('queue');
 
     await ask.getByRole('button', { name: 'Allow' }).click();
     await replied('Then tidy up');
