@@ -88,7 +88,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       agents: async () => [...state.agents.values()].sort(byId),
       channels: async () => [...state.channels.values()].sort(byId),
       projects: async () => [...state.projects.keys()].sort(),
-      project: async (name) => (state.projects.has(name) ? { name, directory: state.projects.get(name) ?? null } : null),
+      project: async (name) => state.projects.get(name) ?? null,
     },
     importWorld: async (world) => importWorld(state, world),
     isEmpty: async () => state.users.size === 0,

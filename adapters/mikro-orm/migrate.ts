@@ -24,6 +24,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0006-agent-offers', load: async () => (await import('./migrations/0006-agent-offers.ts')).AgentOffers },
   { name: '0007-moves-and-deliveries', load: async () => (await import('./migrations/0007-moves-and-deliveries.ts')).MovesAndDeliveries },
   { name: '0008-directive-queue', load: async () => (await import('./migrations/0008-directive-queue.ts')).DirectiveQueue },
+  { name: '0010-thread-worktrees', load: async () => (await import('./migrations/0010-thread-worktrees.ts')).ThreadWorktrees },
 ];
 
 /** The table that records applied migrations. */
