@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import { parseOrigin } from '../domain/origin.ts';
@@ -32,7 +33,10 @@ import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives } from '../core/runs/directives.ts';
 import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
-import { runDirectories } from './runs/run-directory.ts';
+import { projectDirectories } from './runs/run-directory.ts';
+import { gitWorktrees } from '../adapters/git/worktrees.ts';
+import { threadDirectories } from '../core/worktrees/run-directory.ts';
+import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { kicker } from '../core/runs/kick.ts';
@@ -43,6 +47,8 @@ import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
 import { queueRoutes } from './runs/queue-routes.ts';
+import { changesRoutes } from './runs/changes-routes.ts';
+import { threadChanges } from '../core/worktrees/changes.ts';
 import { threadQueue } from '../core/runs/queue.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { agentsKnown } from './system/agents-known.ts';
@@ -72,6 +78,8 @@ export interface AppOptions {
   readonly bus: EventBus;
   /** The channels conversations move to; by default the world file's, in memory. */
   readonly channels?: ChannelPort;
+  /** Threads' git worktrees; by default the `git` executable's, under `DATA_DIR/worktrees`. */
+  readonly worktrees?: Worktrees;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
@@ -126,7 +134,10 @@ export function createApp(options: AppOptions): App {
   // A lost answer signal is found in storage even without a reconnect to tell of it.
   const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
   rechecks.unref();
-  const runDirectory = runDirectories(storage.catalog, config.dataDir);
+  const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
+  const runDirectory = threadDirectories({
+    catalog: storage.catalog, threads: storage.writer, worktrees, projectDirectory: projectDirectories(storage.catalog, config.dataDir),
+  });
   // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
   const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });
   let stopping = false;
@@ -160,7 +171,7 @@ export function createApp(options: AppOptions): App {
     buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...changesRoutes(threadChanges({ storage, worktrees, submit }), access), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),
