@@ -58,6 +58,25 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(readFileSync(join(worktree.path, 'work.txt'), 'utf8'), 'committed work\n');
     });
 
+    it('two instances over one root make one worktree; a crash after the branch was made, before the move, is repaired', async () => {
+      const { repo, root } = setup();
+      const id = uuidv7();
+      const results = await Promise.all([factory(root), factory(root), factory(root)].map((w) => w.ensure({ repo, base: 'main', threadId: id })));
+      const made = results.map(unwrap);
+      assert.deepEqual(made[1], made[0]);
+      assert.deepEqual(made[2], made[0]);
+      assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((line) => line === `branch refs/heads/console/${id}`).length, 1);
+
+      // What a crash leaves: the branch made and checked out at a temporary path, nothing at the thread's path.
+      const other = uuidv7();
+      const temporary = join(root, `.tmp-${other}-crashed`);
+      git(repo, 'worktree', 'add', '--quiet', '-b', `console/${other}`, temporary, 'main');
+      const repaired = unwrap(await factory(root).ensure({ repo, base: 'main', threadId: other }));
+      assert.equal(repaired.path, join(root, other));
+      assert.equal(git(repaired.path, 'symbolic-ref', 'HEAD'), `refs/heads/console/${other}`);
+      assert.equal(existsSync(temporary), false, 'the temporary worktree is gone');
+    });
+
     it('refuses a directory that is no repository, a missing base, and answers git_unavailable without git', async () => {
       const { repo, root, worktrees } = setup();
       const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
