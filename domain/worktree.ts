@@ -68,7 +68,8 @@ export function reviewPrompt(text: string | null, comments: readonly QuotedComme
       lines.push('```');
       comment.excerpt.lines.forEach((line, i) => {
         const number = comment.excerpt!.first + i;
-        lines.push(`${number === comment.line ? '>' : ' '} ${String(number).padStart(width)} | ${line}`);
+        // A minified line is cut: the excerpt shows where, the agent reads the file itself.
+        lines.push(`${number === comment.line ? '>' : ' '} ${String(number).padStart(width)} | ${line.length > 500 ? `${line.slice(0, 500)}…` : line}`);
       });
       lines.push('```');
     }

@@ -237,6 +237,9 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
           return fail({ code: 'base_checkout_dirty', detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
         }
       }
+      // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
+      // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
+      if (strategy === 'squash') await git(['-C', at, 'reset', '--quiet', '--keep', commit], { allow: [1, 128] });
       return ok({ commit, base: worktree.base });
     })),
   };

@@ -146,6 +146,8 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(git(repo, 'log', '-1', '--format=%P %s', 'main'), `${before} Add the feature`, 'one parent: the old base');
       assert.equal(readFileSync(join(repo, 'feature.txt'), 'utf8'), 'feature\n', "the repository's checkout of main moved with it");
       assert.equal(git(repo, 'status', '--porcelain'), '', 'and is clean');
+      const after = unwrap(await worktrees.changes(squashed));
+      assert.deepEqual([after.files, after.ahead, after.behind], [[], 0, 0], 'the branch goes on from the squashed commit');
 
       const merged = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
       write(merged.path, 'other.txt', 'other\n');
@@ -156,6 +158,8 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(parents[1], git(merged.path, 'rev-parse', 'HEAD'));
       assert.equal(git(repo, 'rev-parse', 'main'), result.commit);
       assert.equal(readFileSync(join(repo, 'other.txt'), 'utf8'), 'other\n');
+      const mergedChanges = unwrap(await worktrees.changes(merged));
+      assert.deepEqual([mergedChanges.files, mergedChanges.ahead, mergedChanges.behind], [[], 0, 1], 'the branch is in the base now');
     });
 
     it('refuses a conflicting merge with its files, leaving the base and its checkout as they were', async () => {
