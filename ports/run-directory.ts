@@ -9,7 +9,8 @@ import type { Result } from '../domain/result.ts';
 export type ProjectDirectory = (project: string | null) => Promise<string>;
 
 /**
- * Where a thread's runs work: its worktree for a repository project (made on its first turn), else
+ * Where a thread's runs work: its worktree for a repository project (made on its first turn; a fork's
+ * from its parent's branch when the parent has one), else
  * its project's directory; a failure when the worktree cannot be made (`git_unavailable`, `repository_unavailable`).
  */
-export type RunDirectory = (thread: Pick<Thread, 'id' | 'project' | 'worktree'>) => Promise<Result<string, Failure>>;
+export type RunDirectory = (thread: Pick<Thread, 'id' | 'owner' | 'project' | 'worktree' | 'fork_of'>) => Promise<Result<string, Failure>>;

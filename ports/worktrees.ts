@@ -15,9 +15,10 @@ export interface Worktrees {
   /**
    * The thread's worktree on branch `console/<thread id>` from `base` of `repo`, at a path of the
    * adapter's choosing: made when missing, repaired when half-made; safe to call again, and from two
-   * callers at once (one makes it, the other finds it).
+   * callers at once (one makes it, the other finds it). A new branch starts from branch `from` when it
+   * is given and exists (a fork's parent's), else from `base`.
    */
-  ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string }): Promise<Result<Worktree, Failure>>;
+  ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null }): Promise<Result<Worktree, Failure>>;
   /** What the worktree holds (committed, uncommitted and untracked) against the merge base with its base branch. */
   changes(worktree: Worktree): Promise<Result<Changes, Failure>>;
   /** The unified diff of one changed file (one {@link changes} listed), or of all (null), of at most `maxBytes`. */

@@ -5,7 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Worktree } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import { worktreeBranch, type ChangedFile, type Changes, type ChangeStatus } from '../../domain/worktree.ts';
+import { isBranchName, worktreeBranch, type ChangedFile, type Changes, type ChangeStatus } from '../../domain/worktree.ts';
 import type { Worktrees } from '../../ports/worktrees.ts';
 import { GitOutputTooLargeError, GitUnavailableError, gitRunner, text } from './run-git.ts';
 import { threadLocks } from './thread-lock.ts';
@@ -71,7 +71,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return null;
   }
 
-  async function make(repo: string, base: string, threadId: string, path: string, branch: string): Promise<void> {
+  async function make(repo: string, base: string, from: string | null, threadId: string, path: string, branch: string): Promise<void> {
     // What a crash or a failed attempt left: worktrees of this branch elsewhere (a temporary path) or broken at the path.
     await git(['-C', repo, 'worktree', 'prune']);
     for (const entry of await listed(repo)) {
@@ -86,9 +86,16 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     const exists = (await git(['-C', repo, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { allow: [1] })).code === 0;
     const add = exists
       ? ['-C', repo, 'worktree', 'add', '--quiet', '--', temporary, branch]
-      : ['-C', repo, 'worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', temporary, `refs/heads/${base}`];
+      : ['-C', repo, 'worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', temporary, await startPoint(repo, base, from)];
     await git(add);
     await git(['-C', repo, 'worktree', 'move', '--', temporary, path]);
+  }
+
+  /** Where a new branch starts: branch `from` when it exists (a fork's parent's), else the base. */
+  async function startPoint(repo: string, base: string, from: string | null): Promise<string> {
+    if (from === null || !isBranchName(from)) return `refs/heads/${base}`;
+    const found = await git(['-C', repo, 'rev-parse', '--verify', '--quiet', `refs/heads/${from}^{commit}`], { allow: [1] });
+    return found.code === 0 ? `refs/heads/${from}` : `refs/heads/${base}`;
   }
 
   /** The tree of what the worktree holds now (tracked, changed and untracked, ignored files left out), through a temporary index. */
@@ -152,7 +159,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
   }
 
   return {
-    ensure: ({ repo, base, threadId }) => guarded(async () => {
+    ensure: ({ repo, base, threadId, from = null }) => guarded(async () => {
       if (!THREAD_ID.test(threadId)) throw new Error(`not a thread id: ${threadId}`);
       const path = join(root, threadId);
       const branch = worktreeBranch(threadId);
@@ -162,7 +169,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
         const refused = await checkRepository(repo, base);
         if (refused !== null) return fail(refused);
         await mkdir(root, { recursive: true });
-        await make(repo, base, threadId, path, branch);
+        await make(repo, base, from, threadId, path, branch);
         if (!(await valid(path, branch))) throw new Error(`the worktree at ${path} could not be made`);
         return ok(worktree);
       });

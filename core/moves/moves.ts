@@ -56,6 +56,8 @@ export function threadMoves(deps: {
     if (write.delivery !== null) deps.deliveries.poke();
     if (outcome.run !== null && write.turn !== null) {
       const { thread, run } = outcome;
+      // A landing thread's worktree was made before its row was: recorded on it now (found made, so at once).
+      if (write.landing !== null) await deps.runDirectory(thread);
       // The turn's own message is the newest `message` event the move stored: the history is what came before it.
       const own = outcome.events.filter((event) => event.type === 'message').at(-1)?.data as { message?: { id?: string } } | undefined;
       deps.kicker.kick({
@@ -152,7 +154,8 @@ export function threadMoves(deps: {
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
       const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };
       const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
-      const located = body.prompt === null ? null : await deps.runDirectory(thread);
+      // The landing thread is a fork of this one: on a repository project its worktree starts from this thread's branch.
+      const located = body.prompt === null ? null : await deps.runDirectory({ id: landing.id, owner: landing.owner, project: thread.project, worktree: null, fork_of: thread.id });
       if (located !== null && !located.ok) return located;
       return move(user, {
         source_thread_id: thread.id,

@@ -77,6 +77,20 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(existsSync(temporary), false, 'the temporary worktree is gone');
     });
 
+    it("starts a fork's branch from its parent's, and from the base when the parent's branch is gone", async () => {
+      const { repo, worktrees } = setup();
+      const parent = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(parent.path, 'parent.txt', 'work so far\n');
+      git(parent.path, 'add', 'parent.txt');
+      git(parent.path, 'commit', '--quiet', '-m', 'parent work');
+      const fork = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7(), from: parent.branch }));
+      assert.equal(fork.base, 'main');
+      assert.equal(readFileSync(join(fork.path, 'parent.txt'), 'utf8'), 'work so far\n');
+      assert.deepEqual(unwrap(await worktrees.changes(fork)).files.map((f) => f.path), ['parent.txt'], 'against the base, as every thread');
+      const orphan = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7(), from: 'console/gone' }));
+      assert.equal(existsSync(join(orphan.path, 'parent.txt')), false);
+    });
+
     it('refuses a directory that is no repository, a missing base, and answers git_unavailable without git', async () => {
       const { repo, root, worktrees } = setup();
       const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));

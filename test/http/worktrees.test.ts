@@ -121,6 +121,27 @@ for (const kind of storageKinds('worktrees')) {
       assert.equal(git(repo, 'status', '--porcelain'), '');
     });
 
+    it("a teleport's landing thread works in a worktree of its own, from the branch of the thread it came from", async () => {
+      const t = await thread();
+      write(t.worktree.path, 'carried.txt', 'work so far\n');
+      git(t.worktree.path, 'add', 'carried.txt');
+      git(t.worktree.path, 'commit', '--quiet', '-m', 'work so far');
+      // To a chat room, then back to a new console thread with a prompt: a fork of a fork of the thread.
+      const away = await post(`${t.id}/teleport`, { destination: { channel: 'team-chat', id: 'general' } });
+      assert.equal(away.status, 202, away.text);
+      const moved = await post(`${away.json().thread_id}/teleport`, { destination: { channel: 'console', id: 'new' }, prompt: 'Go on here' });
+      assert.equal(moved.status, 202, moved.text);
+      const landing = moved.json().thread_id as string;
+      await idle(landing);
+      const row = (await get(landing)).json() as { worktree: { branch: string; base: string; path: string } | null };
+      assert.deepEqual(row.worktree, { branch: `console/${landing}`, base: 'main', path: join(service.config.dataDir, 'worktrees', landing) });
+      assert.equal(readFileSync(join(row.worktree!.path, 'carried.txt'), 'utf8'), 'work so far\n');
+      const conversation = ((await get(`${landing}/conversations`)).json() as { id: string }[]).at(-1)!.id;
+      const runs = (await get(`${landing}/conversations/${conversation}/runs?limit=10`)).json().items as { directory: string }[];
+      assert.deepEqual(runs.map((run) => run.directory), [row.worktree!.path]);
+      assert.deepEqual((await get(`${landing}/changes`)).json().files.map((f: { path: string }) => f.path), ['carried.txt']);
+    });
+
     it('diffs added, modified, deleted, renamed, binary and untracked files, and refuses one over 2 MiB', async () => {
       const t = await thread();
       const at = t.worktree.path;
