@@ -19,6 +19,8 @@ export interface Worktrees {
    * is given and exists (a fork's parent's), else from `base`.
    */
   ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null }): Promise<Result<Worktree, Failure>>;
+  /** Forgets the worktrees of `repo` whose directories are gone (`git worktree prune`); a repository that cannot be used is left alone. */
+  prune(repo: string): Promise<Result<null, Failure>>;
   /** What the worktree holds (committed, uncommitted and untracked) against the merge base with its base branch. */
   changes(worktree: Worktree): Promise<Result<Changes, Failure>>;
   /** The unified diff of one changed file (one {@link changes} listed), or of all (null), of at most `maxBytes`. */

@@ -35,7 +35,7 @@ import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
 import { projectDirectories } from './runs/run-directory.ts';
 import { gitWorktrees } from '../adapters/git/worktrees.ts';
-import { threadDirectories } from '../core/worktrees/run-directory.ts';
+import { pruneWorktrees, threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
@@ -151,6 +151,8 @@ export function createApp(options: AppOptions): App {
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs, startQueued });
   sweeps.start();
+  // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
+  void pruneWorktrees(storage.catalog, worktrees, log);
   const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);

@@ -175,6 +175,11 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       });
     }),
 
+    prune: (repo) => guarded(async () => {
+      const pruned = await git(['-C', repo, 'worktree', 'prune'], { allow: [128] });
+      return pruned.code === 0 ? ok(null) : fail({ code: 'repository_unavailable', detail: `${repo} is not a git repository` });
+    }),
+
     changes: (worktree) => guarded(async () => {
       const { files } = await changedFiles(worktree);
       const counted = text(await git(['-C', worktree.path, 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...HEAD`]));

@@ -1,5 +1,6 @@
 import { ok } from '../../domain/result.ts';
 import type { Catalog } from '../../ports/catalog.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { ConsoleThreads } from '../../ports/console-threads.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import type { ProjectDirectory, RunDirectory } from '../../ports/run-directory.ts';
@@ -42,4 +43,18 @@ export function threadDirectories(deps: {
     const recorded = thread.worktree ?? (await deps.threads.setWorktree(thread.id, made.value)) ?? made.value;
     return ok(recorded.path);
   };
+}
+
+/** `git worktree prune` in every repository project's repository (at start); never throws, a failure is logged. */
+export async function pruneWorktrees(catalog: Pick<Catalog, 'projects' | 'project'>, worktrees: Pick<Worktrees, 'prune'>, log: Logger): Promise<void> {
+  try {
+    for (const name of await catalog.projects()) {
+      const repo = (await catalog.project(name))?.repo ?? null;
+      if (repo === null) continue;
+      const pruned = await worktrees.prune(repo);
+      if (!pruned.ok) log.warn({ project: name, code: pruned.error.code, detail: pruned.error.detail }, 'the worktrees of a repository project could not be pruned');
+    }
+  } catch (error) {
+    log.warn({ err: error }, 'pruning worktrees failed');
+  }
 }

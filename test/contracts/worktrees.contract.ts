@@ -56,6 +56,14 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id })), worktree);
       assert.equal(existsSync(join(worktree.path, 'stray.txt')), false);
       assert.equal(readFileSync(join(worktree.path, 'work.txt'), 'utf8'), 'committed work\n');
+      // A worktree removed by hand is forgotten by a prune; its branch stays.
+      rmSync(worktree.path, { recursive: true, force: true });
+      unwrap(await worktrees.prune(repo));
+      assert.doesNotMatch(git(repo, 'worktree', 'list', '--porcelain'), new RegExp(id));
+      assert.equal(git(repo, 'rev-parse', '--verify', '--quiet', `refs/heads/console/${id}`).length, 40);
+      const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
+      const refused = await worktrees.prune(plain);
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
     });
 
     it('two instances over one root make one worktree; a crash after the branch was made, before the move, is repaired', async () => {
