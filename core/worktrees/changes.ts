@@ -3,6 +3,7 @@ import type { Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { MAX_DIFF_BYTES, REVIEW_CONTEXT_LINES, reviewPrompt, type Changes, type QuotedComment, type ReviewComment } from '../../domain/worktree.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
 import type { Directive, WhenBusy } from '../runs/directives.ts';
@@ -25,6 +26,7 @@ export interface Review {
 export function threadChanges(deps: {
   readonly storage: Storage;
   readonly worktrees: Worktrees;
+  readonly runDirectory: RunDirectory;
   readonly submit: (user: User, ref: string, body: Directive) => Answer<DirectiveAnswer>;
 }) {
   const { storage, worktrees } = deps;
@@ -33,6 +35,9 @@ export function threadChanges(deps: {
     const thread = await storage.threads.findRow(user.id, threadId);
     if (thread === null) return fail({ code: 'thread_unavailable' });
     if (thread.worktree === null) return fail({ code: 'no_worktree' });
+    // Checked (and repaired: removed by hand, or by the clean-up) before it is read, as before a turn.
+    const located = await deps.runDirectory(thread);
+    if (!located.ok) return located;
     return ok({ ...thread, worktree: thread.worktree });
   }
 

@@ -96,6 +96,12 @@ for (const kind of storageKinds('worktrees')) {
         assert.equal(refused.json().code, 'change_unavailable');
       }
       assert.match((await get(`${a.id}/changes/diff`)).text, /a\.txt/);
+      // A worktree removed by hand is made again from its branch before it is read (what was not committed is gone).
+      rmSync(b.worktree.path, { recursive: true, force: true });
+      const remade = await get(`${b.id}/changes`);
+      assert.equal(remade.status, 200, remade.text);
+      assert.deepEqual(remade.json().files, []);
+      write(b.worktree.path, 'b.txt', 'from thread b\n');
 
       // Someone else's thread is 404, on every route of it.
       for (const path of [`${a.id}/changes`, `${a.id}/changes/diff?path=a.txt`]) assert.equal((await get(path, BOB)).status, 404, path);
