@@ -21,6 +21,12 @@ export interface Worktrees {
   ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null }): Promise<Result<Worktree, Failure>>;
   /** Forgets the worktrees of `repo` whose directories are gone (`git worktree prune`); a repository that cannot be used is left alone. */
   prune(repo: string): Promise<Result<null, Failure>>;
+  /**
+   * Removes the worktrees not used (made, checked before a turn or a read) for longer than `unusedMs`,
+   * each under its thread's lock, after committing what it holds on its branch: nothing is lost, and
+   * the thread's next turn makes it again from the branch. Answers the thread ids whose worktree went.
+   */
+  sweep(unusedMs: number): Promise<string[]>;
   /** What the worktree holds (committed, uncommitted and untracked) against the merge base with its base branch. */
   changes(worktree: Worktree): Promise<Result<Changes, Failure>>;
   /** The unified diff of one changed file (one {@link changes} listed), or of all (null), of at most `maxBytes`. */

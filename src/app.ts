@@ -153,6 +153,15 @@ export function createApp(options: AppOptions): App {
   sweeps.start();
   // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
   void pruneWorktrees(storage.catalog, worktrees, log);
+  // Worktrees unused for WORKTREE_RETENTION_DAYS go (their work committed on their branch first): at start, then hourly.
+  const retention = config.worktreeRetentionDays * 86_400_000;
+  const sweepWorktrees = () => void worktrees.sweep(retention).then(
+    (ids) => { if (ids.length > 0) log.info({ threads: ids }, 'removed unused worktrees'); },
+    (error: unknown) => log.warn({ err: error }, 'removing unused worktrees failed'),
+  );
+  if (retention > 0) sweepWorktrees();
+  const worktreeSweeps = retention > 0 ? setInterval(sweepWorktrees, 3_600_000) : null;
+  worktreeSweeps?.unref();
   const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
@@ -217,6 +226,7 @@ export function createApp(options: AppOptions): App {
       await sweeps.stop();
       await deliveries.close();
       clearInterval(rechecks);
+      if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, realpath, rename, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
@@ -91,6 +91,22 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     await git(['-C', repo, 'worktree', 'move', '--', temporary, path]);
   }
 
+  /** Marks a worktree used now (its directory's times): the clean-up removes those unused for long. */
+  async function used(worktree: Worktree): Promise<Worktree> {
+    const now = new Date();
+    await utimes(worktree.path, now, now).catch(() => {});
+    return worktree;
+  }
+
+  /** Commits what a worktree holds on its branch (when anything), as the console; answers whether it committed. */
+  async function commitAll(at: string, message: string): Promise<boolean> {
+    const configured = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0;
+    await git(['-C', at, 'add', '--all', '--', '.']);
+    const staged = (await git(['-C', at, 'diff', '--cached', '--quiet'], { allow: [1] })).code === 1;
+    if (staged) await git(['-C', at, 'commit', '--quiet', '--no-verify', '-m', message], { env: configured ? {} : IDENTITY });
+    return staged;
+  }
+
   /** Where a new branch starts: branch `from` when it exists (a fork's parent's), else the base. */
   async function startPoint(repo: string, base: string, from: string | null): Promise<string> {
     if (from === null || !isBranchName(from)) return `refs/heads/${base}`;
@@ -165,13 +181,13 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const branch = worktreeBranch(threadId);
       const worktree: Worktree = { branch, base, path };
       return locks.with(threadId, async () => {
-        if (await valid(path, branch)) return ok(worktree);
+        if (await valid(path, branch)) return ok(await used(worktree));
         const refused = await checkRepository(repo, base);
         if (refused !== null) return fail(refused);
         await mkdir(root, { recursive: true });
         await make(repo, base, from, threadId, path, branch);
         if (!(await valid(path, branch))) throw new Error(`the worktree at ${path} could not be made`);
-        return ok(worktree);
+        return ok(await used(worktree));
       });
     }),
 
@@ -179,6 +195,26 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const pruned = await git(['-C', repo, 'worktree', 'prune'], { allow: [128] });
       return pruned.code === 0 ? ok(null) : fail({ code: 'repository_unavailable', detail: `${repo} is not a git repository` });
     }),
+
+    async sweep(unusedMs) {
+      const names = await readdir(root).catch(() => [] as string[]);
+      const removed: string[] = [];
+      for (const id of names.filter((name) => THREAD_ID.test(name))) {
+        const path = join(root, id);
+        const unused = async () => Date.now() - (await stat(path).then((s) => s.mtimeMs, () => Date.now())) > unusedMs;
+        if (!(await unused())) continue;
+        const gone = await locks.with(id, async () => {
+          // Used while the lock was awaited: kept.
+          if (!(await unused()) || !(await valid(path, worktreeBranch(id)))) return false;
+          await commitAll(path, 'Work in progress, kept when the console removed this unused worktree');
+          const common = text(await git(['-C', path, 'rev-parse', '--path-format=absolute', '--git-common-dir']));
+          await git([`--git-dir=${common}`, 'worktree', 'remove', '--force', '--', path]);
+          return true;
+        });
+        if (gone) removed.push(id);
+      }
+      return removed;
+    },
 
     changes: (worktree) => guarded(async () => {
       const { files } = await changedFiles(worktree);
@@ -211,12 +247,9 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
 
     merge: (worktree, { message, strategy }) => guarded(async () => locks.with(basename(worktree.path), async () => {
       const at = worktree.path;
-      const configured = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0;
-      const identity = configured ? {} : IDENTITY;
+      const identity = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;
       // What the worktree holds, committed on its branch first.
-      await git(['-C', at, 'add', '--all', '--', '.']);
-      const staged = (await git(['-C', at, 'diff', '--cached', '--quiet'], { allow: [1] })).code === 1;
-      if (staged) await git(['-C', at, 'commit', '--quiet', '--no-verify', '-m', message], { env: identity });
+      await commitAll(at, message);
       const head = text(await git(['-C', at, 'rev-parse', 'HEAD']));
       const ref = `refs/heads/${worktree.base}`;
       const old = text(await git(['-C', at, 'rev-parse', '--verify', `${ref}^{commit}`]));

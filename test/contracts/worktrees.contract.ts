@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -97,6 +97,22 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await worktrees.changes(fork)).files.map((f) => f.path), ['parent.txt'], 'against the base, as every thread');
       const orphan = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7(), from: 'console/gone' }));
       assert.equal(existsSync(join(orphan.path, 'parent.txt')), false);
+    });
+
+    it('sweeps worktrees unused for longer than asked, their work committed on their branch first, and makes them again', async () => {
+      const { repo, worktrees } = setup();
+      const old = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      const fresh = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(old.path, 'unsaved.txt', 'not committed\n');
+      const longAgo = new Date(Date.now() - 40 * 86_400_000);
+      utimesSync(old.path, longAgo, longAgo);
+      assert.deepEqual(await worktrees.sweep(30 * 86_400_000), [old.path.split('/').at(-1)]);
+      assert.equal(existsSync(old.path), false);
+      assert.equal(existsSync(fresh.path), true, 'a worktree used lately stays');
+      assert.equal(git(repo, 'show', `${old.branch}:unsaved.txt`), 'not committed', 'what it held is on its branch');
+      assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: old.path.split('/').at(-1)! })), old);
+      assert.equal(readFileSync(join(old.path, 'unsaved.txt'), 'utf8'), 'not committed\n');
+      assert.deepEqual(await worktrees.sweep(30 * 86_400_000), [], 'made again: used now');
     });
 
     it('refuses a directory that is no repository, a missing base, and answers git_unavailable without git', async () => {
