@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import type { Worktree } from '../../domain/model.ts';
 import type { Worktrees } from '../../ports/worktrees.ts';
@@ -19,9 +19,14 @@ const unwrap = <T>(result: { ok: true; value: T } | { ok: false; error: unknown 
 /** The Worktrees contract (ports/worktrees.ts), on real repositories made in a temporary directory. */
 export function worktreesContract(name: string, factory: WorktreesFactory, unavailable: (root: string) => Worktrees): void {
   describe(`worktrees contract: ${name}`, () => {
+    const made: string[] = [];
+    after(() => {
+      for (const dir of made) rmSync(dir, { recursive: true, force: true });
+    });
     const setup = () => {
       const repo = gitRepository();
       const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+      made.push(repo, root);
       return { repo, root, worktrees: factory(root) };
     };
 
@@ -62,6 +67,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.doesNotMatch(git(repo, 'worktree', 'list', '--porcelain'), new RegExp(id));
       assert.equal(git(repo, 'rev-parse', '--verify', '--quiet', `refs/heads/console/${id}`).length, 40);
       const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
+      made.push(plain);
       const refused = await worktrees.prune(plain);
       assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
     });
@@ -118,6 +124,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     it('refuses a directory that is no repository, a missing base, and answers git_unavailable without git', async () => {
       const { repo, root, worktrees } = setup();
       const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
+      made.push(plain);
       const notRepo = await worktrees.ensure({ repo: plain, base: 'main', threadId: uuidv7() });
       assert.equal(!notRepo.ok && notRepo.error.code, 'repository_unavailable');
       assert.match(!notRepo.ok ? notRepo.error.detail ?? '' : '', /is not a git repository/);
