@@ -1,4 +1,4 @@
-import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
+import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
@@ -10,8 +10,8 @@ import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
   readonly users: Map<string, User & { readonly token_hash: string }>;
-  /** Each project's directory on disk, by name (null: the default under `DATA_DIR`). */
-  readonly projects: Map<string, string | null>;
+  /** Each project by name: its directory on disk (null: the default under `DATA_DIR`), or its repository and base branch. */
+  readonly projects: Map<string, Project>;
   readonly agents: Map<string, Agent>;
   readonly channels: Map<string, Channel>;
   readonly threads: Map<string, Thread>;

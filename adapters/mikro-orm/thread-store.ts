@@ -5,11 +5,11 @@ import type { ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at`;
 
 /** The columns of a thread row, in the shape the reads answer. */
 const THREAD_COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${iso(`${t}.created_at`)} as created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${iso(`${t}.created_at`)} as created_at`;
 
 /**
  * One query: the thread when the user owns it or is a member (a primary-key probe of

@@ -47,6 +47,8 @@ export const Thread = v.strictObject({
   fork_of: nullable(Uuid),
   fork_cutoff: nullable(Uuid),
   created_at: Time,
+  /** The thread's own git worktree (a repository project, from its first turn), read-only; else null. */
+  worktree: nullable(v.strictObject({ branch: v.string(), base: v.string(), path: v.string() })),
 });
 
 /** A thread in the thread list: its row and what is going on in it. */

@@ -87,7 +87,7 @@ describe('console reads', () => {
     assert.equal(res.response.status, 200);
     assert.deepEqual(res.data, {
       id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
-      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z',
+      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null,
     });
   });
 

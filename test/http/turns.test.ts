@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { WireEvent } from '../../domain/events.ts';
+import { ok } from '../../domain/result.ts';
 import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
 import { startFixtureService, type TestService } from '../support/service.ts';
 
@@ -201,7 +202,7 @@ describe('racing first directives', () => {
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
     const claude = { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] };
     const submit = directives({
-      storage, bus: createMemoryEventBus(), runDirectory: async () => 'projects/console-race', lease: { holder: 'h', ms: 60_000 },
+      storage, bus: createMemoryEventBus(), runDirectory: async () => ok('projects/console-race'), lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
     });
