@@ -31,7 +31,7 @@ describe('configuration', () => {
       ],
       logLevel: 'info',
       turnLeaseMs: 30000,
-      worktreeRetentionDays: 30,
+      worktreeRetentionDays: 14,
       agentIdleTimeoutMs: 600000,
       metricsToken: null,
       limits: { signInsPerMinute: 10, directivesPerMinute: 60, liveSocketsPerUser: 32, uiResourceBytes: 5242880 },
