@@ -9,6 +9,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { activityOf, sameActivity, type Activity } from './activity.ts';
 import { api, followThread, problemText } from './api.ts';
+import { ChangesView } from './changes-view.tsx';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
 import { QueueList } from './queue-list.tsx';
@@ -31,6 +32,8 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
   const title = useSignal('');
   const meta = useSignal('');
   const owner = useSignal<string | null>(null);
+  /** Whether the thread works in a git worktree of its own (a repository project): then it has Changes. */
+  const worktree = useSignal(false);
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
   const older = useSignal<string | null>(null);
   const conversation = useSignal<ConversationRow | null>(null);
@@ -70,6 +73,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
 
   useEffect(() => {
     timeline.value = EMPTY_TIMELINE;
+    worktree.value = false;
     shown.value = new Set();
     error.value = '';
     let connection: { close(): void } | null = null;
@@ -79,6 +83,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       if (thread.data === undefined) return void (error.value = problemText(thread.error, thread.response.status));
       title.value = thread.data.title;
       owner.value = thread.data.owner;
+      worktree.value = thread.data.worktree !== null;
       meta.value = `${thread.data.channel}${thread.data.project === null ? '' : ` · ${thread.data.project}`}`;
       const [page, pending, queue] = await Promise.all([
         api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } }),
@@ -94,6 +99,8 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       connection = followThread(id, () => timeline.value.lastSeq, (event) => {
         advance(applyEvent(timeline.value, event));
         if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
+        // A repository project's first turn makes the worktree: from then on the thread has Changes.
+        if (event.type === 'run_started' && !worktree.value) void readWorktree();
         // A move writes its ledger line without a message event: the newest page brings it.
         if (event.type === 'gateway') void refreshLedger();
       }, (open) => (live.value = open));
@@ -104,6 +111,10 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
     };
   }, [id]);
 
+  const readWorktree = async () => {
+    const { data } = await api.GET('/api/console/threads/{id}', { params: { path: { id } } });
+    if (data !== undefined) worktree.value = data.worktree !== null;
+  };
   const refreshLedger = async () => {
     const { data } = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } });
     if (data !== undefined) timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, data.items) };
@@ -198,6 +209,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
       <QueueList threadId={id} items={timeline.value.queue} viewer={me.value?.id ?? null} owner={owner.value} onProblem={(text) => (error.value = text)} />
+      {worktree.value && <ChangesView key={id} threadId={id} version={timeline.value.runs.filter((run) => run.status !== 'running').length} onProblem={(text) => (error.value = text)} />}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
       <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />
       <form class="composer" onSubmit={send}>
