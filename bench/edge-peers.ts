@@ -30,7 +30,7 @@ interface Peer {
 }
 
 export function startPeer(side: Side, log: PeerLog, answers: readonly RecordedAnswer[]): Promise<Peer> {
-  const profile = side === 'project' ? process.env.BENCH_EDGE_PROFILE : undefined;
+  const profile = side === (process.env.BENCH_EDGE_PROFILE_SIDE ?? 'project') ? process.env.BENCH_EDGE_PROFILE : undefined;
   const child: ChildProcess = fork(new URL(`./peers/${side}.ts`, import.meta.url), {
     execArgv: ['--import', 'tsx', ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
     env: { ...process.env, PEER_LOG: log, PEER_ANSWERS: JSON.stringify(answers) },
