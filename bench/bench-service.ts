@@ -2,7 +2,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { DestinationStream } from 'pino';
 import { createAcpAgentRunner } from '../adapters/acp/agent-runner.ts';
 import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { fail } from '../domain/result.ts';
@@ -22,15 +21,15 @@ export interface BenchService {
 /**
  * The real composition root over `storage`, logging as `npm start` does (the default level, every line
  * formatted) into a sink that drops the bytes: the terminal's cost is no part of the service's. Its MCP
- * fetches fail unless `fetchUiResource` is given; `destination` takes the log lines instead of the sink.
+ * fetches fail unless `fetchUiResource` is given.
  */
-export async function startBenchService(storage: Storage, fetchUiResource?: FetchUiResource, options: { readonly destination?: DestinationStream } = {}): Promise<BenchService> {
+export async function startBenchService(storage: Storage, fetchUiResource?: FetchUiResource): Promise<BenchService> {
   // The load comes from one address, standing for many clients: no per-client cap.
   const server = createListener({ maxConnectionsPerClient: null });
   const port = await listen(server, 0, '127.0.0.1');
   const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-')), TURN_LEASE_MS: '3600000', ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}) });
   if (!loaded.ok) throw new Error(`bad bench config: ${JSON.stringify(loaded.error)}`);
-  const sink = options.destination ?? new Writable({ write: (_chunk, _encoding, done) => done() });
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const log = createLogger(loaded.value.logLevel, sink);
   const runner = createAcpAgentRunner({ log, env: process.env });
   const app = createApp({

@@ -1,5 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { cpus, hostname, loadavg, totalmem } from 'node:os';
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sandboxUrl } from '../domain/sandbox-policy.ts';
 import { ask, type Answer } from '../test/support/http.ts';
 import { recordedHeaders } from './bare-http.ts';
@@ -21,16 +25,99 @@ export type Side = (typeof SIDES)[number];
 const SHOWN: Record<Side, string> = { project: 'project', fastify: 'Fastify 5', hono: 'Hono 4', bare: 'bare node:http' };
 const LEVELS: readonly PeerLog[] = ['warn', 'default'];
 
-/** One side in a process of its own (bench/peers/<side>.ts), on a loopback port. */
+/** One side in a process of its own, on a loopback port. */
 interface Peer {
   readonly port: number;
-  /** The process's CPU time so far, user plus system, in microseconds. */
-  readonly cpu: () => Promise<number>;
+  /** The process's CPU time so far, user plus system, in microseconds (NaN where there is no /proc). */
+  readonly cpu: () => number;
   readonly close: () => Promise<void>;
 }
 
+const TICK_US = 1e6 / 100;
+
+/** A process's CPU time from /proc (Linux; clock ticks of 10 ms), the same way for every side. */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Stops a child: its IPC channel closed (the peers exit on it), else SIGTERM (the service drains), SIGKILL after 10 s. */
+function stopper(child: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        done();
+      });
+      if (child.connected) child.disconnect();
+      else child.kill('SIGTERM');
+    });
+}
+
+/** A free loopback port, for the service (its sandbox origin is built from PORT). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The service as `npm start` runs it: the compiled `dist/src/main.js` (scripts/build.mjs, rebuilt
+ * when a source changed), memory storage, LOG_LEVEL as asked, its log on its stdout (/dev/null).
+ */
+async function startProject(log: PeerLog): Promise<Peer> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const port = await freePort();
+  const profile = (process.env.BENCH_EDGE_PROFILE_SIDE ?? 'project') === 'project' ? process.env.BENCH_EDGE_PROFILE : undefined;
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    CONSOLE_STORAGE: 'memory',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'console-bench-edge-')),
+    // The load comes from one address, standing for many clients.
+    MAX_CONNECTIONS_PER_CLIENT: '1000',
+    MAX_CONNECTIONS: '4096',
+  };
+  if (log === 'warn') env.LOG_LEVEL = 'warn';
+  else delete env.LOG_LEVEL;
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), join(root, 'dist', 'src', 'main.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
+  const close = stopper(child);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
+    const ready = await ask(port, { path: '/readyz', headers: { host: `localhost:${port}` } }).then((a) => a.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      await close();
+      throw new Error(`the service did not get ready in 30 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { port, cpu: () => cpuOf(child.pid), close };
+}
+
 export function startPeer(side: Side, log: PeerLog, answers: readonly RecordedAnswer[]): Promise<Peer> {
-  const profile = side === (process.env.BENCH_EDGE_PROFILE_SIDE ?? 'project') ? process.env.BENCH_EDGE_PROFILE : undefined;
+  if (side === 'project') return startProject(log);
+  const profile = side === process.env.BENCH_EDGE_PROFILE_SIDE ? process.env.BENCH_EDGE_PROFILE : undefined;
   const child: ChildProcess = fork(new URL(`./peers/${side}.ts`, import.meta.url), {
     execArgv: ['--import', 'tsx', ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
     env: { ...process.env, PEER_LOG: log, PEER_ANSWERS: JSON.stringify(answers) },
@@ -45,29 +132,7 @@ export function startPeer(side: Side, log: PeerLog, answers: readonly RecordedAn
     child.once('message', (message: { port: number }) => {
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      resolve({
-        port: message.port,
-        cpu: () =>
-          new Promise((done) => {
-            const take = (reply: { cpu?: { user: number; system: number } }): void => {
-              if (reply.cpu === undefined) return;
-              child.off('message', take);
-              done(reply.cpu.user + reply.cpu.system);
-            };
-            child.on('message', take);
-            child.send('cpu');
-          }),
-        close: () =>
-          new Promise<void>((done) => {
-            if (child.exitCode !== null) return done();
-            const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            child.once('exit', () => {
-              clearTimeout(kill);
-              done();
-            });
-            child.disconnect();
-          }),
-      });
+      resolve({ port: message.port, cpu: () => cpuOf(child.pid), close: stopper(child) });
     });
   });
 }
@@ -137,11 +202,11 @@ async function atLevel(tool: LoadTool, log: PeerLog): Promise<PathFigures[]> {
       const cpu = Object.fromEntries(SIDES.map((side) => [side, [] as number[]])) as Record<Side, number[]>;
       for (let round = 0; round < ROUNDS; round++) {
         for (const side of SIDES) {
-          const before = await peers[side]!.cpu();
+          const before = peers[side]!.cpu();
           const rate = await tool.run(at(side), CONNECTIONS, SECONDS);
           rates[side].push(rate);
           // Requests answered: the rate over the run's length (the tool's own count, divided by its own clock).
-          cpu[side].push(((await peers[side]!.cpu()) - before) / (rate * SECONDS));
+          cpu[side].push((peers[side]!.cpu() - before) / (rate * SECONDS));
         }
       }
       const request = `GET ${shown} (Host: sandbox.localhost), ${Buffer.from(answers[i]!.body, 'base64').length} bytes`;

@@ -1,5 +1,6 @@
 /**
- * How the edge bench talks to a side it runs in a process of its own (bench/edge-peers.ts): the child
+ * How the edge bench talks to a peer it runs in a process of its own (bench/edge-peers.ts; the project
+ * itself runs as `npm start` does): the child
  * is forked with an IPC channel, reads what it serves from `PEER_ANSWERS` (JSON) and its log mode from
  * `PEER_LOG` (`warn`: nothing below warn is logged; `default`: the side's own default access logging),
  * and sends `{ port }` once it listens. It exits when the channel closes. Its stdout is /dev/null on
@@ -23,15 +24,9 @@ export function peerSetup(): { answers: RecordedAnswer[]; log: PeerLog } {
   return { answers, log };
 }
 
-/**
- * Tells the bench the port, answers its `cpu` asks with the process's CPU time so far (microseconds,
- * user and system), and exits when the bench goes away.
- */
+/** Tells the bench the port, and exits when the bench goes away. */
 export function listening(port: number, close: () => Promise<unknown>): void {
   process.send?.({ port });
-  process.on('message', (message) => {
-    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
-  });
   process.once('disconnect', () => {
     void close().finally(() => process.exit(0));
   });
