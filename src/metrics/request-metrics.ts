@@ -31,7 +31,16 @@ interface Exposed {
   readonly type: 'counter' | 'histogram';
   readonly aggregator: 'sum';
   get: () => Promise<{ name: string; help: string; type: string; values: unknown[]; aggregator: string }>;
+  getForPromString?: () => Promise<{ name: string; help: string; type: string; values: unknown[]; aggregator: string }>;
   reset: () => void;
+}
+
+interface BucketValue {
+  readonly labels: Record<string, string | number>;
+  readonly sharedLabels: Readonly<Record<string, string>>;
+  readonly value: number;
+  readonly metricName: string;
+  readonly exemplar: null | undefined;
 }
 
 export function requestMetrics(registry: Registry, names: { readonly counter: { name: string; help: string }; readonly histogram: { name: string; help: string; buckets: readonly number[] } }): RequestMetrics {
@@ -47,7 +56,7 @@ export function requestMetrics(registry: Registry, names: { readonly counter: { 
     help: names.counter.help,
     type: 'counter',
     aggregator: 'sum',
-    get: async () => ({ name: counter.name, help: counter.help, type: 'counter', values: countList.map((c) => ({ value: c.value, labels: c.labels })), aggregator: 'sum' }),
+    get: async () => ({ help: counter.help, name: counter.name, type: 'counter', values: countList.map((c) => ({ value: c.value, labels: c.labels })), aggregator: 'sum' }),
     reset: () => {
       counts = new Map();
       countList = [];
@@ -58,20 +67,27 @@ export function requestMetrics(registry: Registry, names: { readonly counter: { 
     help: names.histogram.help,
     type: 'histogram',
     aggregator: 'sum',
-    get: async () => {
+    // For the text format: the route and method as shared labels, after `le` (as prom-client writes them).
+    getForPromString: async () => {
       const bucket = `${histogram.name}_bucket`;
-      const values: unknown[] = [];
+      const values: BucketValue[] = [];
       for (const t of timingList) {
         let acc = 0;
         for (let i = 0; i < bounds.length; i++) {
           acc += t.buckets[i]!;
-          values.push({ labels: { le: bounds[i] }, sharedLabels: t.labels, value: acc, metricName: bucket, exemplar: null });
+          values.push({ labels: { le: bounds[i]! }, sharedLabels: t.labels, value: acc, metricName: bucket, exemplar: null });
         }
         values.push({ labels: { le: '+Inf' }, sharedLabels: t.labels, value: t.count, metricName: bucket, exemplar: null });
-        values.push({ labels: {}, sharedLabels: t.labels, value: t.sum, metricName: `${histogram.name}_sum` });
-        values.push({ labels: {}, sharedLabels: t.labels, value: t.count, metricName: `${histogram.name}_count` });
+        values.push({ labels: {}, sharedLabels: t.labels, value: t.sum, metricName: `${histogram.name}_sum`, exemplar: undefined });
+        values.push({ labels: {}, sharedLabels: t.labels, value: t.count, metricName: `${histogram.name}_count`, exemplar: undefined });
       }
       return { name: histogram.name, help: histogram.help, type: 'histogram', values, aggregator: 'sum' };
+    },
+    // For JSON: every label in `labels`, as prom-client's own get() answers.
+    get: async () => {
+      const data = await histogram.getForPromString!();
+      data.values = (data.values as BucketValue[]).map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
+      return data;
     },
     reset: () => {
       timings = new Map();
