@@ -247,6 +247,10 @@ export async function edgePeersBench(): Promise<void> {
       return `| ${figure.name} | ${where} | ${cells.join(' | ')} | ${ratio(figure, 'fastify', PEER_GOAL, where)} | ${ratio(figure, 'hono', PEER_GOAL, where)} | ${ratio(figure, 'bare', BARE_GOAL, where)} |`;
     }),
   );
+  const micro = (values: readonly number[]): string => (values.some(Number.isNaN) ? 'n/a' : fixed(mean(values), 1));
+  const cpuRows = figures.flatMap(({ level, paths }) =>
+    paths.map((figure) => `| ${figure.name} | ${level === 'warn' ? '`warn`' : 'default'} | ${SIDES.map((side) => micro(figure.cpu[side])).join(' | ')} |`),
+  );
   const request = figures[0]!.paths.map((p) => `${p.name}: \`${p.request}\``).join('; ');
   const cpu = cpus();
   writeSection('edge-peers', `
@@ -278,6 +282,14 @@ other side's (goal: ≥ ${PEER_GOAL}× of Fastify and of Hono, ≥ ${BARE_GOAL}�
 ${rows.join('\n')}
 
 ${missed.length === 0 ? 'Every goal is met in this run.' : `Missed in this run: ${missed.join('; ')}.`}
+
+CPU time of each side's process per request answered, microseconds (the process's user and system time
+over a round, from \`/proc\`, over the requests the load tool counted; mean of the rounds). On a shared
+machine this moves less than a rate does, as it leaves out the time a side waited for a core:
+
+| path | logging | project | Fastify 5 | Hono 4 | bare |
+|---|---|---|---|---|---|
+${cpuRows.join('\n')}
 
 Reproduce with \`npm run bench\`, or this section alone with \`BENCH_ONLY=edge npm run bench\`
 (\`BENCH_ROUNDS\`, \`BENCH_SECONDS\`, \`BENCH_CONNECTIONS\` change the load; \`BENCH_EDGE_PROFILE=<dir>\`

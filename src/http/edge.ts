@@ -230,7 +230,8 @@ export function requestListener(options: EdgeOptions) {
     const scheme = requestScheme(req, options.trustProxy);
     const facts = hostFacts(options, memo[scheme], req, scheme);
     const ctx = contextOf(req, options, facts, scheme);
-    res.once('close', () => {
+    // 'close' comes once per answer: \`on\` spares the wrapper \`once\` makes and removes.
+    res.on('close', () => {
       const elapsed = performance.now() - started;
       observe?.request(ctx.route ?? 'unmatched', ctx.method, res.statusCode, elapsed / 1000);
       // The one line of a request, with the fields its child logger binds (logging.ts, requestLine).
