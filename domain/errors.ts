@@ -86,6 +86,10 @@ export const ERROR_DETAILS = {
   channel_not_connected: 'This channel is not connected',
   /** The caller is not linked to the channel. */
   channel_not_linked: 'You are not linked to this channel',
+  /** A link code asked for the console channel: only chat channels link a user to an address. */
+  channel_not_linkable: 'The console channel links no chat address: pick a chat channel',
+  /** The caller has no link (made with a code) on this channel to remove. */
+  link_not_found: 'You have no link on this channel',
   /** The channel's places cannot be browsed. */
   channel_not_browsable: 'This channel cannot be browsed',
   /** No agent is connected to the channel, or not the conversation's. */
@@ -106,6 +110,8 @@ export const ERROR_DETAILS = {
   agent_unavailable: 'The agent is unavailable',
   /** The service has just started: some agent has not yet said what it offers (nor failed to, within its time-out). */
   agents_not_known: 'The service is starting: its agents have not all said what they offer yet',
+  /** The chat platform of the channel cannot be reached now (its server is down, or the service is reconnecting to it). */
+  channel_unavailable: 'This channel cannot be reached now: try again shortly',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
@@ -116,6 +122,8 @@ export const ERROR_DETAILS = {
   too_many_sign_ins: 'Too many failed credentials from this client: retry later',
   /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE). */
   too_many_directives: 'Too many directives: retry later',
+  /** The user asked for more link codes this minute than the instance gives (5). */
+  too_many_link_codes: 'Too many link codes asked for: retry later',
   /** The user has as many live sockets open as the instance allows (LIVE_SOCKETS_PER_USER). */
   too_many_live_sockets: 'Too many live sockets open: close one first',
   /** A bug: logged in full, answered without detail. */

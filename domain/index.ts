@@ -21,3 +21,4 @@ export * from './text.ts';
 export * from './run-errors.ts';
 export * from './bounds.ts';
 export * from './history-brief.ts';
+export * from './chat-text.ts';

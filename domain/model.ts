@@ -31,11 +31,13 @@ export interface Thread {
 }
 
 /** One entry of a thread's chat ledger. */
-/** What is going on in a thread, for a list of threads: a turn running, items waiting on a person. */
+/** What is going on in a thread, for a list of threads: a turn running, items waiting on a person, directives queued. */
 export interface ThreadActivity {
   readonly turn_running: boolean;
   readonly approvals: number;
   readonly questions: number;
+  /** Directives waiting in the thread's queue (contract section 7). */
+  readonly queued: number;
 }
 
 /** A thread as the thread list answers it: the row and its activity. */

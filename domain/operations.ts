@@ -1,6 +1,7 @@
 import { ERROR_DETAILS, type Failure } from './errors.ts';
 import { CONSOLE_CHANNEL, type Address, type Channel, type ChannelPlace, type MovedTo } from './model.ts';
 import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';
+import { roomThreadAddress, XMPP_KIND } from './xmpp.ts';
 
 /** A destination on a channel (spec: ChannelAddress). */
 export interface ChannelAddress {
@@ -128,6 +129,15 @@ export function placesInside(channel: Channel, inside: string | null): readonly 
     return null;
   };
   return open(channel.addresses)?.children ?? null;
+}
+
+/**
+ * The address of a new thread opened at a place by a delivery, decided from the delivery's id when
+ * the move is written: `<room jid>#<delivery id>` on an xmpp channel (the id is its XEP-0201 thread),
+ * `<place>/<delivery id>` on others.
+ */
+export function newThreadAddress(channel: Pick<Channel, 'kind'>, place: string, deliveryId: string): string {
+  return channel.kind === XMPP_KIND ? roomThreadAddress(place, deliveryId) : `${place}/${deliveryId}`;
 }
 
 /** A place as a ChannelAddress row. */

@@ -10,6 +10,7 @@ import type {
   RunStatus,
   ToolCall,
 } from './model.ts';
+import type { XmppAccount } from './xmpp.ts';
 
 /**
  * The whole state as the world file describes it (contract section 6), after validation: ids are
@@ -23,6 +24,17 @@ export interface World {
   readonly installations: readonly Installation[];
   readonly artifacts: readonly Omit<Artifact, 'created_at'>[];
   readonly threads: readonly WorldThread[];
+  /** The xmpp channels' servers, bot accounts and links (contract section 9); absent: none. */
+  readonly xmpp?: readonly WorldXmppChannel[];
+}
+
+/** An xmpp channel's setting, apart from its catalog entry (never returned by a read). */
+export interface WorldXmppChannel {
+  /** The channel's id. */
+  readonly channel: string;
+  readonly account: XmppAccount;
+  /** Console user id to the bare JID it is linked to. */
+  readonly links: Readonly<Record<string, string>>;
 }
 
 export interface WorldUser {

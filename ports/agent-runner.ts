@@ -62,6 +62,11 @@ export interface TurnRequest {
   readonly onSession: (sessionId: string) => void | Promise<void>;
   readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;
   readonly onPermission: (ask: PermissionAsk) => Promise<PermissionDecision>;
+  /**
+   * Awaited just before the prompt is sent, once the session is open and its posture set: a
+   * rejection ends the turn with that error, and the prompt is never sent.
+   */
+  readonly beforePrompt?: () => Promise<void>;
   /** A part of the posture the agent did not take before the prompt; absent, refusals are only logged. */
   readonly onPostureRefused?: (refusal: PostureRefusal) => void | Promise<void>;
   /**

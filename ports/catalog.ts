@@ -4,7 +4,10 @@ import type { Agent, Channel, Project } from '../domain/model.ts';
 export interface Catalog {
   /** Every agent of the world: its id, its ACP command and environment, and the lists that narrow what it advertises. */
   agents(): Promise<Agent[]>;
-  /** Every connected channel with its linked users, its agents and its places (the world file's, for the memory channel port). */
+  /**
+   * Every connected channel with its linked users (the world file's, then the users who linked an address
+   * with a code, in byte order), its agents and its places (the world file's, for the memory channel port).
+   */
   channels(): Promise<Channel[]>;
   /** Project names, for `GET /projects` and a directive's check. */
   projects(): Promise<string[]>;

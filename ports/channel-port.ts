@@ -37,3 +37,14 @@ export interface ChannelPort {
    */
   deliver(delivery: Delivery): Promise<void>;
 }
+
+/**
+ * Thrown by a channel adapter whose platform cannot be reached now (its server is down, the bot is
+ * reconnecting): a places listing answers 503 `channel_unavailable`, and a delivery waits in the outbox.
+ */
+export class ChannelUnavailableError extends Error {
+  constructor(message = 'The channel cannot be reached now', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ChannelUnavailableError';
+  }
+}

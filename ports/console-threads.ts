@@ -1,8 +1,13 @@
-import type { Conversation, Thread } from '../domain/model.ts';
+import type { Address, Conversation, Thread } from '../domain/model.ts';
 
-/** A new console thread and its first conversation, written together. */
+/**
+ * A new thread and its first conversation, written together: a console thread (a directive's key), or
+ * a thread a chat message opened on its channel (keyed by the address it lives at there).
+ */
 export interface NewConsoleThread {
   readonly owner: string;
+  /** The thread's channel; absent: the console. */
+  readonly channel?: string;
   readonly key: string;
   readonly project: string | null;
   readonly title: string;
@@ -11,6 +16,8 @@ export interface NewConsoleThread {
     readonly model: string | null;
     readonly permission_mode: string | null;
     readonly effort: string | null;
+    /** Where it lives on a chat channel; absent on the console (a console conversation lives at its thread). */
+    readonly address?: Address | null;
   };
 }
 

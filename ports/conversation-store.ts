@@ -1,4 +1,4 @@
-import type { Conversation, Id, ModelMessage, Page, PageRequest, Pending, Run } from '../domain/model.ts';
+import type { Address, Conversation, Id, ModelMessage, Page, PageRequest, Pending, Run } from '../domain/model.ts';
 
 /**
  * What lives under a thread: conversations, their runs and the runs' model messages, and pending
@@ -10,6 +10,11 @@ export interface ConversationStore {
   findForUser(userId: string, conversationId: Id): Promise<Conversation | null>;
   /** The thread's conversations, oldest first. */
   listByThread(threadId: Id): Promise<Conversation[]>;
+  /**
+   * The conversation that lives at a channel address and has not moved away (one at most: a move into
+   * an occupied address is refused), or null. Not scoped to a user: the caller checks the thread's access.
+   */
+  livingAt(address: Address): Promise<Conversation | null>;
   /** The thread's latest conversation (the one that speaks), or null: one index probe, not the list. */
   latestByThread(threadId: Id): Promise<Conversation | null>;
   /** A page of a conversation's runs, newest first; null when the conversation is not in the thread. */

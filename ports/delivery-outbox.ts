@@ -17,6 +17,11 @@ export interface DeliveryOutbox {
    * other holder gets them until the lease lapses (a holder that died leaves them due again).
    */
   claimDue(holder: string, leaseMs: number, limit: number): Promise<QueuedDelivery[]>;
+  /**
+   * Adds a delivery that no move writes (a post in the place a conversation lives: a turn's reply, an
+   * ask, an error line), due now. One already there by that id is left as it is.
+   */
+  add(delivery: Delivery): Promise<void>;
   /** Removes a delivery its channel took. Nothing is kept of it: the channel holds it now. */
   delivered(id: Id): Promise<void>;
   /** Puts back a delivery its channel refused, due again after `retryInMs`, with one more attempt counted. */

@@ -63,7 +63,8 @@ export interface DirectiveQueue {
    * the turn is released, and when a directive is queued the first one is taken off the queue and its
    * turn started under `lease` (its run, the claim, its `dequeued` event), answered so the caller kicks
    * it. "Turn ended" and "next started" are one write: a crash leaves either the old turn held (its
-   * lease lapses, and the sweep hands over) or the new one started. Answers null when nothing was
+   * lease lapses, and the sweep hands over) or the new one started, its prompt kept unsent until the
+   * kick takes it ({@link unsentTurn}). The released run's unsent prompt, if it still had one, goes. Answers null when nothing was
    * queued, or when the turn was no longer held by `runId` (another handed it over already).
    */
   handOverTurn(runId: Id, lease: TurnLease): Promise<DequeuedTurn | null>;
@@ -72,4 +73,18 @@ export interface DirectiveQueue {
    * without a hand-over), claimed under `lease`; null when there is none. Two sweepers never start the same one.
    */
   startIdleQueue(lease: TurnLease): Promise<DequeuedTurn | null>;
+  /**
+   * A dequeued directive's run whose prompt has not reached its agent yet: its turn, as the hand-over
+   * that started it answered it (thread, conversation and run as they are now), so that a sweep that
+   * finds its lease lapsed kicks it again instead of failing it. Null for a run that is not one, whose
+   * prompt was taken ({@link takeUnsentPrompt}), or whose turn was handed over or released since.
+   */
+  unsentTurn(runId: Id): Promise<DequeuedTurn | null>;
+  /**
+   * Takes a dequeued directive's prompt to send it to the agent, and records it as the run's `user`
+   * model message in the same write: true for exactly one caller, and only while `holder` holds the
+   * run's turn; from then on the run is never kicked again (a lapse fails it, as any turn whose agent
+   * had it). False when it was taken already, or the turn is held elsewhere.
+   */
+  takeUnsentPrompt(runId: Id, holder: string): Promise<boolean>;
 }

@@ -1,6 +1,7 @@
 import type { World } from '../domain/world.ts';
 import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
+import type { ChannelLinks } from './channel-links.ts';
 import type { ConsoleWriter } from './console-writer.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import type { DeliveryOutbox } from './delivery-outbox.ts';
@@ -28,6 +29,8 @@ export interface Storage {
   readonly writer: ConsoleWriter;
   /** Deliveries to channels that moves wrote and no channel has taken yet. */
   readonly outbox: DeliveryOutbox;
+  /** Users' links to chat addresses on channels, and the one-use codes that make them. */
+  readonly links: ChannelLinks;
   /** Each thread's stored live events. */
   readonly events: EventLog;
   /** Writes a world, upserting by id: importing the same world twice changes nothing. */

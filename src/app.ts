@@ -9,6 +9,8 @@ import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
 import { accountSurface } from './account/routes.ts';
+import { LINK_CODES_PER_MINUTE, linkRoutes } from './account/link-routes.ts';
+import { channelLinking, type WorldLinks } from '../core/channels/links.ts';
 import { agentVocabularies } from '../core/agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from '../core/artifacts/view.ts';
@@ -29,12 +31,14 @@ import { createMetrics, type MetricSources } from './metrics/metrics.ts';
 import { windowLimiter } from './limits/window-limiter.ts';
 import { metricsRoute } from './metrics/routes.ts';
 import { measuredEmit, measuredFetch } from './metrics/measured.ts';
-import { directives } from '../core/runs/directives.ts';
+import { directives, turnStarter } from '../core/runs/directives.ts';
 import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
 import { runDirectories } from './runs/run-directory.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
+import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
+import { chatRelay } from '../core/channels/relay.ts';
 import { kicker } from '../core/runs/kick.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
@@ -70,8 +74,15 @@ export interface AppOptions {
   readonly warmOffers?: boolean;
   /** Fans events out to live sockets (in-process, or across instances over PostgreSQL). */
   readonly bus: EventBus;
-  /** The channels conversations move to; by default the world file's, in memory. */
-  readonly channels?: ChannelPort;
+  /** The channels conversations move to; by default the world file's, in memory. The app closes it (bot connections) when it has a `close`. */
+  readonly channels?: ChannelPort & { close?: () => Promise<void> };
+  /**
+   * The console user a sender's address is linked to on a chat channel, or null; by default the links
+   * of the world and of storage (core/channels/links.ts).
+   */
+  readonly chatLinks?: (channel: string, sender: string) => Promise<string | null>;
+  /** The world file's links of its chat channels (an xmpp channel's `links`: user id to address); none by default. */
+  readonly worldLinks?: WorldLinks;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
@@ -92,12 +103,18 @@ export interface App {
   readonly close: () => Promise<void>;
 }
 
+/** The app as composed here: what the server serves, and the entry a chat channel's adapter calls. */
+export interface ComposedApp extends App {
+  /** Takes a person's message from a chat channel: a directive, an answer, a stop, or a reply to post. */
+  readonly receiveChat: ChatInbound;
+}
+
 /** The outbox is looked at every 5 s; a refused delivery is retried after 1 s, doubling up to 5 min; a claim lasts 30 s. */
 export const DELIVERY_TIMING: Readonly<{ intervalMs: number; retryMs: number; maxRetryMs: number; claimMs: number }> =
   Object.freeze({ intervalMs: 5_000, retryMs: 1_000, maxRetryMs: 300_000, claimMs: 30_000 });
 
 /** The composition root: every adapter, use case and surface is built here and nowhere else. */
-export function createApp(options: AppOptions): App {
+export function createApp(options: AppOptions): ComposedApp {
   const { config, log } = options;
   const { storage } = options;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
@@ -118,7 +135,9 @@ export function createApp(options: AppOptions): App {
   const loads = artifactLoads({ storage, fetchUiResource: measuredFetch(options.fetchUiResource, metrics), config, log });
 
   const { runner, bus } = options;
-  const emit = measuredEmit(emitter(storage.events, bus), metrics);
+  // What a turn on a chat channel says goes to its place there too (through the delivery outbox).
+  const relayed = chatRelay({ storage, newId: uuidv7, poke: () => deliveries.poke(), log });
+  const emit = relayed(measuredEmit(emitter(storage.events, bus), metrics));
   // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
@@ -147,6 +166,12 @@ export function createApp(options: AppOptions): App {
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
   const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
+  const answers = responses({ storage, bus, runner, vocabularies, emit, log });
+  const cancelTurn = turnCanceller({ storage, bus });
+  const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
+  const receiveChat = chatInbound({
+    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
+  });
   // A write whose body is refused answers 404 first when its path names what the caller cannot use.
   const access = pathAccess(storage);
   const live = liveSocket({
@@ -154,13 +179,14 @@ export function createApp(options: AppOptions): App {
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
   });
 
+  // Users' links to chat addresses; a chat adapter redeems codes and looks senders up through it too.
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface(sessionRoutes(storage.userByTokenHash, guesses), authenticate)),
+    buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, responses({ storage, bus, runner, vocabularies, emit, log }), turnCanceller({ storage, bus }), access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),
@@ -194,6 +220,7 @@ export function createApp(options: AppOptions): App {
   return {
     onRequest: requestListener(edge),
     onUpgrade: upgradeListener(edge),
+    receiveChat,
     drain: () => {
       draining = true;
       // Upgraded sockets would hold the listener open: they close with 1001 as the drain begins.
@@ -203,6 +230,7 @@ export function createApp(options: AppOptions): App {
       await live.close();
       await sweeps.stop();
       await deliveries.close();
+      await options.channels?.close?.();
       clearInterval(rechecks);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).

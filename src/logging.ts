@@ -102,6 +102,9 @@ function statementEnd(message: string): number {
  */
 export const SECRET_PARAMETER = /auth|token|key|secret|pass|pwd|credential|signature|session|^sig$|^code$/i;
 
+/** A field whose value is a password whatever it holds (a chat bot's, a connection's): `password`, `passwd`, `xmppPassword`, ... (not `password_env`, a variable's name). */
+export const SECRET_FIELD = /^(pass|passwd|password|passphrase)$|password$/i;
+
 /** What a redacted value reads as. */
 export const REDACTED = '[redacted]';
 
@@ -137,7 +140,7 @@ export function redactUrls(text: string): string {
 
 /**
  * Every string in a logged value, with `redactUrls` applied, as JSON would see it (own enumerable
- * fields), bounded in depth. Errors are left to the `err` serializer, and values with their own
+ * fields), bounded in depth; a field named as a password (`SECRET_FIELD`) is redacted whole. Errors are left to the `err` serializer, and values with their own
  * `toJSON` (dates, buffers, URL objects) are left as they are.
  */
 function redactDeep(value: unknown, depth = 0): unknown {
@@ -157,7 +160,7 @@ function redactDeep(value: unknown, depth = 0): unknown {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
-    const redacted = redactDeep(item, depth + 1);
+    const redacted = SECRET_FIELD.test(key) && item !== undefined && item !== null ? REDACTED : redactDeep(item, depth + 1);
     if (redacted !== item) (out ??= { ...value })[key] = redacted;
   }
   return out ?? value;

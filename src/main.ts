@@ -7,7 +7,8 @@ import { createLogger } from './logging.ts';
 import { boundedLogStream, dropNotices, LOG_DROP_NOTICE_MS } from './log-stream.ts';
 import { lazily } from './lazily.ts';
 import { describeStartupFailure, STARTUP_FAILURE_STATUS } from './startup-failure.ts';
-import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage } from './storage.ts';
+import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld } from './storage.ts';
+import { xmppChannels } from './channels/xmpp-channels.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -56,9 +57,12 @@ const [
   // Loaded here, beside the database's start, rather than inside openStorage after it.
   config.storage === 'memory' ? null : import('./database.ts'),
 ]).catch((error: unknown) => refuseStart(error, async () => (await embedded)?.close()));
-const storage = await openStorage(config, log, embedded).catch((error: unknown) =>
-  refuseStart(error, async () => (await embedded?.catch(() => null))?.close()),
-);
+const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
+const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+// A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
+const channels = await xmppChannels({ world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world') })
+  .catch((error: unknown) => refuseStart(error, storage.close));
 const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });
 const bus = await (config.storage === 'postgres'
   ? createPostgresEventBus({
@@ -80,6 +84,9 @@ const app = createApp({
   runner,
   offers: runner.offers,
   warmOffers: true,
+  ...(channels === null ? {} : { channels }),
+  // Who a chat sender is: the world file's links of its xmpp channels, then the links users made.
+  worldLinks: (channel) => world?.xmpp?.find((setting) => setting.channel === channel.id)?.links ?? {},
   connections: connectionCounts(server),
   // The demo world's provider is this service: its URL takes the port listened on, at each load.
   fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,

@@ -24,7 +24,7 @@ export class WorldFileError extends Error {
 export const DEMO_MCP_PATH = '/demo/mcp';
 
 /** The world to load: the named file, the demo world (`config.demo`), or none (PostgreSQL, no file named). */
-async function readWorld(config: Config): Promise<World | null> {
+export async function readWorld(config: Config): Promise<World | null> {
   if (config.world === null && !config.demo) return null;
   const file = config.world ?? DEMO_WORLD;
   const loaded = await loadWorldFile(file);
@@ -39,10 +39,10 @@ async function readWorld(config: Config): Promise<World | null> {
  * in the database modes a named world file is imported (upsert by id) at every start, and the demo
  * world only into an empty embedded database, so a restart keeps what was written. A PostgreSQL
  * server gets no world unless one is named: the demo's tokens are published. `embedded` is the
- * embedded database when the caller started it already.
+ * embedded database when the caller started it already; `read` the world when the caller read it already.
  */
-export async function openStorage(config: Config, log: Logger, embedded?: Promise<EmbeddedPostgres> | null): Promise<Storage> {
-  const world = await readWorld(config);
+export async function openStorage(config: Config, log: Logger, embedded?: Promise<EmbeddedPostgres> | null, read?: World | null): Promise<Storage> {
+  const world = read === undefined ? await readWorld(config) : read;
   if (config.storage === 'memory') {
     const storage = createMemoryStorage();
     if (world !== null) await storage.importWorld(world);

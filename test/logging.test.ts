@@ -102,6 +102,18 @@ describe('credentials in URLs are redacted from every log line', () => {
     }
   });
 
+  it('redacts a field named as a password whole, wherever it is, and keeps password_env (a variable name)', () => {
+    const lines: string[] = [];
+    const log = createLogger('debug', new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString('utf8')), done()) }));
+    log.child({ options: { password: 'bind-pw-1' } }).info({ xmpp: { jid: 'console@localhost', password: 'xmpp-pw-1', password_env: 'XMPP_PASSWORD' }, botPassword: 'bot-pw-1', passwd: 'pw-2' }, 'connecting');
+    const text = lines.join('');
+    for (const secret of ['bind-pw-1', 'xmpp-pw-1', 'bot-pw-1', 'pw-2']) assert.ok(!text.includes(secret), `${secret} was logged: ${text}`);
+    const line = JSON.parse(lines[0]!);
+    assert.equal(line.xmpp.password, REDACTED);
+    assert.equal(line.xmpp.password_env, 'XMPP_PASSWORD');
+    assert.equal(line.xmpp.jid, 'console@localhost');
+  });
+
   it('a captured logger never writes them: message, fields, nested values, URL objects, errors, bindings', () => {
     const lines: string[] = [];
     const log = createLogger('debug', new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString('utf8')), done()) }));

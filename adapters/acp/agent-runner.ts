@@ -221,6 +221,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
         // What the agent did not take is reported, and the turn goes on in the posture the session has.
         for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
         const prompt = await promptFor(request, fresh);
+        await request.beforePrompt?.();
         const answer = await Promise.race([
           proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: prompt }] })),
           abandoned,

@@ -67,7 +67,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       }
       const id = uuidv7();
       const thread: Thread = {
-        id, key: input.key, channel: CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
+        id, key: input.key, channel: input.channel ?? CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
         fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
       };
       state.threads.set(id, thread);
@@ -238,6 +238,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
     },
 
     async releaseTurn(runId) {
+      state.unsent.delete(runId);
       for (const [conversationId, turn] of state.turns) {
         if (turn.run_id !== runId) continue;
         state.turns.delete(conversationId);

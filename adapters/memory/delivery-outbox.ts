@@ -20,6 +20,9 @@ export function memoryDeliveryOutbox(entries: Map<string, OutboxEntry>, now: () 
     enqueue(delivery) {
       entries.set(delivery.id, { delivery: { ...delivery, attempts: 0 }, due: now(), holder: null });
     },
+    async add(delivery) {
+      if (!entries.has(delivery.id)) entries.set(delivery.id, { delivery: { ...delivery, attempts: 0 }, due: now(), holder: null });
+    },
     async claimDue(holder, leaseMs, limit) {
       const at = now();
       const claimed: QueuedDelivery[] = [];

@@ -22,6 +22,14 @@ export interface MemoryQueued {
   readonly created_at: string;
 }
 
+/** A dequeued directive's turn whose prompt has not reached its agent: what kicking it again needs. */
+export interface MemoryUnsent {
+  readonly thread_id: string;
+  readonly item: QueuedDirective;
+  readonly message: Message;
+  readonly event: WireEvent;
+}
+
 /** A thread's queued directives, the next to run first. */
 export const queueOf = (state: MemoryState, threadId: string): MemoryQueued[] =>
   [...state.queue.values()].filter((q) => q.thread_id === threadId).sort((a, b) => a.ordinal - b.ordinal);
@@ -76,6 +84,7 @@ export function memoryDirectiveQueue(state: MemoryState): DirectiveQueue {
       : { id: stored.id, role: stored.role, text: stored.text, artifact_id: stored.artifact_id, created_at: stored.created_at };
     const item = answered(next, 1);
     const event = appendEvent(state, threadId, 'dequeued', { id: item.id, run_id: runId, conversation_id: conversation.id, message });
+    state.unsent.set(runId, { thread_id: threadId, item, message, event });
     return { thread, conversation, run, item, message, event };
   }
 
@@ -119,6 +128,7 @@ export function memoryDirectiveQueue(state: MemoryState): DirectiveQueue {
       if (held === undefined) return null;
       const [conversationId] = held;
       state.turns.delete(conversationId);
+      state.unsent.delete(runId);
       const conversation = state.conversations.get(conversationId);
       if (conversation === undefined) return null;
       state.conversations.set(conversationId, { ...conversation, turn_running: false });
@@ -132,6 +142,25 @@ export function memoryDirectiveQueue(state: MemoryState): DirectiveQueue {
         if (started !== null) return started;
       }
       return null;
+    },
+
+    async unsentTurn(runId) {
+      const unsent = state.unsent.get(runId);
+      const run = state.runs.get(runId);
+      const thread = unsent === undefined ? undefined : state.threads.get(unsent.thread_id);
+      const conversation = run === undefined ? undefined : state.conversations.get(run.conversation_id);
+      if (unsent === undefined || run?.status !== 'running' || thread === undefined || conversation === undefined) return null;
+      return { thread, conversation, run, item: unsent.item, message: unsent.message, event: unsent.event };
+    },
+
+    async takeUnsentPrompt(runId, holder) {
+      const held = [...state.turns.values()].some((turn) => turn.run_id === runId && turn.holder === holder);
+      const unsent = state.unsent.get(runId);
+      if (!held || unsent === undefined) return false;
+      state.unsent.delete(runId);
+      const id = uuidv7();
+      state.modelMessages.set(id, { id, run_id: runId, role: 'user', content: unsent.item.text, created_at: uuid7Time(id) });
+      return true;
     },
   };
 }

@@ -4,7 +4,8 @@ import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
-import type { MemoryQueued } from './directive-queue.ts';
+import type { MemoryLinks } from './channel-links.ts';
+import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
@@ -37,6 +38,10 @@ export interface MemoryState {
   readonly deliveries: Map<string, OutboxEntry>;
   /** Directives queued on busy threads, by id (removed when their turn starts, or when revoked). */
   readonly queue: Map<string, MemoryQueued>;
+  /** Users' links to chat addresses, and the codes that make them. */
+  readonly channelLinks: MemoryLinks;
+  /** Dequeued directives whose prompt has not reached their agent yet, by run id (removed when taken, or when the turn ends). */
+  readonly unsent: Map<string, MemoryUnsent>;
 }
 
 /** An empty state. */
@@ -62,10 +67,12 @@ export function emptyState(): MemoryState {
     pendingAnswers: new Map(),
     deliveries: new Map(),
     queue: new Map(),
+    channelLinks: { codes: new Map(), links: new Map() },
+    unsent: new Map(),
   };
 }
 
-/** What is going on in a thread: a turn running on any of its conversations, and the approvals and questions pending. */
+/** What is going on in a thread: a turn running on any of its conversations, the approvals and questions pending, the directives queued. */
 export function threadActivity(state: MemoryState, threadId: string): ThreadActivity {
   const conversations = [...state.conversations.values()].filter((c) => c.thread_id === threadId);
   const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
@@ -73,5 +80,6 @@ export function threadActivity(state: MemoryState, threadId: string): ThreadActi
     turn_running: conversations.some((c) => c.turn_running),
     approvals: pending.filter((p) => p.kind === 'approval').length,
     questions: pending.filter((p) => p.kind === 'question').length,
+    queued: [...state.queue.values()].filter((q) => q.thread_id === threadId).length,
   };
 }

@@ -3,6 +3,7 @@ import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
+import { memoryChannelLinks } from './channel-links.ts';
 import { memoryConsoleWriter } from './console-writer.ts';
 import { memoryDeliveryOutbox } from './delivery-outbox.ts';
 import { memoryEventLog } from './event-log.ts';
@@ -63,6 +64,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     artifacts: memoryArtifactStore(state),
     writer: memoryConsoleWriter(state, outbox),
     outbox,
+    links: memoryChannelLinks(state.channelLinks),
     events: memoryEventLog(state),
     conversations: {
       findForUser: async (userId, conversationId) => {
@@ -70,6 +72,8 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         return conversation !== undefined && accessible(userId, conversation.thread_id) !== null ? conversation : null;
       },
       listByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId),
+      livingAt: async (address) =>
+        [...state.conversations.values()].find((c) => c.moved_to === null && c.address?.channel === address.channel && c.address.id === address.id) ?? null,
       latestByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null,
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);
@@ -86,7 +90,11 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     },
     catalog: {
       agents: async () => [...state.agents.values()].sort(byId),
-      channels: async () => [...state.channels.values()].sort(byId),
+      // The world's linked users, then those who linked themselves with a code, in byte order.
+      channels: async () => [...state.channels.values()].sort(byId).map((channel) => {
+        const linked = [...state.channelLinks.links.values()].filter((l) => l.channel === channel.id && !channel.linked_users.includes(l.user)).map((l) => l.user).sort();
+        return linked.length === 0 ? channel : { ...channel, linked_users: [...channel.linked_users, ...linked] };
+      }),
       projects: async () => [...state.projects.keys()].sort(),
       project: async (name) => (state.projects.has(name) ? { name, directory: state.projects.get(name) ?? null } : null),
     },

@@ -189,12 +189,12 @@ async function createConsoleThread(sql: Statement, input: NewConsoleThread): Pro
     insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
     values (?, ?, ?, ?, ?, ?, null, null, ?)
     on conflict (owner, key) where key is not null do nothing returning ${THREAD}`,
-  [id, input.key, CONSOLE_CHANNEL, input.owner, input.project, input.title, uuid7Time(id)]);
+  [id, input.key, input.channel ?? CONSOLE_CHANNEL, input.owner, input.project, input.title, uuid7Time(id)]);
   // The existing row is locked, so two callers that both find it without a conversation add only one.
   const thread = created ?? (await sql<Thread>(`select ${THREAD} from threads where owner = ? and key = ? for update`, [input.owner, input.key]))[0]!;
   const [first] = created !== undefined ? [] : await sql<Conversation>(
     `select ${CONVERSATION} from conversations where thread_id = ? order by id limit 1`, [thread.id]);
   if (first !== undefined) return { thread, conversation: first };
-  // A console conversation lives at its thread.
-  return { thread, conversation: await insertConversation(sql, thread, { ...input.conversation, address: null }) };
+  // A console conversation lives at its thread; a chat thread's where the message that opened it was posted.
+  return { thread, conversation: await insertConversation(sql, thread, { ...input.conversation, address: input.conversation.address ?? null }) };
 }

@@ -52,6 +52,13 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
         from conversations where thread_id = ? order by id`, [threadId]);
     },
 
+    async livingAt(address) {
+      const rows = await runStatement<Conversation>(orm, `
+        select ${CONVERSATION}
+        from conversations where address = ?::jsonb and moved_to is null limit 1`, [JSON.stringify({ channel: address.channel, id: address.id })]);
+      return rows[0] ?? null;
+    },
+
     async latestByThread(threadId) {
       if (!isUuid(threadId)) return null;
       const rows = await runStatement<Conversation>(orm, `

@@ -17,6 +17,12 @@ export function mikroOrmDeliveryOutbox(orm: MikroORM): DeliveryOutbox {
         returning d.id, d.channel, d.place, d.new_thread, d.address, d.title, d.text, d.attempts`,
       [holder, leaseMs / 1000, limit]).then((rows) => rows.sort((a, b) => (a.id < b.id ? -1 : 1))),
 
+    async add(d) {
+      await runStatement(orm, `insert into deliveries (id, channel, place, new_thread, address, title, text, attempts, due_at, holder)
+        values (?, ?, ?, ?, ?::jsonb, ?, ?, 0, now(), null) on conflict (id) do nothing`,
+      [d.id, d.channel, d.place, d.new_thread, JSON.stringify(d.address), d.title, d.text]);
+    },
+
     async delivered(id) {
       if (isUuid(id)) await runStatement(orm, 'delete from deliveries where id = ?', [id]);
     },

@@ -5,7 +5,7 @@ import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/m
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { DequeuedTurn, DirectiveQueue, QueueActor, QueuedDirective } from '../../ports/directive-queue.ts';
 import type { TurnLease } from '../../ports/turn-leases.ts';
-import { CONVERSATION, MESSAGE_OF, THREAD } from './columns.ts';
+import { CONVERSATION, MESSAGE_OF, RUN, THREAD } from './columns.ts';
 import { APPEND } from './event-log.ts';
 import { iso, isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
@@ -63,8 +63,14 @@ async function startNextIn(sql: Statement, thread: Thread, conversations: readon
   const stored = message ?? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id) };
   const item: QueuedDirective = { id: next.id, message_id: next.message_id, text: next.text, author: next.author, position: 1, created_at: next.created_at };
   const [event] = await sql<WireEvent>(APPEND, [thread.id, 'dequeued', JSON.stringify({ id: item.id, run_id: runId, conversation_id: latest.id, message: stored }), thread.id]);
-  return { thread, conversation: conversation!, run, item, message: stored, event: event! };
+  // Kept until the kick takes it to the agent: a crash before then leaves the run to be kicked again.
+  const unsent: Unsent = { item, message: stored, event: event! };
+  await sql('insert into unsent_prompts (run_id, thread_id, started) values (?, ?, ?::jsonb)', [runId, thread.id, JSON.stringify(unsent)]);
+  return { thread, conversation: conversation!, run, ...unsent };
 }
+
+/** What `unsent_prompts.started` keeps of a dequeued turn: the rest (thread, conversation, run) is read as it is now. */
+type Unsent = Pick<DequeuedTurn, 'item' | 'message' | 'event'>;
 
 /** The directive queue in `directive_queue`; every write is one transaction that takes the thread's row lock first. */
 export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
@@ -89,6 +95,7 @@ export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
         if (!conversations.some((c) => c.turn_run_id === release)) return null;
         await sql(`update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
           where turn_run_id = ?`, [release]);
+        await sql('delete from unsent_prompts where run_id = ?', [release]);
       }
       if (conversations.some((c) => c.turn_running && c.turn_run_id !== release)) return null;
       return startNextIn(sql, thread, conversations, lease);
@@ -141,6 +148,32 @@ export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
         where not exists (select 1 from conversations c where c.thread_id = q.thread_id and c.turn_running)
         order by q.ordinal limit 1`, []);
       return idle === undefined ? null : lockAndStart(idle.thread_id, lease, null);
+    },
+
+    async unsentTurn(runId) {
+      if (!isUuid(runId)) return null;
+      const [unsent] = await runStatement<{ thread_id: string; started: Unsent }>(orm, 'select thread_id, started from unsent_prompts where run_id = ?', [runId]);
+      if (unsent === undefined) return null;
+      const [run] = await runStatement<Run>(orm, `select ${RUN} from runs where id = ? and status = 'running'`, [runId]);
+      if (run === undefined) return null;
+      const [thread] = await runStatement<Thread>(orm, `select ${THREAD} from threads where id = ?`, [unsent.thread_id]);
+      const [conversation] = await runStatement<Conversation>(orm, `select ${CONVERSATION} from conversations where id = ?`, [run.conversation_id]);
+      if (thread === undefined || conversation === undefined) return null;
+      return { thread, conversation, run, ...unsent.started };
+    },
+
+    async takeUnsentPrompt(runId, holder) {
+      if (!isUuid(runId)) return false;
+      // One delete decides: a second taker (or one whose turn a sweep claimed meanwhile) deletes nothing.
+      const id = uuidv7();
+      const taken = await runStatement(orm, `
+        with taken as (
+          delete from unsent_prompts where run_id = ?
+            and exists (select 1 from conversations where turn_run_id = ? and turn_holder = ?)
+          returning run_id, started -> 'item' ->> 'text' as text)
+        insert into model_messages (id, run_id, role, content, created_at) select ?, run_id, 'user', text, ? from taken returning id`,
+      [runId, runId, holder, id, uuid7Time(id)]);
+      return taken.length === 1;
     },
   };
 }

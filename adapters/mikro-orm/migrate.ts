@@ -24,6 +24,8 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0006-agent-offers', load: async () => (await import('./migrations/0006-agent-offers.ts')).AgentOffers },
   { name: '0007-moves-and-deliveries', load: async () => (await import('./migrations/0007-moves-and-deliveries.ts')).MovesAndDeliveries },
   { name: '0008-directive-queue', load: async () => (await import('./migrations/0008-directive-queue.ts')).DirectiveQueue },
+  { name: '0009-channel-links', load: async () => (await import('./migrations/0009-channel-links.ts')).ChannelLinks },
+  { name: '0011-unsent-prompts', load: async () => (await import('./migrations/0011-unsent-prompts.ts')).UnsentPrompts },
 ];
 
 /** The table that records applied migrations. */

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Storage } from '../../ports/storage.ts';
 import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
+import { mikroOrmChannelLinks } from './channel-links.ts';
 import { mikroOrmConsoleWriter } from './console-writer.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
 import { mikroOrmDeliveryOutbox } from './delivery-outbox.ts';
@@ -47,6 +48,7 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     writer: mikroOrmConsoleWriter(orm),
     events: mikroOrmEventLog(orm),
     outbox: mikroOrmDeliveryOutbox(orm),
+    links: mikroOrmChannelLinks(orm),
     importWorld: (world) => importWorld(orm, world),
     isEmpty: async () => (await runStatement<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),

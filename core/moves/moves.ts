@@ -1,11 +1,11 @@
 import type { Failure } from '../../domain/errors.ts';
 import { CONSOLE_CHANNEL, type Address, type Agent, type User } from '../../domain/model.ts';
 import {
-  agentRoutesOn, barredFailure, busyFailure, findPlace, isThreadPlace, movedReason, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
+  agentRoutesOn, barredFailure, busyFailure, findPlace, isThreadPlace, movedReason, newThreadAddress, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
-import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import { ChannelUnavailableError, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { NewId } from '../../ports/new-id.ts';
@@ -87,7 +87,13 @@ export function threadMoves(deps: {
       if (!channel.linked_users.includes(user.id)) return fail({ code: 'channel_not_linked' });
       if (!channel.browsable) return fail({ code: 'channel_not_browsable' });
       if (channel.agents.length === 0) return fail({ code: 'agent_not_on_channel', detail: 'No agent is connected to this channel' });
-      const places = await channels.places(channelId, inside);
+      let places: Awaited<ReturnType<ChannelPort['places']>>;
+      try {
+        places = await channels.places(channelId, inside);
+      } catch (error) {
+        if (error instanceof ChannelUnavailableError) return fail({ code: 'channel_unavailable' });
+        throw error;
+      }
       if (places === null) return fail(invalid('query.inside', 'opens no place on this channel'));
       return ok(places.map((place) => placeAddress(channel, place)));
     },
@@ -139,7 +145,7 @@ export function threadMoves(deps: {
         const deliveryId = deps.newId();
         const history = await threadHistory(storage, user.id, thread.id, null);
         // The address is decided now, from the delivery's id: the move does not wait for the channel.
-        address = { channel: channelId, id: body.new_thread ? `${id}/${deliveryId}` : id };
+        address = { channel: channelId, id: body.new_thread ? newThreadAddress(channel, id, deliveryId) : id };
         where = body.new_thread ? `a new thread in ${place.name} on ${channel.name}` : `${place.name} on ${channel.name}`;
         delivery = {
           id: deliveryId, channel: channelId, place: id, new_thread: body.new_thread, address, title: thread.title,

@@ -26,9 +26,21 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
   // A high surrogate that ended a chunk waits for the low one that begins the next.
   let held = '';
   let outcome: Outcome;
+  // Set when this kick lets its run go with the prompt unsent: nothing is recorded, its lease lapses,
+  // and a sweep kicks it again (or ends it, when another kick took the prompt).
+  let letGo = false;
+  // The prompt of a dequeued directive's run is the agent's once taken; until then, storage failing lets the run go too.
+  let taken = request.unsent !== true;
+  const beforePrompt = async (): Promise<void> => {
+    // Taking it records it as the run's model message: a kick that let the run go recorded nothing.
+    if (await takePrompt(deps, entry, runId)) return void (taken = true);
+    letGo = true;
+    throw new Error('the prompt of this run was not taken here');
+  };
   try {
     await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
-    await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
+    // A dequeued directive's prompt is recorded as it is taken, just before the agent gets it.
+    if (request.unsent !== true) await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
     const result = await runner.runTurn({
       agent: request.agent,
       sessionId: await writer.sessionOf(conversation.id),
@@ -40,6 +52,7 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
       signal: entry.controller.signal,
       onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
       ...(request.history === undefined ? {} : { history: request.history }),
+      ...(request.unsent === true ? { beforePrompt } : {}),
       // Said in the ledger: this agent did not continue a session that knew the thread.
       onBriefed: async () => {
         touch();
@@ -121,6 +134,12 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
       ? { status: 'cancelled', error: entry.cancelled?.reason ?? runError('cancelled', 'the agent cancelled the turn'), stopReason: result.stopReason }
       : { status: 'succeeded', error: null, stopReason: result.stopReason };
   } catch (error) {
+    if (letGo || (!taken && entry.cancelled === null && failureOf(error).code === 'storage_failed')) {
+      log.warn({ run: runId }, 'the prompt of a queued directive could not be taken here; its lease will lapse and a sweep kicks it again');
+      entry.lost = true;
+      waiters.cancelRun(runId);
+      return;
+    }
     if (entry.cancelled !== null) outcome = { status: 'cancelled', error: entry.cancelled.reason, stopReason: null };
     else {
       const failure = failureOf(error);
@@ -132,6 +151,25 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
   waiters.cancelRun(runId);
   if (entry.lost) return;
   await finish(deps, entry, threadId, runId, outcome);
+}
+
+/**
+ * Takes the run's unsent prompt, retried while storage fails, for at most one lease: true when the
+ * agent may have it. False when another kick took it, the turn was lost, or storage stayed down (the
+ * sweep kicks the run again once its lease lapses). A cancel meanwhile throws: the run ends cancelled.
+ */
+async function takePrompt(deps: KickDeps, entry: InFlight, runId: string): Promise<boolean> {
+  const deadline = Date.now() + deps.leaseMs;
+  for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+    try {
+      return await deps.writer.takeUnsentPrompt(runId, deps.holder);
+    } catch (error) {
+      if (entry.cancelled !== null) throw error;
+      if (entry.lost || Date.now() + wait > deadline) return false;
+      deps.log.warn({ err: error, run: runId }, 'taking the prompt of a queued directive failed; trying again');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 /** The ledger line of a turn whose agent starts a fresh session from the thread's history. */

@@ -23,13 +23,18 @@ export interface KickRequest {
   readonly mode: string | null;
   /** The brief of the thread's history before this turn, read only when the agent starts a fresh session. */
   readonly history?: () => Promise<string | null>;
+  /**
+   * The run's prompt waits in storage until it is taken (a dequeued directive's): the kick takes it
+   * just before the agent gets it, and lets the run go, unsent, when it cannot (see DirectiveQueue.takeUnsentPrompt).
+   */
+  readonly unsent?: boolean;
 }
 
 export interface KickDeps {
   /** What a kick records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
-  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<DirectiveQueue, 'handOverTurn'>;
-  /** Kicks the queued directive a turn's end handed the thread to (this instance holds its lease); none: nothing is queued here. */
-  readonly startQueued?: (turn: DequeuedTurn) => Promise<void>;
+  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<DirectiveQueue, 'handOverTurn' | 'takeUnsentPrompt'>;
+  /** Kicks the queued directive a turn's end handed the thread to (this instance holds its lease); answers whether it did. None: nothing is queued here. */
+  readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   /**
    * Whether the instance is stopping: a turn that ends then is released without starting the next
    * queued directive (its agent is going away too), which waits for the next start, or another instance's sweep.

@@ -7,9 +7,11 @@ import { threadHistory } from './history.ts';
 import type { Kicker } from './kick.ts';
 
 /**
- * Kicks the turn of a queued directive that a hand-over (a turn's end, or the sweep) just started:
- * its `dequeued` event is published first, then the run is kicked on this instance, which holds its
- * lease. Never throws: a turn that cannot be kicked here is left to lapse, and the sweep ends it.
+ * Kicks the turn of a queued directive that a hand-over (a turn's end, or the sweep) started: its
+ * `dequeued` event is published first, then the run is kicked on this instance, which holds its
+ * lease; the kick takes its unsent prompt just before the agent gets it. Never throws: answers
+ * whether it kicked. A turn that cannot be kicked here is left to lapse, and the sweep kicks it
+ * again (its prompt still unsent), or ends it when that fails too.
  */
 export function queuedTurns(deps: {
   readonly storage: Storage;
@@ -19,7 +21,7 @@ export function queuedTurns(deps: {
   readonly runDirectory: RunDirectory;
   readonly log: Logger;
 }) {
-  return async function startQueued(turn: DequeuedTurn): Promise<void> {
+  return async function startQueued(turn: DequeuedTurn): Promise<boolean> {
     const { thread, conversation, run } = turn;
     try {
       await deps.bus.publish(turn.event).catch(() => {});
@@ -31,13 +33,16 @@ export function queuedTurns(deps: {
         run,
         agent,
         prompt: turn.item.text,
+        unsent: true,
         cwd: run.directory ?? (await deps.runDirectory(thread.project)),
         mode: conversation.permission_mode,
         // What the thread had when this turn started (the turns that ran while it waited included).
         history: () => threadHistory(deps.storage, thread.owner, thread.id, run.id),
       });
+      return true;
     } catch (error) {
       deps.log.error({ err: error, run: run.id, thread: thread.id }, 'a queued directive could not be kicked; its lease will lapse and be swept');
+      return false;
     }
   };
 }

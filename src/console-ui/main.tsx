@@ -1,13 +1,14 @@
 /*
  * The console page's script: browser code, bundled by esbuild for `GET /assets/console.js`. A signed-out
  * visitor gets the sign-in form; then the thread list beside the open thread (`#/threads/<id>`) or the
- * new-thread composer (`#/new`).
+ * new-thread composer (`#/new`), or the caller's chat links (`#/links`).
  */
 import { signal } from '@preact/signals';
 import { render } from 'preact';
 import { useEffect } from 'preact/hooks';
 import type { Activity, LiveActivity } from './activity.ts';
 import { api } from './api.ts';
+import { ChatLinks } from './chat-links.tsx';
 import { NewThread } from './new-thread.tsx';
 import { me, signedOut } from './session.ts';
 import { SignIn } from './sign-in.tsx';
@@ -42,11 +43,12 @@ function App() {
       <header class="top">
         <h1>Agent console</h1>
         <span class="who">{me.value.name}</span>
+        <a href="#/links" aria-current={route.value === '#/links' ? 'page' : undefined}>Chat links</a>
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </header>
       <ThreadList selected={threadId} refresh={listVersion.value} live={liveActivity.value} />
       <main>
-        {threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+        {route.value === '#/links' ? <ChatLinks /> : threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
       </main>
     </div>
   );

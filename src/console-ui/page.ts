@@ -47,6 +47,17 @@ label{display:block;font-weight:600;margin:8px 0 4px}
 .top{grid-column:1/-1;display:flex;align-items:center;gap:12px;padding:8px 16px;border-bottom:1px solid var(--line);background:var(--panel)}
 .top h1{font-size:17px;margin:0;flex:1}
 .who{color:var(--muted)}
+.top a{color:var(--accent)}
+.chat-links{max-width:640px}
+.chat-links .links{list-style:none;padding:0}
+.chat-links .links li{display:flex;gap:8px;align-items:center;padding:6px 0;border-bottom:1px solid var(--line)}
+.chat-links .channel{font-weight:600}
+.chat-links .address{flex:1;font-family:ui-monospace,monospace}
+.chat-links form{display:flex;gap:8px;align-items:flex-end;flex-wrap:wrap;margin-top:12px}
+.chat-links form label{width:100%;margin-bottom:0}
+.chat-links form select{width:auto}
+.link-code{margin-top:12px;padding:8px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--panel)}
+.link-code code{font-size:20px;letter-spacing:.08em}
 .threads{border-right:1px solid var(--line);padding:12px;overflow:auto}
 .threads ul{list-style:none;margin:8px 0;padding:0}
 .threads li a{display:block;padding:8px;border-radius:6px;color:inherit;text-decoration:none}
@@ -108,6 +119,14 @@ label.inline input{width:auto}
 [hidden]{display:none!important}
 .composer{margin-top:12px}
 .composer button{margin-top:8px}
+.actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.composer .actions .hint{margin-top:8px}
+.queue{margin:8px 0}
+.queue h3{font-size:14px;margin:0 0 4px;color:var(--muted)}
+.queue ol{list-style:none;padding:0;margin:0;display:flex;flex-direction:column;gap:6px}
+.queue li{background:var(--panel);border:1px dashed var(--accent);border-radius:8px;padding:8px 12px}
+.queue li p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
+.queue li button{margin-top:4px}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
 @media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
 `;

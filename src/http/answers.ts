@@ -16,6 +16,27 @@ export const Page = <T extends v.GenericSchema>(item: T) => v.strictObject({ ite
 export const Status = v.strictObject({ status: v.picklist(['ok', 'ready']) });
 export const Me = v.strictObject({ id: v.string(), name: v.string() });
 
+/** A one-use link code for a chat channel (contract section 9): shown once, valid until `expires_at`. */
+export const LinkCode = v.strictObject({
+  channel: v.string(),
+  /** 8 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`. */
+  code: v.pipe(v.string(), v.regex(/^[2-9A-HJKMNP-Z]{8}$/)),
+  expires_at: Time,
+  /** What to send the channel's bot in a direct message, from the address to link: `link <code>`. */
+  send: v.string(),
+});
+
+/** The caller's link to a chat address on a channel: made with a code (`created_at` set, removable), or by the world file. */
+export const ChannelLink = v.strictObject({
+  channel: v.string(),
+  address: v.string(),
+  created_at: nullable(Time),
+  source: v.picklist(['code', 'world']),
+});
+
+/** A channel the caller can link an address on: every connected channel but the console. */
+export const LinkableChannel = v.strictObject({ id: v.string(), name: v.string(), kind: v.string() });
+
 export const Thread = v.strictObject({
   id: Uuid,
   key: nullable(v.string()),
@@ -31,7 +52,12 @@ export const Thread = v.strictObject({
 /** A thread in the thread list: its row and what is going on in it. */
 export const ThreadListItem = v.strictObject({
   ...Thread.entries,
-  activity: v.strictObject({ turn_running: v.boolean(), approvals: v.pipe(v.number(), v.integer()), questions: v.pipe(v.number(), v.integer()) }),
+  activity: v.strictObject({
+    turn_running: v.boolean(),
+    approvals: v.pipe(v.number(), v.integer()),
+    questions: v.pipe(v.number(), v.integer()),
+    queued: v.pipe(v.number(), v.integer()),
+  }),
 });
 
 export const McpAppOverview = v.strictObject({ artifact_id: Uuid, title: v.string(), provider_name: v.string(), viewer_url: v.string() });

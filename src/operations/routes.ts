@@ -40,7 +40,7 @@ export function operationRoutes(moves: ThreadMoves, access: PathAccesses): Route
       params: v.object({ id: UuidParam, channel: word(200) }),
       query: v.object({ inside: v.optional(v.pipe(v.string('must be given once'), v.nonEmpty('must not be empty'), v.maxLength(500), storable)) }),
       operationId: 'channelAddresses', pathRefusal: threadFirst,
-      responses: { 200: answer('One level of places', v.array(ChannelAddress)), 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing' },
+      responses: { 200: answer('One level of places', v.array(ChannelAddress)), 401: 'No valid credential', 404: 'Thread unavailable', 409: 'Not browsable, no agent, or not linked', 422: 'An inside value that opens nothing', 503: "The channel's platform cannot be reached now (channel_unavailable)" },
       handle: async ({ user, params, query }) => {
         return result(200, await moves.addresses(user, params.id, params.channel, query.inside ?? null));
       },

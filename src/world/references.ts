@@ -1,4 +1,5 @@
 import type { Issue } from '../../domain/result.ts';
+import { XMPP_KIND } from '../../domain/xmpp.ts';
 import type { WorldFile } from './schema.ts';
 
 /**
@@ -46,6 +47,7 @@ export function referenceIssues(world: WorldFile): Issue[] {
   world.channels.forEach((channel, i) => {
     channel.agents.forEach((id, j) => agents.has(id) || problem(`channels.${i}.agents.${j}`, `names no agent (${id})`));
     channel.linked_users.forEach((id, j) => user(id, `channels.${i}.linked_users.${j}`));
+    xmppChannelIssues(channel, `channels.${i}`, user, problem);
   });
   world.installations.forEach((installation, i) => user(installation.owner, `installations.${i}.owner`));
   world.artifacts.forEach((artifact, i) => {
@@ -92,6 +94,20 @@ export function referenceIssues(world: WorldFile): Issue[] {
 }
 
 type Thread = WorldFile['threads'][number];
+type Channel = WorldFile['channels'][number];
+
+/** An xmpp channel has its `xmpp` object and takes its linked users and places from the server; no other kind has either. */
+function xmppChannelIssues(channel: Channel, at: string, user: (id: string, path: string) => unknown, problem: (path: string, message: string) => void): void {
+  if (channel.kind !== XMPP_KIND) {
+    if (channel.xmpp !== undefined) problem(`${at}.xmpp`, `is only for a channel of kind "${XMPP_KIND}"`);
+    if (channel.links !== undefined) problem(`${at}.links`, `is only for a channel of kind "${XMPP_KIND}"`);
+    return;
+  }
+  if (channel.xmpp === undefined) return problem(`${at}.xmpp`, 'is required for an xmpp channel: {service, domain, muc, jid, password_env, nick}');
+  if (channel.linked_users.length > 0) problem(`${at}.linked_users`, 'must be absent for an xmpp channel: its linked users are the keys of links');
+  if (channel.addresses.length > 0) problem(`${at}.addresses`, "must be absent for an xmpp channel: its places are the server's rooms");
+  for (const id of Object.keys(channel.links ?? {})) user(id, `${at}.links.${id}`);
+}
 
 /** A fork names an existing thread, has a cutoff that is a message of that thread's ledger, and no cycle. */
 function forkIssues(thread: Thread, at: string, threads: Map<string, Thread>, problem: (path: string, message: string) => void): void {

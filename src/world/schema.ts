@@ -4,6 +4,7 @@ import { ENV_NAME_PATTERN } from '../../domain/agent-env.ts';
 import { PERMISSION_OPTION_KINDS, RUN_STATUSES } from '../../domain/model.ts';
 import { isStorableText } from '../../domain/text.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
+import { BARE_JID_PATTERN, DOMAIN_PATTERN } from '../../domain/xmpp.ts';
 
 const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
@@ -66,6 +67,27 @@ const Place: v.GenericSchema<PlaceInput, PlaceOutput> = v.object({
   barred: nullable(v.string()),
   children: v.optional(v.array(v.lazy(() => Place)), []),
 });
+
+/** A bare JID (`local@domain`, no resource), as a chat address or a bot account. */
+const bareJid = v.pipe(
+  v.string('must be a bare JID (user@domain)'),
+  v.maxLength(1023, 'must be at most 1023 characters'),
+  v.regex(BARE_JID_PATTERN, 'must be a bare JID (user@domain), without a resource'),
+);
+const domainName = v.pipe(v.string('must be a domain name'), v.regex(DOMAIN_PATTERN, 'must be a domain name (letters, digits, dots and hyphens)'));
+
+/** The `xmpp` object of an xmpp channel: the server, the bot's account and nick; its password stays in the environment. */
+const XmppAccount = v.strictObject(
+  {
+    service: v.pipe(v.string(), v.regex(/^xmpps?:\/\/[^\s/?#]+\/?$/, 'must be xmpp://host:port or xmpps://host:port')),
+    domain: domainName,
+    muc: domainName,
+    jid: bareJid,
+    password_env: envName,
+    nick: v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(100, 'must be at most 100 characters'), v.regex(/^[^\s/@]+$/, 'must not contain spaces, / or @')),
+  },
+  (issue) => (issue.expected === 'never' ? `is not a field of xmpp (${String(issue.input)}); the password is never in the world: name its variable in password_env` : 'must be an object {service, domain, muc, jid, password_env, nick}'),
+);
 
 const ModelMessage = v.object({ id: uuid7, role: name, content: v.string() });
 const Run = v.object({
@@ -138,6 +160,9 @@ export const WorldFileSchema = v.object({
       agents: names,
       linked_users: names,
       addresses: v.optional(v.array(Place), []),
+      // An xmpp channel (contract section 9): its server and bot account, and the console users linked to chat addresses.
+      xmpp: v.optional(XmppAccount),
+      links: v.optional(v.record(name, bareJid)),
     }),
   ),
   installations: v.optional(

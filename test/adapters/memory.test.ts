@@ -1,6 +1,9 @@
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { emptyState } from '../../adapters/memory/state.ts';
+import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
+import { channelPortContract } from '../contracts/channel-port.contract.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
 import { consoleWriterContract } from '../contracts/console-writer.contract.ts';
 import { directiveQueueContract } from '../contracts/directive-queue.contract.ts';
 import { eventBusContract } from '../contracts/event-bus.contract.ts';
@@ -17,3 +20,18 @@ directiveQueueContract('memory', async () => {
 eventBusContract('in-process bus on memory', async () => ({
   storage: createMemoryStorage(), bus: createMemoryEventBus(), peer: null, dropConnections: null,
 }));
+channelPortContract('memory (the world file channels)', async () => {
+  const storage = createMemoryStorage();
+  await storage.importWorld(fixtureWorld());
+  return {
+    port: memoryChannelPort(storage.catalog),
+    channel: { id: 'team-chat', kind: 'chat' },
+    open: { id: 'general', inside: 'general' },
+    thread: 'general/t1',
+    barred: { id: 'ops', reason: /not in this room/ },
+    seen: null,
+    another: null,
+    server: null,
+    close: () => storage.close(),
+  };
+});

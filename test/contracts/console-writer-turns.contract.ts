@@ -171,11 +171,37 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const moved = (await storage().conversations.listByThread(t.thread.id))[0]!;
       assert.deepEqual(moved.moved_to, { thread_id: landing.id, conversation_id: conversation.id, address: conversation.address });
       assert.deepEqual(moved.address, conversation.address, "the moved conversation's new address");
+      // One conversation lives at the address: the landing one, not the source that left by it.
+      assert.equal((await storage().conversations.livingAt(conversation.address!))?.id, conversation.id);
+      assert.equal(await storage().conversations.livingAt({ channel: 'team-chat', id: 'nowhere' }), null);
       assert.equal(await storage().writer.sessionOf(conversation.id), 'session-1');
       assert.deepEqual((await ledger(t.thread.id)).map((m) => [m.role, m.text]), [['system', 'Moved away'], ['assistant', 'Done before'], ['user', 'Before the move']]);
       assert.deepEqual((await ledger(landing.id)).map((m) => [m.role, m.text]), [['system', 'Moved here']]);
       const claimed = await storage().outbox.claimDue('dispatcher', 60_000, 10);
       assert.deepEqual(claimed, [{ ...write.delivery!, attempts: 0 }]);
+    });
+
+    it('a post added to the outbox is due at once, and added twice it is there once', async () => {
+      await drainOutbox();
+      const post = { id: uuidv7(), channel: 'team-chat', place: 'general/t1', new_thread: false, address: { channel: 'team-chat', id: 'general/t1' }, title: '', text: 'The reply' };
+      await storage().outbox.add(post);
+      await storage().outbox.add({ ...post, text: 'changed' });
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...post, attempts: 0 }]);
+    });
+
+    it('a thread a chat message opened lives on its channel, its conversation at the address it opened', async () => {
+      const at = { channel: 'team-chat', id: `general/opened-${uuidv7()}` };
+      const input = {
+        owner: 'alice', key: `team-chat:${at.id}`, channel: 'team-chat', project: null, title: 'Opened from chat',
+        conversation: { agent: 'claude', model: null, permission_mode: null, effort: null, address: at },
+      };
+      const { thread, conversation } = await storage().writer.createConsoleThread(input);
+      assert.equal(thread.channel, 'team-chat');
+      assert.deepEqual(conversation.address, at);
+      assert.equal((await storage().conversations.livingAt(at))?.id, conversation.id);
+      // The same message again (a repeat, another instance): the same thread.
+      const again = await storage().writer.createConsoleThread(input);
+      assert.deepEqual([again.thread.id, again.conversation.id], [thread.id, conversation.id]);
     });
 
     it('a moved conversation moves and continues no more from its source: later moves and directives there write nothing', async () => {

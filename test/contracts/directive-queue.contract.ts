@@ -98,6 +98,28 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       assert.deepEqual(await storage().writer.queued(t.thread.id), []);
     });
 
+    it("counts a thread's queued directives in the thread list's activity, as they are queued, withdrawn and started", async () => {
+      const t = await busyThread();
+      const listed = async () => {
+        const page = await storage().threads.listAccessible('alice', { limit: 5, before: null });
+        return page?.items.find((item) => item.id === t.thread.id)?.activity;
+      };
+      assert.deepEqual(await listed(), { turn_running: true, approvals: 0, questions: 0, queued: 0 });
+      const first = queuedItem(await queue(t, 'one'));
+      queuedItem(await queue(t, 'two', { when_busy: { mode: 'queue', author: 'bob' } }));
+      queuedItem(await queue(t, 'three'));
+      assert.equal((await listed())?.queued, 3);
+      const revoked = await storage().writer.revokeQueued(t.thread.id, first.id, { user: 'alice', owner: true }, 'Withdrawn: one');
+      assert.equal(revoked.kind, 'done');
+      assert.equal((await listed())?.queued, 2);
+      const next = await endTurn(t.run);
+      assert.equal(next?.item.text, 'two');
+      assert.deepEqual(await listed(), { turn_running: true, approvals: 0, questions: 0, queued: 1 }, 'the started one left the count');
+      const elsewhere = await newThread();
+      assert.equal((await storage().threads.listAccessible('alice', { limit: 5, before: null }))?.items.find((item) => item.id === elsewhere.thread.id)?.activity.queued, 0,
+        "another thread's queue is not counted");
+    });
+
     it('an interrupt is queued first and names the running turn to cancel', async () => {
       const t = await busyThread();
       queuedItem(await queue(t, 'later'));
@@ -219,6 +241,59 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
         assert.deepEqual(starts.map((s) => s.item.text), ['one'], 'started once, the first');
         assert.deepEqual(await texts(t.thread.id), ['two'], 'the second still waits');
       }
+    });
+
+    /** What a kick needs of a dequeued turn: the turn as its hand-over answered it. */
+    const kickable = (turn: DequeuedTurn | null) =>
+      turn === null ? null : { thread: turn.thread.id, conversation: turn.conversation.id, run: turn.run, item: turn.item, message: turn.message, event: turn.event };
+
+    it('a dequeued run keeps its prompt unsent until one kick, holding its turn, takes it; a directive\'s own run has none', async () => {
+      const t = await busyThread();
+      queuedItem(await queue(t, 'one'));
+      const next = (await endTurn(t.run))!;
+      for (const on of [storage(), other]) assert.deepEqual(kickable(await on.writer.unsentTurn(next.run.id)), kickable(next), 'kept with the turn, as the hand-over answered it');
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'another-instance'), false, 'only the holder of its turn takes it');
+      const takes = await Promise.all([storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), other.writer.takeUnsentPrompt(next.run.id, LEASE.holder)]);
+      assert.deepEqual(takes.sort(), [false, true], 'taken once');
+      const recorded = (await storage().conversations.modelMessagesPage(t.thread.id, next.run.id, { limit: 10, before: null }))!.items;
+      assert.deepEqual(recorded.map((m) => [m.role, m.content]), [['user', 'one']], 'recorded as the run\'s prompt, once, as it was taken');
+      assert.equal(await storage().writer.unsentTurn(next.run.id), null, 'taken: never kicked again');
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), false);
+      const plain = await busyThread();
+      assert.equal(await storage().writer.unsentTurn(plain.run), null);
+      assert.equal(await storage().writer.takeUnsentPrompt(plain.run, LEASE.holder), false);
+    });
+
+    it('an unsent prompt goes with its turn: handed over, released or ended, its run is never kicked again', async () => {
+      const t = await busyThread();
+      for (const text of ['one', 'two', 'three']) queuedItem(await queue(t, text));
+      const one = (await endTurn(t.run))!;
+      const two = (await endTurn(one.run.id))!;
+      assert.equal(await storage().writer.unsentTurn(one.run.id), null, 'handed over');
+      assert.equal(two.item.text, 'two');
+      await storage().writer.finishRun(two.run.id, 'cancelled', null);
+      assert.equal(await storage().writer.unsentTurn(two.run.id), null, 'ended');
+      const three = (await storage().writer.handOverTurn(two.run.id, LEASE))!;
+      assert.notEqual(await storage().writer.unsentTurn(three.run.id), null);
+      await storage().writer.finishRun(three.run.id, 'succeeded', null);
+      await storage().writer.releaseTurn(three.run.id);
+      assert.equal(await storage().writer.takeUnsentPrompt(three.run.id, LEASE.holder), false, 'released');
+    });
+
+    it('a sweeper that claims a lapsed dequeued turn finds its prompt unsent and takes it; its dead holder no longer can', async () => {
+      const t = await busyThread();
+      queuedItem(await queue(t, 'orphan'));
+      await storage().writer.finishRun(t.run, 'succeeded', null);
+      const next = (await storage().writer.handOverTurn(t.run, { holder: 'dead-instance', ms: 1 }))!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const sweeper = { holder: 'sweeper', ms: 60_000 };
+      // Other lapsed turns (the fixture world's, which have no lease) may be claimed first.
+      let claimed = await other.writer.claimExpiredTurn(sweeper);
+      while (claimed !== null && claimed.run.id !== next.run.id) claimed = await other.writer.claimExpiredTurn(sweeper);
+      assert.equal(claimed?.run.id, next.run.id);
+      assert.deepEqual(kickable(await other.writer.unsentTurn(next.run.id)), kickable(next));
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'dead-instance'), false);
+      assert.equal(await other.writer.takeUnsentPrompt(next.run.id, sweeper.holder), true);
     });
 
     it('a queue left idle (its turn freed without a hand-over) is started by one sweeper, once; moves are refused while it waits', async () => {

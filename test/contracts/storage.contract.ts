@@ -120,11 +120,11 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(await storage.threads.listAccessible('nobody', { limit: 50, before: null }), { items: [], next: null });
     });
 
-    it("answers each listed thread's activity: a turn running, approvals and questions pending", async () => {
+    it("answers each listed thread's activity: a turn running, approvals and questions pending, directives queued", async () => {
       const { items } = (await storage.threads.listAccessible('alice', { limit: 50, before: null }))!;
       const activityOf = (id: string) => items.find((item) => item.id === id)?.activity;
-      assert.deepEqual(activityOf(F.root), { turn_running: true, approvals: 1, questions: 1 });
-      assert.deepEqual(activityOf(F.fork), { turn_running: false, approvals: 0, questions: 0 });
+      assert.deepEqual(activityOf(F.root), { turn_running: true, approvals: 1, questions: 1, queued: 0 });
+      assert.deepEqual(activityOf(F.fork), { turn_running: false, approvals: 0, questions: 0, queued: 0 });
       const { activity, ...row } = items.find((item) => item.id === F.root)!;
       assert.deepEqual(row, (await storage.threads.findRow('alice', F.root))!, 'the row is the thread row');
       assert.ok(activity);

@@ -79,7 +79,7 @@ describe('console reads', () => {
     assert.equal((rest.items[0] as Record<string, unknown>).messages, undefined, 'a listing carries no messages');
     // The fixture's running turn has no lease, so the start-up sweep may have ended it already.
     const activity = rest.items[0]!.activity;
-    assert.deepEqual({ ...activity, turn_running: typeof activity.turn_running }, { turn_running: 'boolean', approvals: 1, questions: 1 }, 'each with its activity');
+    assert.deepEqual({ ...activity, turn_running: typeof activity.turn_running }, { turn_running: 'boolean', approvals: 1, questions: 1, queued: 0 }, 'each with its activity');
   });
 
   it('GET /threads/{id}: the row, without messages', async () => {

@@ -130,6 +130,35 @@ for (const kind of storageKinds('queue')) {
       assert.deepEqual(await prompts(t.id, runs), ['hold [wait]', 'now', 'later']);
     });
 
+    it('interrupt while the turn waits on an approval: the ask is answered cancelled as POST /cancel does, then the interrupt runs, then the queue in order', async () => {
+      const key = randomUUID();
+      const socket = await live(key);
+      const first = await send(key, { text: 'ask first [approval]', model: 'claude:opus' });
+      assert.equal(first.status, 202, first.text);
+      const { thread_id: threadId, run_id: asking, conversation_id: conversationId } = first.json();
+      await socket.until((e) => ofType(e, 'approval_requested').length === 1);
+      const pending = (await service.ask({ path: `${P}/${threadId}/pending`, headers: ALICE })).json();
+      assert.deepEqual(pending.map((p: { run_id: string }) => p.run_id), [asking]);
+      const queued = [];
+      for (const text of ['later 1', 'later 2']) queued.push((await send(threadId, { text, when_busy: 'queue' })).json().queued.id as string);
+      const now = await send(threadId, { text: 'now', when_busy: 'interrupt' });
+      assert.equal(now.status, 202, now.text);
+      assert.equal(now.json().queued.position, 1);
+      const events = await socket.until((e) => ofType(e, 'reflex_asleep').length === 4);
+      // The agent was told its ask was cancelled, and the turn ended cancelled, as a user's cancel ends it.
+      assert.ok(events.some((e) => e.type === 'message' && e.data.run_id === asking && String(e.data.delta ?? '').includes('Permission: cancelled')), 'the ask was answered cancelled');
+      assert.deepEqual(ofType(events, 'run_cancelled').map((e) => [e.data.run_id, e.data.code]), [[asking, 'cancelled']]);
+      assert.deepEqual((await service.ask({ path: `${P}/${threadId}/pending`, headers: ALICE })).json(), [], 'the ask left /pending');
+      const listed = (await service.ask({ path: `${P}/${threadId}/conversations/${conversationId}/runs`, headers: ALICE })).json().items as { id: string; status: string; error: string | null }[];
+      assert.deepEqual(listed.find((r) => r.id === asking), { ...listed.find((r) => r.id === asking), status: 'cancelled', error: 'cancelled: cancelled by a user' });
+      // The interrupting directive first, then those queued before it, in order; each once.
+      assert.deepEqual(ofType(events, 'dequeued').map((e) => e.data.id), [now.json().queued.id, ...queued]);
+      const runs = ofType(events, 'run_started').map((e) => e.data.run_id as string);
+      assert.deepEqual(await prompts(threadId, runs), ['ask first [approval]', 'now', 'later 1', 'later 2']);
+      assert.deepEqual(ofType(events, 'run_finished').map((e) => e.data.run_id), runs.slice(1));
+      assert.equal(ofType(events, 'approval_requested').length, 1);
+    });
+
     it('a directive without when_busy is still 409 turn_running; past 20 queued is 429 queue_full; moves are 409 queue_not_empty', async () => {
       const t = await heldThread();
       const plain = await send(t.id, { text: 'not now' });

@@ -1,3 +1,4 @@
+import type { ChatInbound } from '../../core/channels/inbound.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,8 @@ export interface TestService {
    * reads never wait on an agent, so a test that reads routes or postures first calls this.
    */
   readonly knowOffers: () => Promise<void>;
+  /** What a chat channel's adapter calls with a person's message (core/channels/inbound.ts). */
+  readonly receiveChat: ChatInbound;
   readonly close: () => Promise<void>;
 }
 
@@ -85,6 +88,7 @@ export async function startService(
     knowOffers: async () => {
       await Promise.all((await storage.catalog.agents()).map((agent) => offers(agent, { wait: true })));
     },
+    receiveChat: app.receiveChat,
     close: () => shutdown(server, app, 1000),
   };
 }

@@ -1,12 +1,14 @@
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
-import { QueuedDirectiveSchema } from './queue.ts';
+import { ChannelLinkCodeSchema, ChannelLinkSchema } from './links.ts';
+import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
 export * from './catalog.ts';
 export * from './conversations.ts';
 export * from './events.ts';
+export * from './links.ts';
 export * from './queue.ts';
 export * from './threads.ts';
 
@@ -30,4 +32,7 @@ export const ENTITIES = [
   EventSchema,
   DeliverySchema,
   QueuedDirectiveSchema,
+  ChannelLinkCodeSchema,
+  ChannelLinkSchema,
+  UnsentPromptSchema,
 ] as const;

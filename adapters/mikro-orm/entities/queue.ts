@@ -25,3 +25,18 @@ export const QueuedDirectiveSchema = defineEntity({
   },
   indexes: [{ name: 'directive_queue_thread_id_ordinal_index', properties: ['thread_id', 'ordinal'] }],
 });
+
+/**
+ * `unsent_prompts`: a queued directive's run started by a hand-over, until its kick takes the prompt
+ * to send it to the agent (the row is deleted then, or when the turn is handed over or released).
+ * `started` is the item, its ledger message and its `dequeued` event, as the hand-over answered them.
+ */
+export const UnsentPromptSchema = defineEntity({
+  name: 'UnsentPrompt',
+  tableName: 'unsent_prompts',
+  properties: {
+    run_id: p.uuid().primary(),
+    thread_id: p.manyToOne(ThreadSchema).mapToPk().fieldName('thread_id'),
+    started: p.json<unknown>(),
+  },
+});

@@ -1,0 +1,143 @@
+import type { Failure } from '../../domain/errors.ts';
+import { answerFromChat, isStopRequest } from '../../domain/chat-text.ts';
+import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
+import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { PendingAnswer } from '../../ports/event-bus.ts';
+import type { Storage } from '../../ports/storage.ts';
+import type { Result } from '../../domain/result.ts';
+import type { TurnStart } from '../runs/directives.ts';
+
+/** A person's message on a chat channel, as its adapter read it from the platform. */
+export interface ChatMessage {
+  readonly channel: string;
+  /** Where it was posted (a room's thread): a conversation living there takes it as its next directive. */
+  readonly address: Address;
+  /**
+   * Where a new thread would live when the message addresses the bot outside a living conversation
+   * (a new thread of that room, named from the message so a repeat opens the same one); null: it does not
+   * address the bot, and nothing starts.
+   */
+  readonly opens: Address | null;
+  /** The sender's address on the platform (a bare JID): who it is linked to decides who speaks. */
+  readonly sender: string;
+  /** What the person wrote (the bot's nick taken off when it addressed the bot). */
+  readonly text: string;
+  /** The platform's stable id of the message (a stanza id): the directive's `message_id`, so a repeat runs nothing twice. */
+  readonly id: string;
+}
+
+/** What became of a chat message; `reply` is what the adapter posts back in the thread (once). */
+export type ChatOutcome =
+  /** Not for the agent: no conversation lives there and the bot was not addressed. */
+  | { readonly kind: 'ignored' }
+  /** The sender is linked to no console user: told how to link, and nothing runs. */
+  | { readonly kind: 'unlinked'; readonly reply: string }
+  /** The linked user may not speak there (not a member of the thread), or it could not be taken. */
+  | { readonly kind: 'refused'; readonly reply: string }
+  /** The conversation's next directive: run now, or queued behind the running turn. */
+  | { readonly kind: 'directive'; readonly thread_id: string; readonly answer: DirectiveAnswer }
+  /** A new thread on the channel, opened by the message, whose first turn runs it. */
+  | { readonly kind: 'opened'; readonly thread_id: string; readonly answer: DirectiveAnswer }
+  /** The reply answered the item the turn waits on. */
+  | { readonly kind: 'answered'; readonly thread_id: string; readonly pending_id: string }
+  /** `stop`: the running turn is being cancelled. */
+  | { readonly kind: 'cancelled'; readonly thread_id: string; readonly run_id: string };
+
+/** How to link, said once to a sender the channel does not know. */
+export const HOW_TO_LINK =
+  'I do not know who you are yet. In the console, open your account, ask for a link code for this channel, ' +
+  'then send me "link <code>" in a direct message. Nothing was run.';
+
+/**
+ * Messages people post on a chat channel (contract section 9, inbound): in a thread where a
+ * conversation lives, a linked member's message is its next directive (queued while a turn runs;
+ * `stop` cancels; a number or an option's name answers the item the turn waits on); a message that
+ * addresses the bot elsewhere opens a new thread there, owned by the sender, with the channel's first
+ * agent. An unlinked sender is told how to link. Exactly once: the platform's message id is the
+ * directive's `message_id`, and a new thread is keyed by the address it opens.
+ */
+export function chatInbound(deps: {
+  readonly storage: Storage;
+  /** The console user a sender's address is linked to on a channel (the world's links and stored ones), or null. */
+  readonly userAt: (channel: string, sender: string) => Promise<string | null>;
+  readonly startTurn: (turn: TurnStart) => Promise<Result<DirectiveAnswer, Failure>>;
+  readonly cancel: (user: User, threadId: string) => Promise<Result<{ run_id: string }, Failure>>;
+  readonly answer: (user: User, threadId: string, answers: readonly PendingAnswer[]) => Promise<Result<{ answered: number }, Failure>>;
+}) {
+  const { storage } = deps;
+
+  async function agentOf(id: string) {
+    return (await storage.catalog.agents()).find((agent) => agent.id === id) ?? null;
+  }
+
+  /** The living conversation's thread, when the linked user may speak there. */
+  async function continued(user: User, conversation: Conversation, message: ChatMessage): Promise<ChatOutcome> {
+    const thread = await storage.threads.findRow(user.id, conversation.thread_id);
+    if (thread === null) return { kind: 'refused', reply: 'You are not a member of this thread in the console, so the agent does not take your messages here.' };
+    if (isStopRequest(message.text)) {
+      const stopped = await deps.cancel(user, thread.id);
+      return stopped.ok
+        ? { kind: 'cancelled', thread_id: thread.id, run_id: stopped.value.run_id }
+        : { kind: 'refused', reply: 'Nothing is running here to stop.' };
+    }
+    // The oldest item the turn waits on takes a reply that answers it.
+    const [waiting] = await storage.conversations.pendingByThread(thread.id);
+    const reply = waiting === undefined ? null : answerFromChat(waiting, message.text);
+    if (waiting !== undefined && reply !== null) {
+      const answered = await deps.answer(user, thread.id, [reply]);
+      if (answered.ok) return { kind: 'answered', thread_id: thread.id, pending_id: waiting.id };
+    }
+    return directive(user, thread, conversation, message, false);
+  }
+
+  async function directive(user: User, thread: Thread, conversation: Conversation, message: ChatMessage, opened: boolean): Promise<ChatOutcome> {
+    const agent = await agentOf(conversation.agent);
+    if (agent === null) return { kind: 'refused', reply: `The agent ${conversation.agent} is not connected any more.` };
+    const started = await deps.startTurn({
+      thread, conversation, agent, text: message.text, message_id: message.id, permission_mode: null, opened,
+      // People in a room do not wait for the agent: what they write while it works runs after.
+      when_busy: { mode: 'queue', author: user.id },
+    });
+    if (!started.ok) return { kind: 'refused', reply: refusal(started.error) };
+    return { kind: opened ? 'opened' : 'directive', thread_id: thread.id, answer: started.value };
+  }
+
+  async function open(user: User, message: ChatMessage, at: Address): Promise<ChatOutcome> {
+    const channel = (await storage.catalog.channels()).find((candidate) => candidate.id === message.channel);
+    const agentId = channel?.agents[0];
+    if (agentId === undefined) return { kind: 'refused', reply: 'No agent is connected to this channel.' };
+    const { thread, conversation } = await storage.writer.createConsoleThread({
+      owner: user.id,
+      key: `${at.channel}:${at.id}`,
+      channel: message.channel,
+      project: null,
+      title: message.text.replace(/\s+/g, ' ').trim().slice(0, 80) || 'Chat thread',
+      conversation: { agent: agentId, model: null, permission_mode: null, effort: null, address: at },
+    });
+    return directive(user, thread, conversation, message, true);
+  }
+
+  return async function receive(message: ChatMessage): Promise<ChatOutcome> {
+    const living = await storage.conversations.livingAt(message.address);
+    if (living === null && message.opens === null) return { kind: 'ignored' };
+    const userId = await deps.userAt(message.channel, message.sender);
+    if (userId === null) return { kind: 'unlinked', reply: HOW_TO_LINK };
+    const user: User = { id: userId, name: userId };
+    if (living !== null) return continued(user, living, message);
+    return open(user, message, message.opens!);
+  };
+}
+
+/** A refusal as a chat reply: the failure's detail, or what its code means. */
+function refusal(failure: Failure): string {
+  switch (failure.code) {
+    case 'queue_full':
+      return 'Too many messages are waiting for the agent here; try again when it has caught up.';
+    case 'conversation_moved':
+      return 'This conversation has moved on; continue it where it is now.';
+    default:
+      return `The agent could not take this message (${failure.code}${failure.detail === undefined ? '' : `: ${failure.detail}`}).`;
+  }
+}
+
+export type ChatInbound = ReturnType<typeof chatInbound>;

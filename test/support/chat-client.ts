@@ -1,0 +1,98 @@
+import { client, xml, type Client, type Element } from '@xmpp/client';
+import type { PrivateProsody } from './private-prosody.ts';
+
+const MUC = 'http://jabber.org/protocol/muc';
+const SID = 'urn:xmpp:sid:0';
+
+/** A groupchat message as a person in the room saw it. */
+export interface SeenMessage {
+  readonly room: string;
+  readonly thread: string | null;
+  readonly originId: string | null;
+  readonly body: string | null;
+}
+
+/**
+ * A person's XMPP client for tests: creates and configures rooms (as their owner), posts in them,
+ * and records every groupchat message it sees live. It joins its rooms again after a reconnect (a
+ * server restart), so it keeps seeing them.
+ */
+export class ChatClient {
+  readonly seen: SeenMessage[] = [];
+  readonly #client: Client;
+  readonly #rooms = new Set<string>();
+  readonly #nick: string;
+
+  private constructor(xmpp: Client, nick: string) {
+    this.#client = xmpp;
+    this.#nick = nick;
+    xmpp.on('error', () => {});
+    xmpp.on('online', () => {
+      for (const room of this.#rooms) void this.#client.send(this.#join(room)).catch(() => {});
+    });
+    xmpp.on('stanza', (stanza: Element) => {
+      if (!stanza.is('message') || stanza.attrs.type !== 'groupchat' || stanza.getChild('body') === undefined) return;
+      this.seen.push({
+        room: (stanza.attrs.from ?? '').split('/')[0]!,
+        thread: stanza.getChildText('thread'),
+        originId: stanza.getChild('origin-id', SID)?.attrs.id ?? null,
+        body: stanza.getChildText('body'),
+      });
+    });
+  }
+
+  static async connect(server: PrivateProsody, user: string, password: string): Promise<ChatClient> {
+    const xmpp = client({ service: server.service, domain: server.domain, username: user, password, resource: 'test' });
+    xmpp.reconnect.delay = 200;
+    const chat = new ChatClient(xmpp, user);
+    await xmpp.start();
+    return chat;
+  }
+
+  #join(room: string): Element {
+    return xml('presence', { to: `${room}/${this.#nick}` }, xml('x', { xmlns: MUC }, xml('history', { maxstanzas: '0' })));
+  }
+
+  /** Joins (creating it as its owner when new) and configures a room: public and persistent; `whois` anyone shows real JIDs to all. */
+  async createRoom(room: string, config: { whois: 'anyone' | 'moderators'; moderated?: boolean; name?: string }): Promise<void> {
+    const joined = new Promise<void>((resolve) => {
+      const on = (stanza: Element) => {
+        if (stanza.is('presence') && (stanza.attrs.from ?? '') === `${room}/${this.#nick}`) {
+          this.#client.removeListener('stanza', on);
+          resolve();
+        }
+      };
+      this.#client.on('stanza', on);
+    });
+    this.#rooms.add(room);
+    await this.#client.send(this.#join(room));
+    await joined;
+    const field = (name: string, value: string) => xml('field', { var: name }, xml('value', {}, value));
+    await this.#client.iqCaller.request(
+      xml('iq', { type: 'set', to: room }, xml('query', { xmlns: 'http://jabber.org/protocol/muc#owner' },
+        xml('x', { xmlns: 'jabber:x:data', type: 'submit' },
+          field('FORM_TYPE', 'http://jabber.org/protocol/muc#roomconfig'),
+          field('muc#roomconfig_persistentroom', '1'),
+          field('muc#roomconfig_publicroom', '1'),
+          field('muc#roomconfig_whois', config.whois),
+          field('muc#roomconfig_moderatedroom', config.moderated === true ? '1' : '0'),
+          field('muc#roomconfig_roomname', config.name ?? ''),
+        ))),
+    );
+  }
+
+  /** Posts in a room thread. */
+  async post(room: string, thread: string, body: string): Promise<void> {
+    await this.#client.send(xml('message', { to: room, type: 'groupchat' }, xml('body', {}, body), xml('thread', {}, thread)));
+  }
+
+  /** The messages seen so far with this origin-id. */
+  withOrigin(originId: string): SeenMessage[] {
+    return this.seen.filter((message) => message.originId === originId);
+  }
+
+  async close(): Promise<void> {
+    this.#client.reconnect.stop();
+    await Promise.race([this.#client.stop().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 3_000))]);
+  }
+}
