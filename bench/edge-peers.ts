@@ -291,6 +291,7 @@ machine this moves less than a rate does, as it leaves out the time a side waite
 |---|---|---|---|---|---|
 ${cpuRows.join('\n')}
 
+This run: \`${['BENCH_ONLY', 'BENCH_ROUNDS', 'BENCH_SECONDS', 'BENCH_CONNECTIONS'].flatMap((name) => (process.env[name] ? [`${name}=${process.env[name]}`] : [])).concat('npm run bench').join(' ')}\`.
 Reproduce with \`npm run bench\`, or this section alone with \`BENCH_ONLY=edge npm run bench\`
 (\`BENCH_ROUNDS\`, \`BENCH_SECONDS\`, \`BENCH_CONNECTIONS\` change the load; \`BENCH_EDGE_PROFILE=<dir>\`
 writes a \`--cpu-prof\` profile of the project's process there).
