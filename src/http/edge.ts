@@ -230,7 +230,7 @@ export function requestListener(options: EdgeOptions) {
     const scheme = requestScheme(req, options.trustProxy);
     const facts = hostFacts(options, memo[scheme], req, scheme);
     const ctx = contextOf(req, options, facts, scheme);
-    // 'close' comes once per answer: \`on\` spares the wrapper \`once\` makes and removes.
+    // 'close' comes once per answer: `on` spares the wrapper `once` makes and removes.
     res.on('close', () => {
       const elapsed = performance.now() - started;
       observe?.request(ctx.route ?? 'unmatched', ctx.method, res.statusCode, elapsed / 1000);
@@ -253,20 +253,25 @@ export function requestListener(options: EdgeOptions) {
     }
     const picked = refused ?? surfaceOf(ctx, where, options);
     if (!('dispatch' in picked)) return send(res, ctx, picked, null, options.draining(), prepared);
-    const failed = (error: unknown): void => {
-      const reply = failureReply(ctx, error, options);
-      if (reply !== null) send(res, ctx, reply, picked, options.draining(), prepared);
-    };
     let answered: Reply | Promise<Reply>;
     try {
       answered = picked.dispatch(ctx);
     } catch (error) {
-      return failed(error);
+      return sendFailure(res, ctx, error, picked, options, prepared);
     }
     // A route that waited on nothing is answered now, without a turn of the microtask queue.
-    if (answered instanceof Promise) answered.then((reply) => send(res, ctx, reply, picked, options.draining(), prepared), failed);
-    else send(res, ctx, answered, picked, options.draining(), prepared);
+    if (!(answered instanceof Promise)) return send(res, ctx, answered, picked, options.draining(), prepared);
+    answered.then(
+      (reply) => send(res, ctx, reply, picked, options.draining(), prepared),
+      (error: unknown) => sendFailure(res, ctx, error, picked, options, prepared),
+    );
   };
+}
+
+/** A thrown or rejected dispatch, answered as `failureReply` says (when anyone is left to answer). */
+function sendFailure(res: ServerResponse, ctx: EdgeContext, error: unknown, surface: Surface, options: EdgeOptions, prepared: WeakMap<Reply, PreparedReply>): void {
+  const reply = failureReply(ctx, error, options);
+  if (reply !== null) send(res, ctx, reply, surface, options.draining(), prepared);
 }
 
 /** Refuses an upgrade with a plain HTTP answer, then closes the socket (raw-reply.ts). */
