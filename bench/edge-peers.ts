@@ -259,7 +259,7 @@ export async function edgePeersBench(): Promise<void> {
 One run on ${hostname()} (${cpu.length} × ${cpu[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 1)} GiB, Node ${process.version}),
 load average ${loadavg().map((l) => fixed(l, 2)).join(', ')} at the end (${load.map((l) => fixed(l, 2)).join(', ')} at the start), everything on loopback.
 Load from ${tool.name}: \`${tool.describe(CONNECTIONS, SECONDS)}\`, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of ${SECONDS} s per side, the
-sides taken in turn (project, Fastify, Hono, bare, project, …) after a 1 s untimed warm-up of each. ${request}.
+sides taken in turn (project, Fastify, Hono, bare, project, …) after a 1 s untimed warm-up of each. Requests: ${request}.
 
 Every side runs in a process of its own (bench/peers/), forked from the bench with its stdout on
 \`/dev/null\`, and answers the status, headers and body bytes the project answered (checked on every side
