@@ -78,8 +78,9 @@ describe('turns end: cancel, idle agents, garbled output', () => {
     const run = await runOf(t);
     assert.equal(run.status, 'cancelled');
     assert.match(run.error, /^agent_idle: the agent sent nothing for 2 s/);
-    // The next turn runs on a fresh agent process.
-    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Still there?' });
+    // The next turn runs on a fresh agent process. `reflex_asleep` is stored just before the turn is released:
+    // a directive sent on seeing it may find the turn still held, so it queues (it runs at once on an idle thread).
+    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Still there?', when_busy: 'queue' });
     assert.equal(next.status, 202, next.text);
     const after = await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
     assert.equal(after.at(-2)!.type, 'run_finished');
