@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { ask } from '../support/http.ts';
@@ -110,4 +110,90 @@ function killDuringCreation(name: string, storage: FaultStorage) {
 
 describe('kill -9 during worktree creation, then a restart', () => {
   forEachFaultStorage(killDuringCreation, { projects: PROJECTS });
+});
+
+/** The steps of a merge a kill lands between, with what the base holds after the restart and before a second merge. */
+const MERGE_STEPS = [
+  // Before the base's ref moves: the base untouched. Robust before the journal too (the ref's compare-and-swap
+  // is the one step that changes the base); only the killed process's lock, honoured until stale, broke it.
+  { step: 'update-ref', strategy: 'squash', merged: false },
+  // The base's ref moved, its checkout not yet: finished on restart (without the journal the checkout shows the merge undone).
+  { step: 'read-tree -u', strategy: 'squash', merged: true },
+  { step: 'read-tree -u', strategy: 'merge', merged: true },
+  // The base merged, the squashed branch not yet reset onto it: finished on restart (without, the thread still lists the merged files).
+  { step: 'reset --quiet --keep', strategy: 'squash', merged: true },
+] as const;
+
+/**
+ * kill -9 of the service at a step of `POST /changes/merge`, then a restart: the base (the repository's
+ * `main`, checked out in the repository itself) either holds the thread's file, its checkout clean and
+ * showing it, or is as it was; the thread's changes read and a second merge lands it (or answers that
+ * nothing is left). What would break it: the journal under `worktrees/.merges` not written before the
+ * ref moves, or not finished before a read or a merge (the checkout of `main` then shows the merged
+ * file staged for deletion, or a squashed thread goes on listing what was merged); and a lock the
+ * killed process held honoured until it is stale (the second merge waits 2 minutes, then fails).
+ */
+function killDuringMerge(name: string, storage: FaultStorage) {
+  for (const { step, strategy, merged } of MERGE_STEPS) {
+    it(`${name}: kill -9 of a merge (${strategy}) before \`${step}\`, then a restart: the base merged or untouched, the thread usable`, { timeout: 180_000 }, async (t: TestContext) => {
+      const { env, cleanup } = await storage();
+      t.after(cleanup);
+      // The suite's tests share the repository: each starts from a consistent checkout, whatever a failed one left.
+      git(repo, 'reset', '--quiet', '--hard');
+      const paused = pausedGit(step);
+      t.after(() => rmSync(paused.dir, { recursive: true, force: true }));
+      const first = await startServiceProcess({ ...env, PATH: paused.path(process.env.PATH ?? '') });
+      t.after(() => stopped(first));
+      const made = await ask(first.port, { method: 'POST', path: `${P}/${randomUUID()}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Start', model: 'claude:opus', project: 'repo-web' }) });
+      assert.equal(made.status, 202, made.text);
+      const { thread_id: threadId } = made.json() as { thread_id: string };
+      await idle(first.port, threadId);
+      const worktreesDir = join(env.DATA_DIR!, 'worktrees');
+      const path = join(worktreesDir, threadId);
+      const file = `merged-${threadId}.txt`;
+      write(path, file, `from ${threadId}\n`);
+      const before = git(repo, 'rev-parse', 'main');
+      const pending = ask(first.port, { method: 'POST', path: `${P}/${threadId}/changes/merge`, headers: ALICE, body: JSON.stringify({ strategy }) }).catch((error: unknown) => error);
+      await until(paused.reached, 60_000, `git ${step}`);
+      await killed(first);
+      await pending;
+
+      const second = await startServiceProcess(env);
+      t.after(() => stopped(second));
+      const changes = await ask(second.port, { path: `${P}/${threadId}/changes`, headers: ALICE });
+      assert.equal(changes.status, 200, changes.text);
+      const listed = (changes.json() as { files: { path: string }[] }).files.map((f) => f.path);
+      // Never half: the base's ref, its checkout's files and its index agree.
+      assert.equal(git(repo, 'status', '--porcelain'), '', "the base's checkout is clean");
+      const after = git(repo, 'rev-parse', 'main');
+      if (merged) {
+        assert.notEqual(after, before, 'the base took the merge');
+        assert.equal(git(repo, 'show', `main:${file}`), `from ${threadId}`);
+        assert.equal(existsSync(join(repo, file)), true, "the base's checkout shows the merged file");
+        if (strategy === 'squash') assert.deepEqual(listed, [], 'a squashed thread lists nothing once merged');
+      } else {
+        assert.equal(after, before, 'the base is untouched');
+        assert.equal(existsSync(join(repo, file)), false);
+        assert.deepEqual(listed, [file], 'the thread still holds its change');
+      }
+      const again = await ask(second.port, { method: 'POST', path: `${P}/${threadId}/changes/merge`, headers: ALICE, body: JSON.stringify({ strategy }) });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(git(repo, 'show', `main:${file}`), `from ${threadId}`);
+      assert.equal(git(repo, 'status', '--porcelain'), '');
+      if (merged) assert.equal(git(repo, 'rev-parse', 'main'), after, 'nothing left to merge: no second commit');
+      const left = (await ask(second.port, { path: `${P}/${threadId}/changes`, headers: ALICE })).json() as { files: unknown[]; ahead: number };
+      if (strategy === 'squash') assert.deepEqual(left.files, []);
+      const journals = join(worktreesDir, '.merges');
+      assert.deepEqual(existsSync(journals) ? readdirSync(journals) : [], [], 'no journal left');
+      assertWhole(worktreesDir, threadId, path);
+      // The thread takes another turn in its worktree.
+      const turn = await ask(second.port, { method: 'POST', path: `${P}/${threadId}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Go on' }) });
+      assert.equal(turn.status, 202, turn.text);
+      await idle(second.port, threadId);
+    });
+  }
+}
+
+describe('kill -9 during a merge, then a restart', () => {
+  forEachFaultStorage(killDuringMerge, { projects: PROJECTS });
 });
