@@ -53,4 +53,5 @@ describeRealAgent({
     for (const request of fake.requests) assert.equal(request.headers.authorization, `Bearer ${KEY}`, `${request.method} ${request.url}`);
   },
   turnMs: 30_000,
+  worktrees: true,
 });
