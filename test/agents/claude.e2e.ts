@@ -40,5 +40,4 @@ describeRealAgent({
     for (const request of fake.requests.filter((r) => r.method === 'POST')) assert.equal(request.headers['x-api-key'], KEY, `${request.method} ${request.url}`);
   },
   turnMs: 60_000,
-  worktrees: true,
 });

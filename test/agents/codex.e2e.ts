@@ -53,5 +53,4 @@ describeRealAgent({
     for (const request of fake.requests) assert.equal(request.headers.authorization, `Bearer ${KEY}`, `${request.method} ${request.url}`);
   },
   turnMs: 30_000,
-  worktrees: true,
 });

@@ -46,8 +46,6 @@ export interface RealAgentSpec {
   readonly secret?: string;
   /** Bound of one turn, approval included. */
   readonly turnMs: number;
-  /** Whether the worktree scenario runs: two threads of one repository project writing at once (issue 27). */
-  readonly worktrees?: boolean;
 }
 
 /** The end-of-kick events, in order, with `end` the run's last event. */
@@ -56,7 +54,8 @@ const ended = (events: readonly WireEvent[]) => events.some((event) => event.typ
 /**
  * The tier's scenarios for one real agent, driven through the service (src/main.ts in a child
  * process) over HTTP and the live socket, with every model call answered by a fake on 127.0.0.1:
- * an approved write, a write in a posture that asks nothing, a refused write, and the vocabularies
+ * an approved write, a write in a posture that asks nothing, a refused write, two threads of one
+ * repository project writing at once (each in its worktree, then merged), and the vocabularies
  * `/permissions` and `/routes` offer compared with what the agent advertises to a client of its own.
  */
 export function describeRealAgent(spec: RealAgentSpec): void {
@@ -213,7 +212,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       }
     });
 
-    it('two threads of one repository project write at once, each in its own worktree; each shows only its file; the merges land both', { skip: spec.worktrees !== true, timeout: spec.turnMs * 2 + 30_000 }, async () => {
+    it('two threads of one repository project write at once, each in its own worktree; each shows only its file; the merges land both', { timeout: spec.turnMs * 2 + 30_000 }, async () => {
       const tasks = [1, 2].map((n) => ({ name: `thread-${n}.txt`, text: `written by ${spec.name} in thread ${n}` }));
       const turns = await Promise.all(tasks.map((task) => directive(`Create the file ${task.name} containing: ${task.text}`, REPO_PROJECT, spec.freeMode)));
       try {
