@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, realpath, rename, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
 import type { Worktree } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { isBranchName, worktreeBranch, type ChangedFile, type Changes, type ChangeStatus } from '../../domain/worktree.ts';
-import type { Worktrees } from '../../ports/worktrees.ts';
+import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
 import { GitOutputTooLargeError, GitUnavailableError, gitRunner, text } from './run-git.ts';
 import { threadLocks } from './thread-lock.ts';
 
@@ -15,6 +15,20 @@ const THREAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 /** The identity of the commits the console makes when the repository configures none. */
 const IDENTITY = { GIT_AUTHOR_NAME: 'Agent console', GIT_AUTHOR_EMAIL: 'console@localhost', GIT_COMMITTER_NAME: 'Agent console', GIT_COMMITTER_EMAIL: 'console@localhost' };
+
+/**
+ * A merge under way, written before the base's ref moves and removed when all is done: a crash in
+ * between (the ref moved, the base's checkout or the squashed branch not yet) is finished from it.
+ */
+interface MergeJournal {
+  readonly at: string;
+  readonly ref: string;
+  readonly old: string;
+  readonly commit: string;
+  readonly head: string;
+  readonly strategy: MergeStrategy;
+  readonly checkout: string | null;
+}
 
 const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modified', T: 'modified', D: 'deleted', R: 'renamed', C: 'added' };
 
@@ -26,12 +40,55 @@ const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modifie
  * one at its path: the next call repairs whatever it finds. Changes are read from a snapshot of the
  * worktree written through a temporary index (the worktree's own index is never touched); merges
  * are made with plumbing (`merge-tree`, `commit-tree`, a compare-and-swap `update-ref`), so the base
- * is never left half-merged.
+ * is never left half-merged: what follows the ref's move (the base's checkout, a squashed branch) is
+ * written first in a journal under `<root>/.merges`, and a crash's is finished by the thread's next call.
  */
 export function gitWorktrees(options: { readonly root: string; readonly timeoutMs?: number; readonly binary?: string }): Worktrees {
   const root = resolve(options.root);
   const git = gitRunner({ timeoutMs: options.timeoutMs ?? 30_000, ...(options.binary === undefined ? {} : { binary: options.binary }) });
   const locks = threadLocks(join(root, '.locks'));
+
+  const journalOf = (threadId: string) => join(root, '.merges', `${threadId}.json`);
+
+  /**
+   * Finishes a merge a crash interrupted (call it holding the thread's lock): when the base took the
+   * commit, its checkout is moved to it (or, files in the way, the base goes back: nothing merged, as
+   * when it happens live) and a squashed branch is reset onto it; when not, nothing of it remains.
+   */
+  async function recover(threadId: string): Promise<void> {
+    const file = journalOf(threadId);
+    const raw = await readFile(file, 'utf8').catch(() => null);
+    if (raw === null) return;
+    const journal = JSON.parse(raw) as MergeJournal;
+    const found = await git(['-C', journal.at, 'rev-parse', '--verify', '--quiet', `${journal.ref}^{commit}`], { allow: [1, 128] });
+    const current = found.code === 0 ? text(found) : null;
+    let merged = current === journal.commit;
+    if (merged && journal.checkout !== null) {
+      const head = await git(['-C', journal.checkout, 'symbolic-ref', '-q', 'HEAD'], { allow: [1, 128] });
+      if (head.code === 0 && text(head) === journal.ref) {
+        // Idempotent: an index already at the commit is kept, one still at the old base is moved.
+        const moved = await git(['-C', journal.checkout, 'read-tree', '-u', '-m', journal.old, journal.commit], { allow: [128] });
+        if (moved.code !== 0) {
+          await git(['-C', journal.at, 'update-ref', journal.ref, journal.old, journal.commit], { allow: [1, 128] });
+          merged = false;
+        }
+      }
+    } else if (!merged && current !== null && current !== journal.old) {
+      // The base moved on since: merged when it holds the commit.
+      merged = (await git(['-C', journal.at, 'merge-base', '--is-ancestor', journal.commit, current], { allow: [1, 128] })).code === 0;
+    }
+    if (merged && journal.strategy === 'squash') {
+      const head = await git(['-C', journal.at, 'rev-parse', 'HEAD'], { allow: [128] });
+      if (head.code === 0 && text(head) === journal.head) await git(['-C', journal.at, 'reset', '--quiet', '--keep', journal.commit], { allow: [1, 128] });
+    }
+    await rm(file, { force: true });
+  }
+
+  /** Finishes the thread's interrupted merge, if one is journaled, before a read. */
+  async function settled(worktree: Worktree): Promise<void> {
+    const threadId = basename(worktree.path);
+    if (await stat(journalOf(threadId)).then(() => true, () => false)) await locks.with(threadId, () => recover(threadId));
+  }
 
   /** Runs `body`, answering git's absence or time-out as `git_unavailable`. */
   async function guarded<T>(body: () => Promise<Result<T, Failure>>): Promise<Result<T, Failure>> {
@@ -181,7 +238,10 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const branch = worktreeBranch(threadId);
       const worktree: Worktree = { branch, base, path };
       return locks.with(threadId, async () => {
-        if (await valid(path, branch)) return ok(await used(worktree));
+        if (await valid(path, branch)) {
+          await recover(threadId);
+          return ok(await used(worktree));
+        }
         const refused = await checkRepository(repo, base);
         if (refused !== null) return fail(refused);
         await mkdir(root, { recursive: true });
@@ -206,6 +266,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
         const gone = await locks.with(id, async () => {
           // Used while the lock was awaited: kept.
           if (!(await unused()) || !(await valid(path, worktreeBranch(id)))) return false;
+          await recover(id);
           await commitAll(path, 'Work in progress, kept when the console removed this unused worktree');
           const common = text(await git(['-C', path, 'rev-parse', '--path-format=absolute', '--git-common-dir']));
           await git([`--git-dir=${common}`, 'worktree', 'remove', '--force', '--', path]);
@@ -217,6 +278,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     },
 
     changes: (worktree) => guarded(async () => {
+      await settled(worktree);
       const { files } = await changedFiles(worktree);
       const counted = text(await git(['-C', worktree.path, 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...HEAD`]));
       const [behind, ahead] = counted.split(/\s+/).map(Number);
@@ -225,6 +287,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     }),
 
     diff: (worktree, file, maxBytes) => guarded(async () => {
+      await settled(worktree);
       const { mergeBase, tree } = await endpoints(worktree);
       const paths = file === null ? [] : ['--', ...(file.old_path === undefined ? [] : [file.old_path]), file.path];
       try {
@@ -238,6 +301,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
 
     async lines(worktree, file, from, to) {
       if (file.status === 'deleted' || file.binary) return null;
+      await settled(worktree);
       const tree = await snapshot(worktree.path);
       // Read from the snapshot's tree, never through the file system: a symbolic link is its target's name, not its target.
       const blob = await git(['-C', worktree.path, 'cat-file', 'blob', `${tree}:${file.path}`], { allow: [128], maxBytes: 8 * 1024 * 1024 }).catch(() => null);
@@ -247,6 +311,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
 
     merge: (worktree, { message, strategy }) => guarded(async () => locks.with(basename(worktree.path), async () => {
       const at = worktree.path;
+      const threadId = basename(at);
+      await recover(threadId);
       const identity = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;
       // What the worktree holds, committed on its branch first.
       await commitAll(at, message);
@@ -264,6 +330,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
         return fail({ code: 'merge_conflict', files });
       }
       const tree = parts[0]!.trim();
+      // Nothing to bring (merged already): the base stays as it is, with no empty commit.
+      if (tree === text(await git(['-C', at, 'rev-parse', `${old}^{tree}`]))) return ok({ commit: old, base: worktree.base });
       const parents = strategy === 'merge' ? ['-p', old, '-p', head] : ['-p', old];
       const commit = text(await git(['-C', at, 'commit-tree', tree, ...parents, '-m', message], { env: identity }));
       // A checkout of the base moves with it, as a push with updateInstead does: only when it is clean.
@@ -272,19 +340,29 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
         const dirty = text(await git(['-C', checkout.path, 'status', '--porcelain', '--untracked-files=no']));
         if (dirty !== '') return fail({ code: 'base_checkout_dirty' });
       }
+      const journal = journalOf(threadId);
+      const entry: MergeJournal = { at, ref, old, commit, head, strategy, checkout: checkout?.path ?? null };
+      await mkdir(join(root, '.merges'), { recursive: true });
+      await writeFile(`${journal}.tmp`, JSON.stringify(entry));
+      await rename(`${journal}.tmp`, journal);
       const swapped = await git(['-C', at, 'update-ref', '-m', `console: ${strategy} ${worktree.branch}`, ref, commit, old], { allow: [1, 128] });
-      if (swapped.code !== 0) return fail({ code: 'base_moved' });
+      if (swapped.code !== 0) {
+        await rm(journal, { force: true });
+        return fail({ code: 'base_moved' });
+      }
       if (checkout !== null) {
         const moved = await git(['-C', checkout.path, 'read-tree', '-u', '-m', old, commit], { allow: [128] });
         if (moved.code !== 0) {
           // Files in the way: the base goes back to where it was, and the checkout keeps what it had.
           await git(['-C', at, 'update-ref', ref, old, commit], { allow: [1, 128] });
+          await rm(journal, { force: true });
           return fail({ code: 'base_checkout_dirty', detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
         }
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
       // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
       if (strategy === 'squash') await git(['-C', at, 'reset', '--quiet', '--keep', commit], { allow: [1, 128] });
+      await rm(journal, { force: true });
       return ok({ commit, base: worktree.base });
     })),
   };

@@ -205,6 +205,13 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(readFileSync(join(repo, 'other.txt'), 'utf8'), 'other\n');
       const mergedChanges = unwrap(await worktrees.changes(merged));
       assert.deepEqual([mergedChanges.files, mergedChanges.ahead, mergedChanges.behind], [[], 0, 1], 'the branch is in the base now');
+
+      // Merged again, with nothing to bring: the base stays as it is, no empty commit (a retry after a lost answer).
+      const head = git(repo, 'rev-parse', 'main');
+      for (const [worktree, strategy] of [[squashed, 'squash'], [merged, 'merge']] as const) {
+        assert.deepEqual(unwrap(await worktrees.merge(worktree, { message: 'Again', strategy })), { commit: head, base: 'main' });
+        assert.equal(git(repo, 'rev-parse', 'main'), head);
+      }
     });
 
     it('refuses a conflicting merge with its files, leaving the base and its checkout as they were', async () => {
