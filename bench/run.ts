@@ -2,6 +2,12 @@ import { liveFanoutBench } from './live-fanout.ts';
 import { messagesPageBench } from './messages-page.ts';
 
 // Every benchmark, one after the other; each writes its section of docs/benchmarks.md.
-await messagesPageBench();
-await liveFanoutBench();
-await (await import('./side-by-side.ts')).sideBySideBench();
+// BENCH_ONLY=edge runs the edge beside its peers alone (bench/edge-peers.ts).
+if (process.env.BENCH_ONLY === 'edge') {
+  await (await import('./edge-peers.ts')).edgePeersBench();
+} else {
+  await messagesPageBench();
+  await liveFanoutBench();
+  await (await import('./side-by-side.ts')).sideBySideBench();
+  await (await import('./edge-peers.ts')).edgePeersBench();
+}

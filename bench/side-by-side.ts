@@ -4,7 +4,7 @@ import { coldStart } from './cold-start.ts';
 import { loadTool, mean } from './load.ts';
 import { readsSideBySide } from './reads-side.ts';
 import { writeSection } from './report.ts';
-import { sandboxSideBySide, type Measured } from './sandbox-side.ts';
+import type { Measured } from './sandbox-side.ts';
 import { fixed } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -35,12 +35,12 @@ const rate = (value: number): string => Math.round(value).toLocaleString('en');
 
 /**
  * Issue 11, first slice: each HTTP hot path beside its bare baseline in one run (A B A B), and the
- * cold start to /readyz; prints the ratios and writes the `side-by-side` section.
+ * cold start to /readyz; prints the ratios and writes the `side-by-side` section. The sandbox page and
+ * script are measured beside their bare baseline, Fastify and Hono in the edge section (edge-peers.ts).
  */
 export async function sideBySideBench(): Promise<void> {
   const tool = await loadTool();
   const load = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
-  const sandbox = await sandboxSideBySide(tool, load);
   const reads = await readsSideBySide(tool, load);
   const artifact = await artifactSideBySide(tool, { ...load, connections: ARTIFACT_CONNECTIONS });
   const start = await coldStart();
@@ -55,7 +55,6 @@ export async function sideBySideBench(): Promise<void> {
   };
   const where = reads.database.startsWith('PostgreSQL') ? ' on PostgreSQL' : ' on PGlite';
   const rows = [
-    ...sandbox.map((m) => row(m, '')),
     ...reads.results.map((m) => row(m, where)),
     row(artifact, ' (memory storage)', ARTIFACT_GOAL, `≥ ${fixed(ARTIFACT_GOAL, 2)}× (time ≤ 1.2×)`),
   ];
@@ -77,8 +76,6 @@ its ceiling (a bare server may be limited by ${tool.name} itself).
 
 - The **project** is the real composition root (\`createApp\` on \`node:http\`), logging at the default level
   into a sink that drops the bytes.
-- The sandbox **baseline** is a bare \`node:http\` server answering the status, headers and body bytes the
-  service answered once for the same request (\`Host: sandbox.localhost:<port>\`).
 - The read **baseline** is a bare \`node:http\` + \`pg\` server (a pool of the service's size) running, per
   request, the very statements the service sent for that request (caught on the knex client), and answering
   the last one's rows as JSON with the same headers. Database: ${reads.database}; one thread of alice's
@@ -88,6 +85,9 @@ its ceiling (a bare server may be limited by ${tool.name} itself).
   Streamable HTTP) against the same provider, a real MCP SDK server in a process of its own
   (bench/mcp-provider.ts); ${ARTIFACT_CONNECTIONS} connections on both sides. Its goal is a time per read within 1.2× of the
   fetch's, so a rate of at least 0.83× of it.
+
+The sandbox page and script are measured in the edge section below, beside a bare server, Fastify and
+Hono, each in a process of its own.
 
 Requests per second, mean of the rounds (each round in brackets):
 

@@ -112,6 +112,22 @@ export const ERROR_DETAILS = {
   agents_not_known: 'The service is starting: its agents have not all said what they offer yet',
   /** The chat platform of the channel cannot be reached now (its server is down, or the service is reconnecting to it). */
   channel_unavailable: 'This channel cannot be reached now: try again shortly',
+  /** The `git` executable could not be run (missing, or it timed out): a repository project's worktrees cannot be made or read. */
+  git_unavailable: 'git is unavailable on this host',
+  /** A repository project whose repository cannot be used (not a git repository, or it lacks its base branch); the detail says which. */
+  repository_unavailable: "The project's git repository cannot be used",
+  /** Changes asked of a thread that has no worktree (its project is not a repository, or no turn ran yet). */
+  no_worktree: 'This thread has no worktree: its project is not a git repository, or no turn has run yet',
+  /** A diff asked for a path that is not among the thread's changed files. */
+  change_unavailable: 'No such changed file in this thread',
+  /** The diff asked for is larger than 2 MiB. */
+  diff_too_large: 'The diff is larger than 2 MiB: ask for one file',
+  /** A merge whose changes conflict with the base branch; `files` lists them, and the base is unchanged. */
+  merge_conflict: 'The changes conflict with the base branch; nothing was merged',
+  /** A merge into a base branch checked out with uncommitted changes (or files in the way): the checkout would lose them. */
+  base_checkout_dirty: 'The base branch is checked out with uncommitted changes; nothing was merged',
+  /** The base branch moved while the merge was made; nothing was merged. */
+  base_moved: 'The base branch moved while merging: try again',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
@@ -138,4 +154,6 @@ export interface Failure {
   readonly code: ErrorCode;
   readonly detail?: string;
   readonly errors?: readonly { readonly path: string; readonly message: string }[];
+  /** The files a merge conflicts on (`merge_conflict`). */
+  readonly files?: readonly string[];
 }

@@ -22,3 +22,4 @@ export * from './run-errors.ts';
 export * from './bounds.ts';
 export * from './history-brief.ts';
 export * from './chat-text.ts';
+export * from './worktree.ts';

@@ -28,14 +28,25 @@ export interface Thread {
   /** The id of the last parent message the fork sees. */
   readonly fork_cutoff: Id | null;
   readonly created_at: string;
+  /** The git worktree the thread's runs work in (a thread on a repository project, from its first turn on); else null. */
+  readonly worktree: Worktree | null;
+}
+
+/** A thread's own git worktree: its branch (`console/<thread id>`), the branch it was made from, and where it is on disk. */
+export interface Worktree {
+  readonly branch: string;
+  readonly base: string;
+  readonly path: string;
 }
 
 /** One entry of a thread's chat ledger. */
-/** What is going on in a thread, for a list of threads: a turn running, items waiting on a person. */
+/** What is going on in a thread, for a list of threads: a turn running, items waiting on a person, directives queued. */
 export interface ThreadActivity {
   readonly turn_running: boolean;
   readonly approvals: number;
   readonly questions: number;
+  /** Directives waiting in the thread's queue (contract section 7). */
+  readonly queued: number;
 }
 
 /** A thread as the thread list answers it: the row and its activity. */
@@ -152,10 +163,16 @@ export interface Pending {
   readonly tool_call: ToolCall | null;
 }
 
-/** A project a thread may work in: `directory` is its directory on disk, or null for `DATA_DIR/projects/<name>`. */
+/**
+ * A project a thread may work in: `directory` is its directory on disk, or null for
+ * `DATA_DIR/projects/<name>`; a repository project names a git repository (`repo`, absolute) and
+ * the branch (`base`) each thread's worktree starts from (both null for a plain directory).
+ */
 export interface Project {
   readonly name: string;
   readonly directory: string | null;
+  readonly repo: string | null;
+  readonly base: string | null;
 }
 
 /** A provider MCP server installed by a user. `headers` are its credentials: never answered. */

@@ -1,4 +1,4 @@
-import type { Address, Conversation, Thread } from '../domain/model.ts';
+import type { Address, Conversation, Thread, Worktree } from '../domain/model.ts';
 
 /**
  * A new thread and its first conversation, written together: a console thread (a directive's key), or
@@ -30,4 +30,9 @@ export interface ConsoleThreads {
    * created it first, answers that one (one thread per key, whatever the race).
    */
   createConsoleThread(thread: NewConsoleThread): Promise<{ thread: Thread; conversation: Conversation }>;
+  /**
+   * Records the thread's worktree when it has none; answers the one recorded (the first recorded
+   * stays, whoever records second), or null when there is no such thread.
+   */
+  setWorktree(threadId: string, worktree: Worktree): Promise<Worktree | null>;
 }

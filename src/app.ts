@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import { parseOrigin } from '../domain/origin.ts';
@@ -34,7 +35,10 @@ import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives, turnStarter } from '../core/runs/directives.ts';
 import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
-import { runDirectories } from './runs/run-directory.ts';
+import { projectDirectories } from './runs/run-directory.ts';
+import { gitWorktrees } from '../adapters/git/worktrees.ts';
+import { pruneWorktrees, threadDirectories } from '../core/worktrees/run-directory.ts';
+import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
@@ -48,6 +52,8 @@ import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
 import { queueRoutes } from './runs/queue-routes.ts';
+import { changesRoutes } from './runs/changes-routes.ts';
+import { threadChanges } from '../core/worktrees/changes.ts';
 import { threadQueue } from '../core/runs/queue.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { agentsKnown } from './system/agents-known.ts';
@@ -84,6 +90,8 @@ export interface AppOptions {
   readonly chatLinks?: (channel: string, sender: string) => Promise<string | null>;
   /** The world file's links of its chat channels (an xmpp channel's `links`: user id to address); none by default. */
   readonly worldLinks?: WorldLinks;
+  /** Threads' git worktrees; by default the `git` executable's, under `DATA_DIR/worktrees`. */
+  readonly worktrees?: Worktrees;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
@@ -151,7 +159,10 @@ export function createApp(options: AppOptions): ComposedApp {
   // A lost answer signal is found in storage even without a reconnect to tell of it.
   const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
   rechecks.unref();
-  const runDirectory = runDirectories(storage.catalog, config.dataDir);
+  const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
+  const runDirectory = threadDirectories({
+    catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(storage.catalog, config.dataDir),
+  });
   // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
   const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });
   let stopping = false;
@@ -165,6 +176,17 @@ export function createApp(options: AppOptions): ComposedApp {
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs, startQueued });
   sweeps.start();
+  // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
+  void pruneWorktrees(storage.catalog, worktrees, log);
+  // Worktrees unused for WORKTREE_RETENTION_DAYS go (their work committed on their branch first): at start, then hourly.
+  const retention = config.worktreeRetentionDays * 86_400_000;
+  const sweepWorktrees = () => void worktrees.sweep(retention).then(
+    (ids) => { if (ids.length > 0) log.info({ threads: ids }, 'removed unused worktrees'); },
+    (error: unknown) => log.warn({ err: error }, 'removing unused worktrees failed'),
+  );
+  if (retention > 0) sweepWorktrees();
+  const worktreeSweeps = retention > 0 ? setInterval(sweepWorktrees, 3_600_000) : null;
+  worktreeSweeps?.unref();
   const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
@@ -208,7 +230,7 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),
@@ -255,6 +277,7 @@ export function createApp(options: AppOptions): ComposedApp {
       await deliveries.close();
       await options.channels?.close?.();
       clearInterval(rechecks);
+      if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;

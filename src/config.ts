@@ -47,6 +47,8 @@ export interface Config {
   readonly logLevel: string;
   /** How long a turn's holder may go without renewing its lease before any instance sweeps the turn. */
   readonly turnLeaseMs: number;
+  /** Days a thread's worktree may go unused before the clean-up removes it (its work committed on its branch first); 0: never. */
+  readonly worktreeRetentionDays: number;
   /** How long an agent may send nothing during a turn before the turn is cancelled. */
   readonly agentIdleTimeoutMs: number;
   /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
@@ -133,6 +135,7 @@ const EnvSchema = v.object({
   ),
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
+  WORKTREE_RETENTION_DAYS: v.optional(integer(0, 36_500), '14'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
   // Unset: a quarter of MAX_CONNECTIONS, at most 64 (connection-cap.ts); set, below MAX_CONNECTIONS (checked below).
   MAX_CONNECTIONS_PER_CLIENT: v.optional(integer(1, 1_000_000)),
@@ -191,6 +194,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       allowedHosts: Object.freeze(distinctHosts([...(e.ALLOWED_HOSTS ?? loopbackHosts(e.PORT)), ...originHosts, ...demoHosts]).map((host) => Object.freeze(host))),
       logLevel: e.LOG_LEVEL,
       turnLeaseMs: e.TURN_LEASE_MS,
+      worktreeRetentionDays: e.WORKTREE_RETENTION_DAYS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
       metricsToken: e.METRICS_TOKEN ?? null,
       limits: Object.freeze({

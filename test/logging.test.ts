@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { StorageUnavailableError } from '../ports/storage.ts';
-import { createLogger, REDACTED, redactUrls, safeError } from '../src/logging.ts';
+import { createLogger, REDACTED, redactUrls, requestLine, safeError } from '../src/logging.ts';
 
 describe('error logging', () => {
   it("keeps a database error's reason and drops its statement, where the driver inlined the values", () => {
@@ -131,5 +132,59 @@ describe('credentials in URLs are redacted from every log line', () => {
     // The database-error rule still holds underneath.
     const sql = JSON.stringify(JSON.parse(lines[1]!).err);
     assert.match(sql, /ECONNREFUSED/);
+  });
+});
+
+describe('the access line (requestLine)', () => {
+  /** A logger on a captured stream, and the lines it wrote. */
+  const captured = (level = 'info') => {
+    const lines: string[] = [];
+    const log = createLogger(level, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString('utf8')), done()) }));
+    return { log, lines };
+  };
+  const withoutTime = (line: string) => line.replace(/,"time":\d+,/, ',"time":0,');
+
+  it("writes the very bytes pino's generic path writes for the same fields, but the time", () => {
+    const cases: [string, string, string, number, number, boolean][] = [
+      ['0192f1d2-3c4d-4e5f-8a9b-0c1d2e3f4a5b', 'GET', '/artifacts/sandbox.js', 200, 0.3, false],
+      ['trace-1', 'POST', '/api/console/threads/x/directives', 201, 12, false],
+      ['trace.2_x', 'HEAD', '/a "quoted" \\ path/é\u0001', 404, 1.5, true],
+      // A path a client chose, with what looks like a credential in it: redacted as every line is.
+      ['trace-3', 'GET', '/cb;token=tok-secret-1/x@y', 421, 0, false],
+      ['trace-4', 'DELETE', `/${'long/'.repeat(40)}`, 500, 1234.5, true],
+    ];
+    for (const [reqId, method, path, status, ms, aborted] of cases) {
+      const fast = captured();
+      requestLine(fast.log)(reqId, method, path, status, ms, aborted);
+      const generic = captured();
+      generic.log.info({ reqId, method, path, status, ms, aborted: aborted || undefined }, 'request');
+      assert.equal(fast.lines.length, 1);
+      assert.equal(withoutTime(fast.lines[0]!), withoutTime(generic.lines[0]!));
+      const parsed = JSON.parse(fast.lines[0]!);
+      assert.equal(parsed.msg, 'request');
+      assert.equal(parsed.level, 30);
+      assert.equal(typeof parsed.time, 'number');
+      assert.equal(parsed.pid, process.pid);
+      assert.deepEqual([parsed.reqId, parsed.method, parsed.status, parsed.ms, parsed.aborted], [reqId, method, status, ms, aborted || undefined]);
+      assert.ok(!fast.lines[0]!.includes('tok-secret-1'));
+    }
+  });
+
+  it('writes nothing below its level, and follows a level changed later', () => {
+    const { log, lines } = captured('warn');
+    const line = requestLine(log);
+    line('id-1', 'GET', '/x', 200, 1, false);
+    assert.equal(lines.length, 0);
+    log.level = 'info';
+    line('id-2', 'GET', '/x', 200, 1, false);
+    assert.equal(lines.length, 1);
+  });
+
+  it("falls back to pino's own path for a logger it cannot write for (a mixin), with the same fields", () => {
+    const lines: string[] = [];
+    const log = pino({ mixin: () => ({ extra: 1 }) }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString('utf8')), done()) }));
+    requestLine(log)('id-3', 'GET', '/y', 200, 2, false);
+    const parsed = JSON.parse(lines[0]!);
+    assert.deepEqual([parsed.reqId, parsed.path, parsed.status, parsed.extra, parsed.msg], ['id-3', '/y', 200, 1, 'request']);
   });
 });

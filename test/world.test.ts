@@ -66,6 +66,26 @@ describe('the world file', () => {
     await refuses((w) => (w.channels[1].agents = ['ghost']), 'channels.1.agents.0', /no agent/);
   });
 
+  it('takes a project as a name, a directory, or a git repository and its base branch, naming what is wrong with one', async () => {
+    const world = await demo();
+    const parsed = parseWorld({ ...world, projects: [...world.projects, 'plain', { name: 'disk', directory: '/srv/disk/' }, { name: 'repo', repo: '/srv/x/../repo', base: 'release/1.2' }] });
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    assert.deepEqual(parsed.value.projects.slice(-3), [
+      { name: 'plain', directory: null, repo: null, base: null },
+      { name: 'disk', directory: '/srv/disk', repo: null, base: null },
+      { name: 'repo', directory: null, repo: '/srv/repo', base: 'release/1.2' },
+    ]);
+    const project = (p: unknown) => (w: Record<string, unknown>) => (w.projects = [...(w.projects as unknown[]), p]);
+    const at = (world.projects as unknown[]).length;
+    await refuses(project({ name: 'r', repo: 'relative/repo', base: 'main' }), `projects.${at}.repo`, /absolute/);
+    await refuses(project({ name: 'r', repo: '/srv/repo' }), `projects.${at}.base`, /branch/);
+    await refuses(project({ name: 'r', base: 'main' }), `projects.${at}.base`, /needs repo/);
+    await refuses(project({ name: 'r', repo: '/srv/repo', base: 'main', directory: '/srv/d' }), `projects.${at}.directory`, /not be given with repo/);
+    for (const base of ['--upload-pack=x', '-b', '.hidden', 'a..b', 'x.lock', 'a//b', 'a b', 'ma:in']) {
+      await refuses(project({ name: 'r', repo: '/srv/repo', base }), `projects.${at}.base`, /branch name/);
+    }
+  });
+
   it('refuses a cycle of forks', async () => {
     await refuses((w) => {
       w.threads[0].fork_of = w.threads[1].id;

@@ -68,11 +68,19 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       const id = uuidv7();
       const thread: Thread = {
         id, key: input.key, channel: input.channel ?? CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
-        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id),
+        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id), worktree: null,
       };
       state.threads.set(id, thread);
       state.members.set(id, new Set());
       return { thread, conversation: newConversation(id, input.conversation) };
+    },
+
+    async setWorktree(threadId, worktree) {
+      const thread = state.threads.get(threadId);
+      if (thread === undefined) return null;
+      if (thread.worktree !== null) return thread.worktree;
+      state.threads.set(threadId, { ...thread, worktree });
+      return worktree;
     },
 
     async writeMove(move) {
@@ -94,7 +102,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
         // A fork of the source at its latest visible message: its own newest, or what it inherits up to its cutoff.
         const own = [...state.messages.values()].filter((m) => m.thread_id === source.id).map((m) => m.id);
         const cutoff = [...own, ...(source.fork_of === null ? [] : [source.fork_cutoff])].reduce<string | null>((max, m) => (m !== null && (max === null || m > max) ? m : max), null);
-        thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id) };
+        thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id), worktree: null };
         state.threads.set(id, thread);
         // Whoever could read the source reads where it went: its members, and the mover.
         state.members.set(id, new Set([...(state.members.get(source.id) ?? []), ...members].filter((user) => user !== thread.owner)));

@@ -5,7 +5,7 @@ import type { MemoryState } from './state.ts';
 /** Writes a world into the state, replacing rows with the same id, so importing twice doubles nothing. */
 export function importWorld(state: MemoryState, world: World): void {
   for (const user of world.users) state.users.set(user.id, { id: user.id, name: user.name, token_hash: user.token_hash });
-  for (const project of world.projects) state.projects.set(project.name, project.directory);
+  for (const project of world.projects) state.projects.set(project.name, project);
   for (const agent of world.agents) state.agents.set(agent.id, { ...agent, env: agent.env ?? {}, env_pass: agent.env_pass ?? [] });
   for (const channel of world.channels) state.channels.set(channel.id, channel);
   for (const installation of world.installations) state.installations.set(installation.id, installation);
@@ -14,6 +14,7 @@ export function importWorld(state: MemoryState, world: World): void {
     state.threads.set(t.id, {
       id: t.id, key: t.key, channel: t.channel, owner: t.owner, project: t.project, title: t.title,
       fork_of: t.fork_of, fork_cutoff: t.fork_cutoff, created_at: uuid7Time(t.id),
+      worktree: state.threads.get(t.id)?.worktree ?? null,
     });
     state.members.set(t.id, new Set(t.members));
     for (const m of t.messages) {

@@ -1,4 +1,4 @@
-import type { Agent, Channel, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
+import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
@@ -11,8 +11,8 @@ import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
   readonly users: Map<string, User & { readonly token_hash: string }>;
-  /** Each project's directory on disk, by name (null: the default under `DATA_DIR`). */
-  readonly projects: Map<string, string | null>;
+  /** Each project by name: its directory on disk (null: the default under `DATA_DIR`), or its repository and base branch. */
+  readonly projects: Map<string, Project>;
   readonly agents: Map<string, Agent>;
   readonly channels: Map<string, Channel>;
   readonly threads: Map<string, Thread>;
@@ -76,7 +76,7 @@ export function emptyState(): MemoryState {
   };
 }
 
-/** What is going on in a thread: a turn running on any of its conversations, and the approvals and questions pending. */
+/** What is going on in a thread: a turn running on any of its conversations, the approvals and questions pending, the directives queued. */
 export function threadActivity(state: MemoryState, threadId: string): ThreadActivity {
   const conversations = [...state.conversations.values()].filter((c) => c.thread_id === threadId);
   const pending = [...state.pending.values()].filter((p) => conversations.some((c) => c.id === p.conversation_id));
@@ -84,5 +84,6 @@ export function threadActivity(state: MemoryState, threadId: string): ThreadActi
     turn_running: conversations.some((c) => c.turn_running),
     approvals: pending.filter((p) => p.kind === 'approval').length,
     questions: pending.filter((p) => p.kind === 'question').length,
+    queued: [...state.queue.values()].filter((q) => q.thread_id === threadId).length,
   };
 }

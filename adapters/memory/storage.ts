@@ -103,7 +103,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         return linked.length === 0 ? channel : { ...channel, linked_users: [...channel.linked_users, ...linked] };
       }),
       projects: async () => [...state.projects.keys()].sort(),
-      project: async (name) => (state.projects.has(name) ? { name, directory: state.projects.get(name) ?? null } : null),
+      project: async (name) => state.projects.get(name) ?? null,
     },
     importWorld: async (world) => importWorld(state, world),
     isEmpty: async () => state.users.size === 0,

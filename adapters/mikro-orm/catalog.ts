@@ -22,6 +22,6 @@ export function mikroOrmCatalog(orm: MikroORM): Catalog {
       runStatement<Channel>(orm, `select ${CHANNEL_LINKED} from channels c order by id collate "C"`, []),
     projects: async () =>
       (await runStatement<{ name: string }>(orm, 'select name from projects order by name collate "C"', [])).map((row) => row.name),
-    project: async (name) => (await runStatement<Project>(orm, 'select name, directory from projects where name = ?', [name]))[0] ?? null,
+    project: async (name) => (await runStatement<Project>(orm, 'select name, directory, repo, base from projects where name = ?', [name]))[0] ?? null,
   };
 }

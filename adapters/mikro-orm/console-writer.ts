@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
-import { CONSOLE_CHANNEL, type Conversation, type Message, type ModelMessage, type MovedTo, type Pending, type Run, type Thread } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Conversation, type Message, type ModelMessage, type MovedTo, type Pending, type Run, type Thread, type Worktree } from '../../domain/model.ts';
 import { checkPendingAnswers } from '../../domain/pending-answers.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
@@ -28,6 +28,16 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
       (await runStatement<Thread>(orm, `select ${THREAD} from threads where owner = ? and key = ?`, [owner, key]))[0] ?? null,
 
     createConsoleThread: (input) => transaction(orm, (sql) => createConsoleThread(sql, input)),
+
+    async setWorktree(threadId, worktree) {
+      if (!isUuid(threadId)) return null;
+      // One statement: the update when none is recorded, else the row as it is.
+      const [row] = await runStatement<{ worktree: Worktree | null }>(orm, `
+        with u as (update threads set worktree = ?::jsonb where id = ? and worktree is null returning worktree)
+        select worktree from u union all select worktree from threads where id = ? and not exists (select 1 from u)`,
+      [JSON.stringify(worktree), threadId, threadId]);
+      return row?.worktree ?? null;
+    },
 
     writeMove: (move) => writeMove(orm, move),
 

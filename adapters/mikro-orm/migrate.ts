@@ -25,6 +25,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0007-moves-and-deliveries', load: async () => (await import('./migrations/0007-moves-and-deliveries.ts')).MovesAndDeliveries },
   { name: '0008-directive-queue', load: async () => (await import('./migrations/0008-directive-queue.ts')).DirectiveQueue },
   { name: '0009-channel-links', load: async () => (await import('./migrations/0009-channel-links.ts')).ChannelLinks },
+  { name: '0010-thread-worktrees', load: async () => (await import('./migrations/0010-thread-worktrees.ts')).ThreadWorktrees },
   { name: '0011-unsent-prompts', load: async () => (await import('./migrations/0011-unsent-prompts.ts')).UnsentPrompts },
   { name: '0012-chat-cursors', load: async () => (await import('./migrations/0012-chat-cursors.ts')).ChatCursors },
 ];

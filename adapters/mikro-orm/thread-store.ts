@@ -5,11 +5,11 @@ import type { ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at`;
 
 /** The columns of a thread row, in the shape the reads answer. */
 const THREAD_COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${iso(`${t}.created_at`)} as created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${iso(`${t}.created_at`)} as created_at`;
 
 /**
  * One query: the thread when the user owns it or is a member (a primary-key probe of
@@ -37,12 +37,14 @@ where t.id = ? and (t.owner = ? or m.user_id is not null)`;
 
 /**
  * One query: the newest threads the user owns, and the newest they are a member of, each an index
- * range scan cut at the page size, merged and cut again.
+ * range scan cut at the page size, merged and cut again; each with its activity (its queued directives
+ * counted on the queue's (thread_id, ordinal) index, none loaded).
  */
 const listAccessible = (cursor: string, memberCursor: string) => `
 select ${THREAD_COLUMNS('t')},
   coalesce(a.turn_running, false) as activity_turn_running, coalesce(a.approvals, 0)::int as activity_approvals,
-  coalesce(a.questions, 0)::int as activity_questions
+  coalesce(a.questions, 0)::int as activity_questions,
+  (select count(*) from directive_queue q where q.thread_id = t.id)::int as activity_queued
 from threads t
 left join lateral (
   select bool_or(c.turn_running) as turn_running,
@@ -84,13 +86,13 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       const owned = olderThan('id', page.before);
       const member = olderThan('thread_id', page.before);
       const take = page.limit + 1;
-      type Row = Thread & { activity_turn_running: boolean; activity_approvals: number; activity_questions: number };
+      type Row = Thread & { activity_turn_running: boolean; activity_approvals: number; activity_questions: number; activity_queued: number };
       const rows = await runStatement<Row>(orm, listAccessible(owned.sql, member.sql), [
         userId, ...owned.params, take, userId, ...member.params, take, take,
       ]);
-      const items = rows.map(({ activity_turn_running, activity_approvals, activity_questions, ...thread }): ThreadListItem => ({
+      const items = rows.map(({ activity_turn_running, activity_approvals, activity_questions, activity_queued, ...thread }): ThreadListItem => ({
         ...thread,
-        activity: { turn_running: activity_turn_running, approvals: activity_approvals, questions: activity_questions },
+        activity: { turn_running: activity_turn_running, approvals: activity_approvals, questions: activity_questions, queued: activity_queued },
       }));
       return pageOf(items, page.limit);
     },

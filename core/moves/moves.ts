@@ -56,6 +56,8 @@ export function threadMoves(deps: {
     if (write.delivery !== null) deps.deliveries.poke();
     if (outcome.run !== null && write.turn !== null) {
       const { thread, run } = outcome;
+      // A landing thread's worktree was made before its row was: recorded on it now (found made, so at once).
+      if (write.landing !== null) await deps.runDirectory(thread);
       // The turn's own message is the newest `message` event the move stored: the history is what came before it.
       const own = outcome.events.filter((event) => event.type === 'message').at(-1)?.data as { message?: { id?: string } } | undefined;
       deps.kicker.kick({
@@ -64,7 +66,7 @@ export function threadMoves(deps: {
         run,
         agent,
         prompt: write.turn.text,
-        cwd: write.turn.directory ?? (await deps.runDirectory(thread.project)),
+        cwd: write.turn.directory ?? (await deps.runDirectory(thread).then((found) => (found.ok ? found.value : '.'))),
         mode: outcome.conversation.permission_mode,
         history: () => threadHistory(storage, user.id, thread.id, own?.message?.id ?? run.id),
       });
@@ -158,6 +160,9 @@ export function threadMoves(deps: {
       const from = { thread_id: thread.id, conversation_id: conversation.id, channel: thread.channel };
       const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };
       const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
+      // The landing thread is a fork of this one: on a repository project its worktree starts from this thread's branch.
+      const located = body.prompt === null ? null : await deps.runDirectory({ id: landing.id, owner: landing.owner, project: thread.project, worktree: null, fork_of: thread.id });
+      if (located !== null && !located.ok) return located;
       return move(user, {
         source_thread_id: thread.id,
         moving: conversation.id,
@@ -168,7 +173,7 @@ export function threadMoves(deps: {
         landing_ledger: `Moved here from ${thread.channel} thread "${thread.title}" (thread ${thread.id})`,
         delivery,
         gateway: { operation: 'teleport', from, to },
-        turn: body.prompt === null ? null : { text: body.prompt, directory: await deps.runDirectory(thread.project), lease: deps.lease },
+        turn: body.prompt === null ? null : { text: body.prompt, directory: located!.value, lease: deps.lease },
       }, agent);
     },
 
@@ -193,6 +198,8 @@ export function threadMoves(deps: {
       const posture = offered.find((a) => a.id === route.agent)!.default_permission_mode;
       const next = { id: deps.newId(), agent: agent.id, model: route.model, permission_mode: posture, effort: null, address: conversation.address };
       // The brief is what the new agent starts from: its first turn, in place, written with the hand-over.
+      const located = await deps.runDirectory(thread);
+      if (!located.ok) return located;
       const moved = await move(user, {
         source_thread_id: thread.id,
         moving: null,
@@ -209,7 +216,7 @@ export function threadMoves(deps: {
           to: { conversation_id: next.id, route: route.id },
           hint: body.hint,
         },
-        turn: { text: body.brief, directory: await deps.runDirectory(thread.project), lease: deps.lease },
+        turn: { text: body.brief, directory: located.value, lease: deps.lease },
       }, agent);
       return moved.ok ? ok({ conversation_id: moved.value.conversation_id }) : moved;
     },

@@ -198,7 +198,9 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
   const { storage, bus, kicker } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
-    const directory = await deps.runDirectory(thread.project);
+    const located = await deps.runDirectory(thread);
+    if (!located.ok) return located;
+    const directory = located.value;
     const outcome = await storage.writer.writeDirective({
       thread_id: thread.id,
       conversation_id: conversation.id,

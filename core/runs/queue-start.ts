@@ -1,3 +1,4 @@
+import type { Thread } from '../../domain/model.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { DequeuedTurn } from '../../ports/directive-queue.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
@@ -34,7 +35,7 @@ export function queuedTurns(deps: {
         agent,
         prompt: turn.item.text,
         unsent: true,
-        cwd: run.directory ?? (await deps.runDirectory(thread.project)),
+        cwd: run.directory ?? (await directoryOf(deps.runDirectory, thread)),
         mode: conversation.permission_mode,
         // What the thread had when this turn started (the turns that ran while it waited included).
         history: () => threadHistory(deps.storage, thread.owner, thread.id, run.id),
@@ -45,6 +46,13 @@ export function queuedTurns(deps: {
       return false;
     }
   };
+}
+
+/** A thread's run directory, or the failure thrown (a queued turn that cannot start lapses, and the sweep ends it). */
+async function directoryOf(runDirectory: RunDirectory, thread: Thread): Promise<string> {
+  const located = await runDirectory(thread);
+  if (!located.ok) throw new Error(`the run directory cannot be made: ${located.error.code} ${located.error.detail ?? ''}`);
+  return located.value;
 }
 
 export type StartQueued = ReturnType<typeof queuedTurns>;

@@ -11,6 +11,8 @@ export interface Activity {
   readonly turn_running: boolean;
   readonly approvals: number;
   readonly questions: number;
+  /** Directives waiting in the thread's queue. */
+  readonly queued: number;
 }
 
 /** An open thread's activity as its live events left it, and when (`Date.now()`) they said so. */
@@ -19,14 +21,14 @@ export interface LiveActivity {
   readonly at: number;
 }
 
-/** The activity an open thread's timeline shows: a run running, and the asks waiting on the page. */
+/** The activity an open thread's timeline shows: a run running, the asks waiting on the page, the directives queued. */
 export function activityOf(timeline: Timeline): Activity {
   const count = (kind: 'approval' | 'question') => timeline.pending.filter((item) => item.kind === kind).length;
-  return { turn_running: runningRun(timeline) !== null, approvals: count('approval'), questions: count('question') };
+  return { turn_running: runningRun(timeline) !== null, approvals: count('approval'), questions: count('question'), queued: timeline.queue.length };
 }
 
 export const sameActivity = (a: Activity, b: Activity): boolean =>
-  a.turn_running === b.turn_running && a.approvals === b.approvals && a.questions === b.questions;
+  a.turn_running === b.turn_running && a.approvals === b.approvals && a.questions === b.questions && a.queued === b.queued;
 
 /**
  * The activity to show for a listed thread: what its live events said, when they said it at or after the

@@ -21,19 +21,6 @@ export function problemText(error: unknown, status: number): string {
   return `HTTP ${status}`;
 }
 
-/**
- * Sends again, for a moment, while the answer is 409 `turn_running`: a turn is released just after its
- * `reflex_asleep` is stored, so a message sent the instant the run ends may find it still held.
- */
-export async function whenTurnReleased<T extends { response: Response; error?: unknown }>(send: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const answer = await send();
-    const code = typeof answer.error === 'object' && answer.error !== null ? (answer.error as { code?: unknown }).code : undefined;
-    if (answer.response.status !== 409 || code !== 'turn_running' || attempt >= 10) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 export interface LiveConnection {
   close(): void;
 }

@@ -119,6 +119,46 @@ label.inline input{width:auto}
 [hidden]{display:none!important}
 .composer{margin-top:12px}
 .composer button{margin-top:8px}
+.actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.composer .actions .hint{margin-top:8px}
+.queue{margin:8px 0}
+.queue h3{font-size:14px;margin:0 0 4px;color:var(--muted)}
+.queue ol{list-style:none;padding:0;margin:0;display:flex;flex-direction:column;gap:6px}
+.queue li{background:var(--panel);border:1px dashed var(--accent);border-radius:8px;padding:8px 12px}
+.queue li p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
+.queue li button{margin-top:4px}
+.changes{margin:12px 0;background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
+.changes>header{display:flex;flex-wrap:wrap;gap:12px;align-items:center}
+.changes h3{margin:0;font-size:15px}
+.changes h4{margin:12px 0 4px;font-size:14px}
+.changes .files{list-style:none;padding:0;margin:8px 0}
+.changes .files button{display:flex;gap:8px;width:100%;text-align:left;border:0;border-bottom:1px solid var(--line);border-radius:0;background:transparent}
+.changes .files button[aria-current=true]{background:var(--bg)}
+.changes .files .path{flex:1;font-family:ui-monospace,monospace;word-break:break-all}
+.changes .status{font-size:12px;text-transform:uppercase;color:var(--muted);min-width:70px}
+.changes .added{color:var(--ok)}
+.changes .deleted{color:var(--danger)}
+.file-diff{margin:8px 0;overflow:auto}
+.file-diff figcaption{font:12px ui-monospace,monospace;color:var(--muted)}
+.file-diff table{border-collapse:collapse;width:100%;font:12px/1.5 ui-monospace,monospace}
+.file-diff td{padding:0 6px;vertical-align:top}
+.file-diff td.num{width:1%;text-align:right;color:var(--muted);user-select:none}
+.file-diff td.code{white-space:pre-wrap;word-break:break-all}
+.file-diff .sign{display:inline-block;width:1.2em;color:var(--muted)}
+.file-diff tr.added td.code{background:rgba(30,123,58,.14)}
+.file-diff tr.deleted td.code{background:rgba(164,38,44,.14)}
+.file-diff tr.hunk td,.file-diff tr.note td{color:var(--muted);background:var(--bg)}
+.file-diff .line-comment{padding:0 4px;border:0;background:transparent;color:var(--accent);font:inherit}
+.file-diff .line-comment[aria-pressed=true]{outline:1px solid var(--accent)}
+.file-diff .comment-row td{padding:4px 6px;font:14px/1.45 system-ui,sans-serif}
+.file-diff .comment{margin:0;padding:6px 8px;border-left:3px solid var(--accent);background:var(--bg);white-space:pre-wrap}
+.file-diff .comment .role{display:block}
+.review ol{margin:4px 0;padding-left:20px}
+.review .where{font-family:ui-monospace,monospace}
+.review>button,.merge>button{margin-top:8px}
+.merge select{width:auto;margin-left:8px}
+.conflicts ul{margin:4px 0;font-family:ui-monospace,monospace}
+.done{color:var(--ok)}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
 @media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
 `;

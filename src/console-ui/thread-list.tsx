@@ -21,7 +21,12 @@ const REREAD_MS = 30_000;
 
 /** Words for what is going on in a thread, or nothing. */
 function activityText(activity: Activity): string {
-  const parts = [activity.turn_running ? 'running' : null, activity.approvals > 0 ? `${activity.approvals} to approve` : null, activity.questions > 0 ? `${activity.questions} to answer` : null];
+  const parts = [
+    activity.turn_running ? 'running' : null,
+    activity.approvals > 0 ? `${activity.approvals} to approve` : null,
+    activity.questions > 0 ? `${activity.questions} to answer` : null,
+    activity.queued > 0 ? `${activity.queued} queued` : null,
+  ];
   return parts.filter((part) => part !== null).join(', ');
 }
 

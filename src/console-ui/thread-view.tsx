@@ -1,17 +1,22 @@
 /**
  * One thread: its ledger (older pages on demand), its runs live over the socket (replayed from the first
  * event, so a reload loses nothing), pending approvals and questions with their options, the posture
- * switch, cancel, and the composer that continues it. Browser code.
+ * switch, cancel, the follow-ups queued while a turn runs, and the composer that continues it: Send runs
+ * the message now on an idle thread and queues it on a busy one (`when_busy: "queue"`); "Interrupt and
+ * send" cancels the running turn and runs it next (`"interrupt"`). Browser code.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { activityOf, sameActivity, type Activity } from './activity.ts';
-import { api, followThread, problemText, whenTurnReleased } from './api.ts';
+import { api, followThread, problemText } from './api.ts';
+import { ChangesView } from './changes-view.tsx';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
+import { QueueList } from './queue-list.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
+import { me } from './session.ts';
 import { threadEntries } from './thread-entries.ts';
-import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, type PendingView, type Timeline } from './timeline.ts';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, withQueue, type PendingView, type QueuedView, type Timeline } from './timeline.ts';
 
 interface ConversationRow {
   readonly id: string;
@@ -26,6 +31,9 @@ interface ConversationRow {
 export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
   const title = useSignal('');
   const meta = useSignal('');
+  const owner = useSignal<string | null>(null);
+  /** Whether the thread works in a git worktree of its own (a repository project): then it has Changes. */
+  const worktree = useSignal(false);
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
   const older = useSignal<string | null>(null);
   const conversation = useSignal<ConversationRow | null>(null);
@@ -65,6 +73,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
 
   useEffect(() => {
     timeline.value = EMPTY_TIMELINE;
+    worktree.value = false;
     shown.value = new Set();
     error.value = '';
     let connection: { close(): void } | null = null;
@@ -73,18 +82,25 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       const thread = await api.GET('/api/console/threads/{id}', { params: { path: { id } } });
       if (thread.data === undefined) return void (error.value = problemText(thread.error, thread.response.status));
       title.value = thread.data.title;
+      owner.value = thread.data.owner;
+      worktree.value = thread.data.worktree !== null;
       meta.value = `${thread.data.channel}${thread.data.project === null ? '' : ` · ${thread.data.project}`}`;
-      const [page, pending] = await Promise.all([
+      const [page, pending, queue] = await Promise.all([
         api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } }),
         api.GET('/api/console/threads/{id}/pending', { params: { path: { id } } }),
+        api.GET('/api/console/threads/{id}/queue', { params: { path: { id } } }),
         loadConversation(),
       ]);
-      timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, page.data?.items ?? []), pending: (pending.data ?? []) as PendingView[] };
+      // The events replayed next (from the first) bring the queue from this read to now.
+      const read = withQueue(timeline.value, (queue.data ?? []) as QueuedView[]);
+      timeline.value = { ...read, messages: withMessages(read.messages, page.data?.items ?? []), pending: (pending.data ?? []) as PendingView[] };
       older.value = page.data?.next ?? null;
       if (stopped) return;
       connection = followThread(id, () => timeline.value.lastSeq, (event) => {
         advance(applyEvent(timeline.value, event));
         if (event.type === 'run_started' || event.type === 'reflex_asleep') void loadConversation();
+        // A repository project's first turn makes the worktree: from then on the thread has Changes.
+        if (event.type === 'run_started' && !worktree.value) void readWorktree();
         // A move writes its ledger line without a message event: the newest page brings it.
         if (event.type === 'gateway') void refreshLedger();
       }, (open) => (live.value = open));
@@ -95,6 +111,10 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
     };
   }, [id]);
 
+  const readWorktree = async () => {
+    const { data } = await api.GET('/api/console/threads/{id}', { params: { path: { id } } });
+    if (data !== undefined) worktree.value = data.worktree !== null;
+  };
   const refreshLedger = async () => {
     const { data } = await api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } });
     if (data !== undefined) timeline.value = { ...timeline.value, messages: withMessages(timeline.value.messages, data.items) };
@@ -121,13 +141,17 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
     const { error: problem, response } = await api.POST('/api/console/threads/{id}/cancel', { params: { path: { id } } });
     if (!response.ok) error.value = problemText(problem, response.status);
   };
-  const send = async (event: Event) => {
+  /**
+   * Sends the composer's text: it runs now on an idle thread; on a busy one it is queued, or with `interrupt`
+   * the running turn is cancelled and it runs next. Never refused for a turn just ending: it queues then.
+   */
+  const send = async (event: Event, whenBusy: 'queue' | 'interrupt' = 'queue') => {
     event.preventDefault();
     if (text.value.trim() === '' || busy.value) return;
     busy.value = true;
     error.value = '';
-    const body = { text: text.value, message_id: crypto.randomUUID() };
-    const { error: problem, response } = await whenTurnReleased(() => api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body }));
+    const body = { text: text.value, message_id: crypto.randomUUID(), when_busy: whenBusy };
+    const { error: problem, response } = await api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body });
     busy.value = false;
     if (!response.ok) return void (error.value = problemText(problem, response.status));
     text.value = '';
@@ -184,13 +208,23 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       </ol>
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
+      <QueueList threadId={id} items={timeline.value.queue} viewer={me.value?.id ?? null} owner={owner.value} onProblem={(text) => (error.value = text)} />
+      {worktree.value && <ChangesView key={id} threadId={id} version={timeline.value.runs.filter((run) => run.status !== 'running').length} onProblem={(text) => (error.value = text)} />}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
       <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />
       <form class="composer" onSubmit={send}>
         <label for="continue-text">Message</label>
         <textarea id="continue-text" rows={3} value={text.value} onInput={(e) => (text.value = (e.target as HTMLTextAreaElement).value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e); }} />
-        <button type="submit" disabled={busy.value || running !== null || moved !== null}>Send</button>
+        <div class="actions">
+          <button type="submit" disabled={busy.value || moved !== null}>Send</button>
+          {running !== null && moved === null && (
+            <>
+              <button type="button" class="interrupt" disabled={busy.value} onClick={(e) => void send(e, 'interrupt')}>Interrupt and send</button>
+              <span class="hint">The agent is working: Send queues your message to run after this turn.</span>
+            </>
+          )}
+        </div>
       </form>
     </section>
   );

@@ -1,7 +1,7 @@
 /*
  * What a thread shows, built from its ledger pages and its live events: the ledger's messages (deduped by
  * id, oldest first), each run as it happens (streamed text, thoughts, tool calls merged by id, the plan,
- * its end) and the items pending an answer. Pure and immutable (each event gives a new timeline), so the
+ * its end), the items pending an answer and the directives queued to run next. Pure and immutable (each event gives a new timeline), so the
  * same events in the same order always give the same view, a replayed event changes nothing, and it is
  * tested in Node.
  */
@@ -34,6 +34,17 @@ export interface PendingView {
   readonly tool_call: ToolCallView | null;
 }
 
+/** A directive waiting in the thread's queue, as `GET /threads/{id}/queue` and the `queued` event give it. */
+export interface QueuedView {
+  readonly id: string;
+  readonly message_id: string;
+  readonly text: string;
+  readonly author: string;
+  /** From 1, the next to run, when it was read or announced. */
+  readonly position: number;
+  readonly created_at: string;
+}
+
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface RunView {
@@ -59,9 +70,16 @@ export interface Timeline {
    * run's `run_started` (a directive or a summon's brief is stored with its run, in one transaction).
    */
   readonly startedBy: Readonly<Record<string, string>>;
+  /** The directives queued, the next to run first; their ledger messages are drawn here, not in the ledger, until they start. */
+  readonly queue: readonly QueuedView[];
+  /**
+   * Ledger message id to the id of the run its queued directive started (`dequeued`): the message was
+   * written when it was queued, and reads at the time its turn came.
+   */
+  readonly dequeuedInto: Readonly<Record<string, string>>;
 }
 
-export const EMPTY_TIMELINE: Timeline = { lastSeq: 0, messages: [], runs: [], pending: [], notes: [], startedBy: {} };
+export const EMPTY_TIMELINE: Timeline = { lastSeq: 0, messages: [], runs: [], pending: [], notes: [], startedBy: {}, queue: [], dequeuedInto: {} };
 
 /** A live event as the socket sends it. */
 export interface LiveEventShape {
@@ -101,6 +119,20 @@ function mergeToolCall(calls: readonly ToolCallView[], data: Readonly<Record<str
   const merged = [...calls];
   merged[index] = { ...merged[index]!, ...fields } as ToolCallView;
   return merged;
+}
+
+const isQueued = (value: unknown): value is QueuedView =>
+  isRecord(value) && typeof value.id === 'string' && typeof value.message_id === 'string' && typeof value.text === 'string' && typeof value.author === 'string';
+
+/**
+ * The queue with an item announced: an item already there is replaced where it stands (an edit); a new
+ * one goes in at its position (an interrupt's is 1).
+ */
+function withQueued(queue: readonly QueuedView[], item: QueuedView): readonly QueuedView[] {
+  const index = queue.findIndex((queued) => queued.id === item.id);
+  if (index !== -1) return queue.map((queued, i) => (i === index ? item : queued));
+  const at = Number.isInteger(item.position) ? Math.min(Math.max(item.position - 1, 0), queue.length) : queue.length;
+  return [...queue.slice(0, at), item, ...queue.slice(at)];
 }
 
 const ENDS: Record<string, RunStatus> = { run_finished: 'succeeded', run_error: 'failed', run_cancelled: 'cancelled' };
@@ -145,6 +177,23 @@ export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline 
       const ended = updateRun(next, data.run_id, (run) => ({ ...run, status, error }));
       return { ...ended, pending: ended.pending.filter((p) => p.run_id !== data.run_id) };
     }
+    case 'queued':
+      return isQueued(data) ? { ...next, queue: withQueued(next.queue, data) } : next;
+    case 'dequeued': {
+      const queue = next.queue.filter((item) => item.id !== data.id);
+      const runId = data.run_id;
+      // A withdrawn item starts nothing; a started one brings its ledger message, and its run follows it.
+      if (typeof runId !== 'string' || !isRecord(data.message) || typeof data.message.id !== 'string') return { ...next, queue };
+      const message = data.message as unknown as LedgerMessageShape;
+      const starts = !Object.hasOwn(next.startedBy, runId) && !next.runs.some((run) => run.id === runId);
+      return {
+        ...next,
+        queue,
+        messages: withMessages(next.messages, [message]),
+        dequeuedInto: { ...next.dequeuedInto, [message.id]: runId },
+        ...(starts ? { startedBy: { ...next.startedBy, [runId]: message.id } } : {}),
+      };
+    }
     case 'gateway': {
       const operation = typeof data.operation === 'string' ? data.operation : 'move';
       const hint = typeof data.hint === 'string' && data.hint !== '' ? `: ${data.hint}` : '';
@@ -160,6 +209,9 @@ export const withoutPending = (timeline: Timeline, ids: readonly string[]): Time
   ...timeline,
   pending: timeline.pending.filter((item) => !ids.includes(item.id)),
 });
+
+/** The queue as `GET /threads/{id}/queue` answered it: the events after the read say what changed since. */
+export const withQueue = (timeline: Timeline, queue: readonly QueuedView[]): Timeline => ({ ...timeline, queue });
 
 /** The run still running, if any (the latest one). */
 export const runningRun = (timeline: Timeline): RunView | null => [...timeline.runs].reverse().find((run) => run.status === 'running') ?? null;

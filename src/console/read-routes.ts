@@ -35,7 +35,7 @@ export function consoleReadRoutes(reads: ConsoleReads): Route[] {
       },
       handle: async ({ user }) => json(200, await reads.permissions(user)) }),
     route({ method: 'GET', path: `${P}/threads`, summary: 'Page of the threads the caller can access, newest first', auth: true, operationId: 'listThreads',
-      query: PageQuery, responses: { 200: answer('Page of threads, each with its activity', Page(ThreadListItem)), 401: 'No valid credential', 422: 'Bad limit or cursor' },
+      query: PageQuery, responses: { 200: answer('Page of threads, each with its activity: a turn running, approvals and questions waiting, directives queued', Page(ThreadListItem)), 401: 'No valid credential', 422: 'Bad limit or cursor' },
       handle: async ({ user, query }) => json(200, await reads.threads(user, page(query))) }),
     route({ method: 'GET', path: `${P}/threads/:id`, summary: 'The thread row, without messages', auth: true, operationId: 'getThread',
       params: ThreadParams, responses: { 200: answer('The thread row', Thread), ...UNDER_THREAD },

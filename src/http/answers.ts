@@ -47,12 +47,19 @@ export const Thread = v.strictObject({
   fork_of: nullable(Uuid),
   fork_cutoff: nullable(Uuid),
   created_at: Time,
+  /** The thread's own git worktree (a repository project, from its first turn), read-only; else null. */
+  worktree: nullable(v.strictObject({ branch: v.string(), base: v.string(), path: v.string() })),
 });
 
 /** A thread in the thread list: its row and what is going on in it. */
 export const ThreadListItem = v.strictObject({
   ...Thread.entries,
-  activity: v.strictObject({ turn_running: v.boolean(), approvals: v.pipe(v.number(), v.integer()), questions: v.pipe(v.number(), v.integer()) }),
+  activity: v.strictObject({
+    turn_running: v.boolean(),
+    approvals: v.pipe(v.number(), v.integer()),
+    questions: v.pipe(v.number(), v.integer()),
+    queued: v.pipe(v.number(), v.integer()),
+  }),
 });
 
 export const McpAppOverview = v.strictObject({ artifact_id: Uuid, title: v.string(), provider_name: v.string(), viewer_url: v.string() });

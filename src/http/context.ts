@@ -12,6 +12,8 @@ export interface RequestContext {
   /** The path, without the query. */
   readonly path: string;
   readonly query: URLSearchParams;
+  /** The request target's text after `?`, as sent (null when none): a key for answers kept by query. */
+  readonly search: string | null;
   /** The external scheme. */
   readonly scheme: 'http' | 'https';
   /** The `Host` header, if any. */

@@ -8,6 +8,7 @@ import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface, type RequestSurface } from '../../domain/sandbox-dispatch.ts';
 import { requestOrigin, requestScheme, splitPath, type RequestContext } from './context.ts';
+import { requestLine, type RequestLine } from '../logging.ts';
 import { answerAndClose } from './raw-reply.ts';
 import { BASE_HEADERS, problem, writeBody, writeReply, type Reply } from './reply.ts';
 import type { Surface } from './surface.ts';
@@ -55,9 +56,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 class EdgeContext implements RequestContext {
   readonly path: string;
+  readonly search: string | null;
   readonly origin: Origin | null;
   route: string | null = null;
-  #search: string | null;
   #query: URLSearchParams | undefined;
   #log: Logger | undefined;
 
@@ -73,13 +74,13 @@ class EdgeContext implements RequestContext {
   ) {
     const { path, search } = splitPath(target);
     this.path = path;
-    this.#search = search;
+    this.search = search;
     this.origin = origin;
   }
 
   /** Parsed on first use: only routes with a query schema (and the live socket) read it. */
   get query(): URLSearchParams {
-    return (this.#query ??= new URLSearchParams(this.#search ?? ''));
+    return (this.#query ??= new URLSearchParams(this.search ?? ''));
   }
 
   get log(): Logger {
@@ -87,11 +88,6 @@ class EdgeContext implements RequestContext {
     return (this.#log ??= this.root.child({ reqId: this.id, method: this.method, path: this.path }));
   }
 
-  /** One line at the request's end, with the same fields its child logger would bind. */
-  logEnd(fields: Record<string, unknown>, message: string): void {
-    if (this.#log !== undefined) this.#log.info(fields, message);
-    else if (this.root.isLevelEnabled('info')) this.root.info({ reqId: this.id, method: this.method, path: this.path, ...fields }, message);
-  }
 }
 
 /** What a request's scheme and `Host` decide: whether it is answered at all, its console origin, the surface of a plain request. */
@@ -118,15 +114,14 @@ function factsOf(options: EdgeOptions, scheme: 'http' | 'https', host: string | 
  */
 const HOST_FACTS_KEPT = 256;
 
-function hostFacts(options: EdgeOptions, memo: Map<string, HostFacts>, req: IncomingMessage, scheme: 'http' | 'https'): HostFacts {
+function hostFacts(options: EdgeOptions, memo: Map<string | undefined, HostFacts>, req: IncomingMessage, scheme: 'http' | 'https'): HostFacts {
   const host = req.headers.host;
-  const key = host === undefined ? scheme : `${scheme} ${host}`;
-  let facts = memo.get(key);
+  let facts = memo.get(host);
   if (facts === undefined) {
     facts = factsOf(options, scheme, host, false, req.socket.localPort ?? 0);
     if (!facts.allowed) return facts;
     if (memo.size >= HOST_FACTS_KEPT) memo.clear();
-    memo.set(key, facts);
+    memo.set(host, facts);
   }
   return facts;
 }
@@ -143,12 +138,11 @@ function hostRefusal(ctx: RequestContext, facts: HostFacts): Reply | null {
   return isSandboxPath(ctx.path) ? problem({ code: 'not_found' }) : problem({ code: 'host_not_allowed' });
 }
 
-function contextOf(req: IncomingMessage, options: EdgeOptions, facts: HostFacts | null): EdgeContext {
+function contextOf(req: IncomingMessage, options: EdgeOptions, facts: HostFacts | null, scheme: 'http' | 'https'): EdgeContext {
   const given = req.headers['x-request-id'];
   // A random UUID (v4) from node's batched entropy: a v7's own random draw per request cost more
   // than routing it, and the log line carries the time anyway.
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  const scheme = requestScheme(req, options.trustProxy);
   const host = req.headers.host;
   const origin = facts === null ? requestOrigin(scheme, host) : facts.origin;
   return new EdgeContext(req, id, req.method ?? 'GET', req.url ?? '', scheme, host, origin, options.log);
@@ -177,18 +171,71 @@ function failureReply(ctx: RequestContext, error: unknown, options: EdgeOptions)
   return problem({ code: 'internal' });
 }
 
+/**
+ * A frozen reply (one answer written again and again: the sandbox script, a kept proxy page) with
+ * everything the edge adds to it worked out once for its surface: the merged headers as node takes
+ * them (a flat list of names and values, `content-length` included) and the body as bytes. A request
+ * then adds its id alone.
+ */
+interface PreparedReply {
+  readonly surface: Surface | null;
+  readonly status: number;
+  readonly head: readonly string[];
+  readonly bytes: string | Uint8Array | undefined;
+}
+
+/** Every answer's headers in one object: the reply's, its surface's (which win), then the rule for errors. */
+function mergedHeaders(reply: Reply, surface: Surface | null): Record<string, string> {
+  const headers: Record<string, string> = Object.assign({}, BASE_HEADERS, reply.headers, surface?.headers);
+  // An error is never worth caching (and artifact and sandbox answers must not be), whoever wrote it.
+  if (reply.status >= 400 && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';
+  return headers;
+}
+
+function prepare(reply: Reply, surface: Surface | null): PreparedReply {
+  const headers = mergedHeaders(reply, surface);
+  const body = reply.body;
+  const bytes = body === undefined ? undefined : typeof body === 'object' && 'json' in body ? JSON.stringify(body.json) : body;
+  headers['content-length'] = String(bytes === undefined ? 0 : typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength);
+  return { surface, status: reply.status, head: Object.entries(headers).flat(), bytes };
+}
+
+/** Writes a reply with the request's id (and `Connection: close` while draining). */
+function send(res: ServerResponse, ctx: EdgeContext, reply: Reply, surface: Surface | null, draining: boolean, prepared: WeakMap<Reply, PreparedReply>): void {
+  if (res.headersSent || res.destroyed) return;
+  if (Object.isFrozen(reply)) {
+    let ready = prepared.get(reply);
+    if (ready === undefined || ready.surface !== surface) prepared.set(reply, (ready = prepare(reply, surface)));
+    const head = ready.head.slice();
+    head.push('x-request-id', ctx.id);
+    if (draining) head.push('connection', 'close');
+    res.writeHead(ready.status, head);
+    res.end(ready.bytes);
+    return;
+  }
+  const headers = mergedHeaders(reply, surface);
+  headers['x-request-id'] = ctx.id;
+  if (draining) headers.connection = 'close';
+  writeBody(res, reply.status, headers, reply.body);
+}
+
 /** The `request` listener of the one `node:http` server. */
 export function requestListener(options: EdgeOptions) {
-  const memo = new Map<string, HostFacts>();
+  const memo = { http: new Map<string | undefined, HostFacts>(), https: new Map<string | undefined, HostFacts>() };
+  const prepared = new WeakMap<Reply, PreparedReply>();
+  const logLine: RequestLine = requestLine(options.log);
+  const observe = options.observe;
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    const facts = hostFacts(options, memo, req, requestScheme(req, options.trustProxy));
-    const ctx = contextOf(req, options, facts);
-    res.once('close', () => {
+    const scheme = requestScheme(req, options.trustProxy);
+    const facts = hostFacts(options, memo[scheme], req, scheme);
+    const ctx = contextOf(req, options, facts, scheme);
+    // 'close' comes once per answer: `on` spares the wrapper `once` makes and removes.
+    res.on('close', () => {
       const elapsed = performance.now() - started;
-      options.observe?.request(ctx.route ?? 'unmatched', ctx.method, res.statusCode, elapsed / 1000);
-      const ms = Math.round(elapsed * 10) / 10;
-      ctx.logEnd({ status: res.statusCode, ms, aborted: !res.writableFinished || undefined }, 'request');
+      observe?.request(ctx.route ?? 'unmatched', ctx.method, res.statusCode, elapsed / 1000);
+      // The one line of a request, with the fields its child logger binds (logging.ts, requestLine).
+      logLine(ctx.id, ctx.method, ctx.path, res.statusCode, Math.round(elapsed * 10) / 10, !res.writableFinished);
     });
     const refused = hostRefusal(ctx, facts);
     const where = facts.surface;
@@ -205,21 +252,26 @@ export function requestListener(options: EdgeOptions) {
       }
     }
     const picked = refused ?? surfaceOf(ctx, where, options);
-    const surface = 'dispatch' in picked ? picked : null;
-    const answered = surface === null ? Promise.resolve(picked as Reply) : surface.dispatch(ctx);
-    answered
-      .catch((error: unknown) => failureReply(ctx, error, options))
-      .then((reply) => {
-        if (reply === null || res.headersSent || res.destroyed) return;
-        // Every answer's headers in one object: the reply's, its surface's (which win), the request id.
-        const headers: Record<string, string> = Object.assign({}, BASE_HEADERS, reply.headers, surface?.headers);
-        headers['x-request-id'] = ctx.id;
-        // An error is never worth caching (and artifact and sandbox answers must not be), whoever wrote it.
-        if (reply.status >= 400 && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';
-        if (options.draining()) headers.connection = 'close';
-        writeBody(res, reply.status, headers, reply.body);
-      });
+    if (!('dispatch' in picked)) return send(res, ctx, picked, null, options.draining(), prepared);
+    let answered: Reply | Promise<Reply>;
+    try {
+      answered = picked.dispatch(ctx);
+    } catch (error) {
+      return sendFailure(res, ctx, error, picked, options, prepared);
+    }
+    // A route that waited on nothing is answered now, without a turn of the microtask queue.
+    if (!(answered instanceof Promise)) return send(res, ctx, answered, picked, options.draining(), prepared);
+    answered.then(
+      (reply) => send(res, ctx, reply, picked, options.draining(), prepared),
+      (error: unknown) => sendFailure(res, ctx, error, picked, options, prepared),
+    );
   };
+}
+
+/** A thrown or rejected dispatch, answered as `failureReply` says (when anyone is left to answer). */
+function sendFailure(res: ServerResponse, ctx: EdgeContext, error: unknown, surface: Surface, options: EdgeOptions, prepared: WeakMap<Reply, PreparedReply>): void {
+  const reply = failureReply(ctx, error, options);
+  if (reply !== null) send(res, ctx, reply, surface, options.draining(), prepared);
 }
 
 /** Refuses an upgrade with a plain HTTP answer, then closes the socket (raw-reply.ts). */
@@ -239,7 +291,7 @@ export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string):
 export function upgradeListener(options: EdgeOptions) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    const ctx = contextOf(req, options, null);
+    const ctx = contextOf(req, options, null, requestScheme(req, options.trustProxy));
     // Upgrades are few: their facts are worked out afresh, as a websocket (the sandbox origin refuses one).
     const facts = factsOf(options, ctx.scheme, ctx.host, true, req.socket.localPort ?? 0);
     const refused = hostRefusal(ctx, facts);

@@ -29,6 +29,7 @@ const PROBLEM = {
       type: 'array',
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
+    files: { type: 'array', items: { type: 'string' }, description: 'The files a merge conflicts on (`merge_conflict`)' },
   },
 };
 

@@ -53,22 +53,18 @@ export function headWithoutUpgrade(req: IncomingMessage): Buffer {
  * connection, what was pipelined behind it is not served, as for any request.
  */
 export function plainUpgrades(server: Server): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  // Each connection's latest answer until it finishes: node's own bookkeeping of it (its 'finish'
-  // listener was added before the request was emitted, so it has run when this one runs) is done.
-  const unfinished = new WeakMap<Duplex, ServerResponse>();
+  // Each connection's latest answer. Node's own bookkeeping of it is done once it let go of the
+  // socket (its 'finish' listener detaches it): no listener of ours per request, a map entry alone.
+  const latest = new WeakMap<Duplex, ServerResponse>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    unfinished.set(socket, res);
-    res.once('finish', () => {
-      if (unfinished.get(socket) === res) unfinished.delete(socket);
-    });
+    latest.set(req.socket, res);
   });
   return (req, socket, head) => {
     // unshift puts a chunk first: what followed the head goes back before the head itself.
     if (head.length > 0) socket.unshift(head);
     socket.unshift(headWithoutUpgrade(req));
-    const answering = unfinished.get(socket);
-    if (answering === undefined) return void server.emit('connection', socket);
+    const answering = latest.get(socket);
+    if (answering === undefined || answering.socket !== socket) return void server.emit('connection', socket);
     // Until handed back, no listener of node's is on the socket: a reset must not go unheard.
     const onError = () => socket.destroy();
     const handBack = () => {

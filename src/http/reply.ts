@@ -32,6 +32,7 @@ export function problem(failure: Failure, headers: Record<string, string> = {}):
     code: failure.code,
   };
   if (failure.errors !== undefined) body.errors = failure.errors;
+  if (failure.files !== undefined) body.files = failure.files;
   return { status, headers: { 'content-type': 'application/problem+json', ...headers }, body: { json: body } };
 }
 

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
 import type { Result } from '../../domain/result.ts';
+import type { AnswerCache } from './answer-cache.ts';
 import type { Answer } from './answers.ts';
 import type { RequestContext } from './context.ts';
 import { readJsonBody } from './body.ts';
@@ -47,7 +48,21 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly pathRefusal?: (input: { readonly user: User; readonly params: P }) => Promise<Failure | null>;
   /** Documented answers, by status, for the OpenAPI description: words, or words and the body's schema. */
   readonly responses?: Readonly<Record<number, string | Answer>>;
+  /**
+   * For a route whose answer is a pure function of its request's scheme, `Host` and raw query (no
+   * `auth`, no body): answers kept by `key(ctx)` (null: not kept), so a request seen before skips the
+   * query's parse and the handler. Answers are kept only when `keep` says so, frozen, and written as
+   * they are (the edge prepares a frozen answer's headers once).
+   */
+  readonly memo?: RouteMemo;
   readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
+}
+
+/** See {@link Route.memo}. */
+export interface RouteMemo {
+  readonly key: (ctx: RequestContext) => string | null;
+  readonly keep: (reply: Reply) => boolean;
+  readonly cache: AnswerCache<Reply>;
 }
 
 /** Declares a route, keeping its schemas' types tied to its handler. */
@@ -75,46 +90,85 @@ function queryObject(query: URLSearchParams): Record<string, string | string[]> 
   return out;
 }
 
-/** Parses path, query and body with the route's schemas (400/413/415/422), then calls the handler. */
-export async function runRoute(
+/**
+ * Parses path, query and body with the route's schemas (400/413/415/422), then calls the handler.
+ * Synchronous up to the first step that must wait (authentication, the body, the handler's own
+ * answer): a route that waits on nothing answers without a promise (the sandbox's).
+ */
+export function runRoute(
   routeDef: Route,
   ctx: RequestContext,
   params: Record<string, string | undefined>,
   authenticate: (ctx: RequestContext) => Promise<Result<User, Reply>>,
-): Promise<Reply> {
-  for (const guard of routeDef.guards ?? []) {
-    const refusal = guard(ctx);
-    if (refusal !== null) return problem(refusal);
+): Reply | Promise<Reply> {
+  const guards = routeDef.guards;
+  if (guards !== undefined) {
+    for (const guard of guards) {
+      const refusal = guard(ctx);
+      if (refusal !== null) return problem(refusal);
+    }
+  }
+  const memo = routeDef.memo;
+  if (memo !== undefined) {
+    const key = memo.key(ctx);
+    if (key !== null) {
+      const kept = memo.cache.peek(key);
+      if (kept !== undefined) return kept;
+      const made = parsedRoute(routeDef, ctx, params, null);
+      if (made instanceof Promise) return made;
+      if (!memo.keep(made)) return made;
+      const frozen = freezeReply(made);
+      memo.cache.put(key, frozen);
+      return frozen;
+    }
   }
   // Authentication first: an anonymous caller learns nothing, not even which of its inputs are wrong.
-  let user: User | null = null;
   if (routeDef.auth === true) {
-    const caller = await authenticate(ctx);
-    if (!caller.ok) return caller.error;
-    user = caller.value;
+    return authenticate(ctx).then((caller) => (caller.ok ? parsedRoute(routeDef, ctx, params, caller.value) : caller.error));
   }
-  const input: { query: unknown; body: unknown; params: unknown; user: User | null } = { query: undefined, body: undefined, params, user };
+  return parsedRoute(routeDef, ctx, params, null);
+}
+
+/** A reply and its headers frozen: one answer written again and again, by any number of requests. */
+export function freezeReply(reply: Reply): Reply {
+  if (reply.headers !== undefined) Object.freeze(reply.headers);
+  return Object.freeze(reply);
+}
+
+/** The path's own refusal when it has one (see `pathRefusal`), else `failure`. */
+async function refuse(routeDef: Route, user: User | null, params: unknown, failure: Failure, headers: Record<string, string> = {}): Promise<Reply> {
+  const first = routeDef.pathRefusal === undefined || user === null ? null : await routeDef.pathRefusal({ user, params });
+  return problem(first ?? failure, headers);
+}
+
+/** Path, query and body parsed, then the handler; `user` once authenticated (routes with `auth`). */
+function parsedRoute(routeDef: Route, ctx: RequestContext, rawParams: Record<string, string | undefined>, user: User | null): Reply | Promise<Reply> {
+  let params: unknown = rawParams;
   if (routeDef.params !== undefined) {
-    const parsed = v.safeParse(routeDef.params, params);
+    const parsed = v.safeParse(routeDef.params, rawParams);
     if (!parsed.success) return problem(issuesOf('path', parsed.issues));
-    input.params = parsed.output;
+    params = parsed.output;
   }
   // A refused query or body answers the path's own refusal first, when it has one (see `pathRefusal`).
-  const refuse = async (failure: Failure, headers: Record<string, string> = {}): Promise<Reply> => {
-    const first = routeDef.pathRefusal === undefined || user === null ? null : await routeDef.pathRefusal({ user, params: input.params });
-    return problem(first ?? failure, headers);
-  };
+  const needsRefusal = routeDef.pathRefusal !== undefined && user !== null;
+  let query: unknown;
   if (routeDef.query !== undefined) {
     const parsed = v.safeParse(routeDef.query, queryObject(ctx.query));
-    if (!parsed.success) return refuse(issuesOf('query', parsed.issues));
-    input.query = parsed.output;
+    if (!parsed.success) {
+      const failure = issuesOf('query', parsed.issues);
+      return needsRefusal ? refuse(routeDef, user, params, failure) : problem(failure);
+    }
+    query = parsed.output;
   }
-  if (routeDef.body !== undefined) {
-    const read = await readJsonBody(ctx.req);
-    if (!read.ok) return refuse(read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
-    const parsed = v.safeParse(routeDef.body, read.value);
-    if (!parsed.success) return refuse(issuesOf('body', parsed.issues));
-    input.body = parsed.output;
-  }
-  return routeDef.handle({ ...input, ctx } as RouteInput<unknown, unknown, unknown>);
+  if (routeDef.body !== undefined) return withBody(routeDef, ctx, params, query, user);
+  return routeDef.handle({ query, body: undefined, params, user, ctx } as RouteInput<unknown, unknown, unknown>);
+}
+
+/** The body read and parsed, then the handler. */
+async function withBody(routeDef: Route, ctx: RequestContext, params: unknown, query: unknown, user: User | null): Promise<Reply> {
+  const read = await readJsonBody(ctx.req);
+  if (!read.ok) return refuse(routeDef, user, params, read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
+  const parsed = v.safeParse(routeDef.body!, read.value);
+  if (!parsed.success) return refuse(routeDef, user, params, issuesOf('body', parsed.issues));
+  return routeDef.handle({ query, body: parsed.output, params, user, ctx } as RouteInput<unknown, unknown, unknown>);
 }

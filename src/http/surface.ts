@@ -25,8 +25,11 @@ export interface Surface {
   readonly name: string;
   readonly owns: (path: string) => boolean;
   readonly routes: readonly Route[];
-  /** The answer of a request the surface owns; the edge adds `headers` to it. */
-  readonly dispatch: (ctx: RequestContext) => Promise<Reply>;
+  /**
+   * The answer of a request the surface owns; the edge adds `headers` to it. A route that waits on
+   * nothing answers at once (no promise); one may also throw, as a rejection would.
+   */
+  readonly dispatch: (ctx: RequestContext) => Reply | Promise<Reply>;
   /** Headers the edge adds to every answer of the surface, errors included; they win over the reply's. */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -38,6 +41,8 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
   const router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 200 });
   const methods = new Set<HTTPMethod>();
   for (const r of definition.routes) {
+    // A kept answer skips authentication and the body: only for routes that have neither.
+    if (r.memo !== undefined && (r.auth === true || r.body !== undefined)) throw new Error(`${r.method} ${r.path}: a memo is for routes without auth or body`);
     router.on(r.method, r.path, noop, r);
     methods.add(r.method);
     if (r.method === 'GET') {
@@ -59,7 +64,7 @@ export function buildSurface(definition: SurfaceDefinition): Surface {
     headers: definition.headers,
   };
 
-  async function answer(ctx: RequestContext): Promise<Reply> {
+  function answer(ctx: RequestContext): Reply | Promise<Reply> {
       for (const guard of definition.guards) {
         const refusal = guard(ctx);
         if (refusal !== null) return problem(refusal);

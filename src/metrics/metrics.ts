@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { requestMetrics } from './request-metrics.ts';
 
 /** What the metrics read when scraped, from parts that keep their own counts. */
 export interface MetricSources {
@@ -42,13 +43,16 @@ export interface Metrics {
   readonly guessRefused: () => void;
 }
 
-const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** The request and fetch histograms' buckets, in seconds. */
+export const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const RUN_SECONDS = [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 
 export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
-  const requests = new Counter({ name: 'console_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
-  const latency = new Histogram({ name: 'console_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route pattern and method', labelNames: ['route', 'method'], buckets: SECONDS, registers: [registry] });
+  const requests = requestMetrics(registry, {
+    counter: { name: 'console_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status' },
+    histogram: { name: 'console_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route pattern and method', buckets: SECONDS },
+  });
   const sockets = new Gauge({ name: 'console_live_sockets_open', help: 'Live websockets open on this instance', registers: [registry] });
   const slow = new Counter({ name: 'console_live_slow_consumers_total', help: 'Live websockets closed with 1013: the client could not keep up', registers: [registry] });
   const runs = new Counter({ name: 'console_runs_total', help: 'Runs ended on this instance, by status', labelNames: ['status'], registers: [registry] });
@@ -107,10 +111,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   }
   return {
     registry,
-    request: (route, method, status, seconds) => {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route, method }, seconds);
-    },
+    request: requests.request,
     socketOpened: () => sockets.inc(),
     socketClosed: () => sockets.dec(),
     slowConsumer: () => slow.inc(),

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { RunDirectory } from '../../ports/run-directory.ts';
+import type { ProjectDirectory } from '../../ports/run-directory.ts';
 
 /** A project's default working directory, under `DATA_DIR`: one path segment, never `..`. */
 export function projectDirectory(dataDir: string, project: string | null): string {
@@ -9,10 +9,10 @@ export function projectDirectory(dataDir: string, project: string | null): strin
 }
 
 /**
- * Where a thread's runs work on this host: the directory on disk the world names for the project,
- * else its default under `DATA_DIR`.
+ * Where a plain project's runs work on this host: the directory on disk the world names for the
+ * project, else its default under `DATA_DIR`.
  */
-export const runDirectories = (catalog: Catalog, dataDir: string): RunDirectory => async (project) => {
+export const projectDirectories = (catalog: Catalog, dataDir: string): ProjectDirectory => async (project) => {
   const named = project === null ? null : (await catalog.project(project))?.directory ?? null;
   return named ?? projectDirectory(dataDir, project);
 };

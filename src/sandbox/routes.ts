@@ -4,9 +4,9 @@ import { buildCsp } from '../../domain/csp.ts';
 import { parseOrigin, sameHostAndPort, type Origin } from '../../domain/origin.ts';
 import { parseSandboxPolicyText, SANDBOX_PAGE_PATH, SANDBOX_SCRIPT_PATH } from '../../domain/sandbox-policy.ts';
 import { problem, type Reply } from '../http/reply.ts';
-import { route } from '../http/route.ts';
+import { freezeReply, route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
-import { answerCache } from './answer-cache.ts';
+import { answerCache } from '../http/answer-cache.ts';
 import { proxyPage } from './proxy-page.ts';
 
 /** Every browser permission the proxy page (and so any frame inside it) is denied. */
@@ -27,18 +27,18 @@ export const PERMISSIONS_POLICY = [
 const PolicyQuery = v.object({ policy: v.string('must be given once') });
 
 /**
- * Proxy pages kept per origin and policy text: 512 of them, each for a policy of at most 2,048
- * characters (an app's usual policy is a few hundred), so the cache stays within a few MiB whatever
- * is asked; a longer policy is answered afresh each time.
+ * Proxy pages kept per origin and query text, as sent: 512 of them, each for a query of at most 4,096
+ * characters (an app's usual policy is a few hundred, percent-encoded), so the cache stays within a few
+ * MiB whatever is asked; a longer query is answered afresh each time.
  */
 const PAGE_CACHE_SIZE = 512;
-const CACHED_POLICY_LENGTH = 2048;
+const CACHED_QUERY_LENGTH = 4096;
 
 /** The sandbox origin's surface: the proxy page and its script, and nothing else. */
 export function sandboxSurface(): SurfaceDefinition {
   // ASCII only (a test checks), so it needs no charset parameter.
-  const script = readFileSync(new URL('./proxy.js', import.meta.url));
-  const pages = answerCache<Reply>(PAGE_CACHE_SIZE);
+  // One answer, frozen: the edge writes it as it is, its headers merged once.
+  const script = freezeReply({ status: 200, headers: { 'content-type': 'text/javascript' }, body: readFileSync(new URL('./proxy.js', import.meta.url)) });
 
   const page = route({
     method: 'GET',
@@ -47,10 +47,14 @@ export function sandboxSurface(): SurfaceDefinition {
     query: PolicyQuery,
     operationId: 'sandboxProxyPage',
     responses: { 200: { description: 'The proxy page', mediaType: 'text/html' }, 422: 'The policy is too long, invalid, or names this origin as its parent' },
-    handle: ({ query, ctx }): Reply =>
-      query.policy.length > CACHED_POLICY_LENGTH
-        ? proxyPageReply(query.policy, ctx.origin)
-        : pages.get(`${ctx.scheme}://${ctx.host ?? ''} ${query.policy}`, () => proxyPageReply(query.policy, ctx.origin), (reply) => reply.status === 200),
+    // The page is a pure function of the query and the origin asked on: one seen before is a lookup
+    // (no query parse, no policy parse, no CSP, no page), written as it was the first time.
+    memo: {
+      key: (ctx) => (ctx.search !== null && ctx.search.length <= CACHED_QUERY_LENGTH ? `${ctx.scheme}://${ctx.host ?? ''} ${ctx.search}` : null),
+      keep: (reply) => reply.status === 200,
+      cache: answerCache<Reply>(PAGE_CACHE_SIZE),
+    },
+    handle: ({ query, ctx }): Reply => proxyPageReply(query.policy, ctx.origin),
   });
 
   const proxyScript = route({
@@ -59,7 +63,7 @@ export function sandboxSurface(): SurfaceDefinition {
     summary: "The sandbox proxy page's script (served on the sandbox origin only)",
     operationId: 'sandboxProxyScript',
     responses: { 200: { description: 'The script', mediaType: 'text/javascript' } },
-    handle: (): Reply => ({ status: 200, headers: { 'content-type': 'text/javascript' }, body: script }),
+    handle: (): Reply => script,
   });
 
   return {

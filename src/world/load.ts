@@ -9,18 +9,28 @@ import { WorldFileSchema } from './schema.ts';
 /** SHA-256 hex of a token: the only form in which tokens are stored. */
 export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
+/**
+ * An issue as a path and a reason; a union's issue is replaced by the issues inside the option that
+ * got furthest (an object whose field is wrong, rather than "not a string either"), which name the field.
+ */
+function issuesOf(issue: v.BaseIssue<unknown>, prefix: string): Issue[] {
+  const path = [prefix, v.getDotPath(issue) ?? ''].filter((part) => part !== '').join('.');
+  const inner = (issue.issues ?? []).filter((sub) => (sub.path?.length ?? 0) > 0);
+  return issue.type === 'union' && inner.length > 0 ? inner.flatMap((sub) => issuesOf(sub, path)) : [{ path, message: issue.message }];
+}
+
 /** Validates a world file's JSON value; every issue names its path and reason. */
 export function parseWorld(value: unknown): Result<World, Issue[]> {
   const parsed = v.safeParse(WorldFileSchema, value);
   if (!parsed.success) {
-    return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));
+    return fail(parsed.issues.flatMap((issue) => issuesOf(issue, '')));
   }
   const file = parsed.output;
   const issues = referenceIssues(file);
   if (issues.length > 0) return fail(issues);
   return ok({
     users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token) })),
-    projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null } : project)),
+    projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null, repo: null, base: null } : project)),
     agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
     // An xmpp channel's linked users are its links; its server and account are kept apart from the catalog entry.
     channels: file.channels.map(({ xmpp, links, ...channel }) =>

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ENV_NAME_PATTERN } from '../../domain/agent-env.ts';
 import { PERMISSION_OPTION_KINDS, RUN_STATUSES } from '../../domain/model.ts';
 import { isStorableText } from '../../domain/text.ts';
+import { isBranchName } from '../../domain/worktree.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN } from '../../domain/xmpp.ts';
 
@@ -22,25 +23,35 @@ const Option = v.object({
 /** A tool call as ACP describes it (`id` for `toolCallId`); its other fields are kept as given. */
 const ToolCall = v.looseObject({ id: v.string() });
 
+const absolutePath = v.pipe(
+  v.string(),
+  v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'),
+  v.check((path) => isAbsolute(path), 'must be an absolute path'),
+  v.maxLength(4096, 'must be at most 4096 characters'),
+  v.transform((path) => resolve(path)),
+);
+
 /**
- * A project: its name alone (its directory is `DATA_DIR/projects/<name>`), or a name and the
- * absolute path of a directory on disk (a repository), where its runs work.
+ * A project: its name alone (its directory is `DATA_DIR/projects/<name>`), a name and the absolute
+ * path of a directory on disk, where its runs work, or a name, the absolute path of a git
+ * repository and the branch each thread's worktree starts from (contract section 8).
  */
 const Project = v.union(
   [
     name,
-    v.object({
-      name,
-      directory: nullable(v.pipe(
-        v.string(),
-        v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'),
-        v.check((path) => isAbsolute(path), 'must be an absolute path'),
-        v.maxLength(4096, 'must be at most 4096 characters'),
-        v.transform((path) => resolve(path)),
-      )),
-    }),
+    v.pipe(
+      v.strictObject({
+        name,
+        directory: nullable(absolutePath),
+        repo: nullable(absolutePath),
+        base: nullable(v.pipe(v.string(), v.check(isBranchName, 'must be a branch name (letters, digits, ".", "_", "-" and "/", not starting with "-" or ".")'))),
+      }),
+      v.forward(v.check((p) => p.repo === null || p.directory === null, 'must not be given with repo: a repository project works in worktrees'), ['directory']),
+      v.forward(v.check((p) => p.repo === null || p.base !== null, 'must name the branch worktrees start from'), ['base']),
+      v.forward(v.check((p) => p.repo !== null || p.base === null, 'needs repo'), ['base']),
+    ),
   ],
-  'must be a project name or {"name", "directory"}',
+  'must be a project name or an object {"name", "directory"} or {"name", "repo", "base"}',
 );
 
 type PlaceInput = {

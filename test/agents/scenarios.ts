@@ -10,7 +10,8 @@ import { typesOf } from '../support/live-client.ts';
 import { probeAdvertised, type Advertised } from './advertised.ts';
 import type { FakeModel } from './fakes/server.ts';
 import { AGENT_PACKAGES, agentCacheDir, installedAgent } from './install.ts';
-import { processesMentioning, removeScratch, scratchDir, startService, type Service, type WorldAgent } from './service.ts';
+import { git } from '../support/git-repo.ts';
+import { processesMentioning, REPO_PROJECT, removeScratch, scratchDir, startService, type Service, type WorldAgent } from './service.ts';
 
 /** An approval option as a pending item shows it. */
 export interface ShownOption {
@@ -53,7 +54,8 @@ const ended = (events: readonly WireEvent[]) => events.some((event) => event.typ
 /**
  * The tier's scenarios for one real agent, driven through the service (src/main.ts in a child
  * process) over HTTP and the live socket, with every model call answered by a fake on 127.0.0.1:
- * an approved write, a write in a posture that asks nothing, a refused write, and the vocabularies
+ * an approved write, a write in a posture that asks nothing, a refused write, two threads of one
+ * repository project writing at once (each in its worktree, then merged), and the vocabularies
  * `/permissions` and `/routes` offer compared with what the agent advertises to a client of its own.
  */
 export function describeRealAgent(spec: RealAgentSpec): void {
@@ -116,7 +118,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       assert.equal(runs.status, 200);
       const run = runs.json.items.find((item: { id: string }) => item.id === runId);
       assert.ok(run, 'the run is listed');
-      return run as { id: string; directory: string; status: string; error: string | null };
+      return run as { id: string; directory: string; status: string; error: string | null; started_at: string; ended_at: string };
     }
 
     const diagnose = (error: unknown): never => {
@@ -207,6 +209,43 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.ok(typesOf(later).lastIndexOf('run_finished') > typesOf(later).indexOf('reflex_asleep'));
       } finally {
         turn.live.close();
+      }
+    });
+
+    it('two threads of one repository project write at once, each in its own worktree; each shows only its file; the merges land both', { timeout: spec.turnMs * 2 + 30_000 }, async () => {
+      const tasks = [1, 2].map((n) => ({ name: `thread-${n}.txt`, text: `written by ${spec.name} in thread ${n}` }));
+      const turns = await Promise.all(tasks.map((task) => directive(`Create the file ${task.name} containing: ${task.text}`, REPO_PROJECT, spec.freeMode)));
+      try {
+        await Promise.all(turns.map((turn) => turn.live.until(ended, spec.turnMs))).catch(diagnose);
+        const worktrees: { path: string; branch: string; base: string }[] = [];
+        for (const [i, turn] of turns.entries()) {
+          const task = tasks[i]!;
+          const run = await runOf(turn.thread_id, turn.conversation_id, turn.run_id);
+          assert.equal(run.status, 'succeeded', run.error ?? '');
+          const row = await service.api('GET', `/threads/${turn.thread_id}`);
+          const worktree = row.json.worktree as { path: string; branch: string; base: string };
+          assert.deepEqual({ branch: worktree.branch, base: worktree.base }, { branch: `console/${turn.thread_id}`, base: 'main' });
+          assert.equal(run.directory, worktree.path, "the run's directory is the thread's worktree");
+          assert.equal(readFileSync(join(worktree.path, task.name), 'utf8').trim(), task.text);
+          worktrees.push(worktree);
+          const changes = await service.api('GET', `/threads/${turn.thread_id}/changes`);
+          assert.equal(changes.status, 200, JSON.stringify(changes.json));
+          assert.deepEqual(changes.json.files.map((f: { path: string; status: string }) => [f.path, f.status]), [[task.name, 'added']], 'each thread shows only its own file');
+        }
+        assert.notEqual(worktrees[0]!.path, worktrees[1]!.path);
+        // At once: each run started before the other ended.
+        const [a, b] = await Promise.all(turns.map((turn) => runOf(turn.thread_id, turn.conversation_id, turn.run_id)));
+        assert.ok(a!.started_at < b!.ended_at && b!.started_at < a!.ended_at, `the runs did not overlap: ${JSON.stringify([a, b])}`);
+        for (const turn of turns) {
+          const merged = await service.api('POST', `/threads/${turn.thread_id}/changes/merge`, { strategy: 'squash' });
+          assert.equal(merged.status, 200, JSON.stringify(merged.json));
+          assert.equal(merged.json.base, 'main');
+        }
+        const repo = git(worktrees[0]!.path, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+        for (const task of tasks) assert.equal(git(repo, 'show', `main:${task.name}`), task.text, `${task.name} is in main`);
+        for (const turn of turns) assert.deepEqual((await service.api('GET', `/threads/${turn.thread_id}/changes`)).json.files, [], 'nothing left to merge');
+      } finally {
+        for (const turn of turns) turn.live.close();
       }
     });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { git, write } from '../support/git-repo.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -11,6 +12,8 @@ export const TOKEN = 'agent-tier-alice';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 /** One project per scenario, so no scenario sees another's files. */
 export const PROJECTS = ['approve', 'posture', 'refuse', 'plain'] as const;
+/** The repository project (contract section 8): a git repository made in the scratch directory, each thread in a worktree of its own. */
+export const REPO_PROJECT = 'repo';
 
 /** A world file's agent entry (contract section 6). */
 export interface WorldAgent {
@@ -46,7 +49,7 @@ export const removeScratch = (dir: string): void => rmSync(dir, { recursive: tru
 export async function startService(scratch: string, agent: WorldAgent, extraEnv: Record<string, string> = {}): Promise<Service> {
   const world = {
     users: [{ id: 'alice', name: 'Alice', token: TOKEN }],
-    projects: [...PROJECTS],
+    projects: [...PROJECTS, { name: REPO_PROJECT, repo: gitRepository(join(scratch, 'repo')), base: 'main' }],
     agents: [agent],
     channels: [{ id: 'console', kind: 'console', name: 'Console', agents: [agent.id], linked_users: ['alice'] }],
   };
@@ -129,6 +132,16 @@ export async function startService(scratch: string, agent: WorldAgent, extraEnv:
       return client;
     },
   };
+}
+
+/** A git repository at `dir` with one commit on `main` (a README); answers `dir`. */
+function gitRepository(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '--quiet', '--initial-branch=main');
+  write(dir, 'README.md', '# Agent tier\n');
+  git(dir, 'add', '--all');
+  git(dir, 'commit', '--quiet', '-m', 'Initial commit');
+  return dir;
 }
 
 /** Pids of live processes whose command line mentions `needle` (an agent's install directory). */

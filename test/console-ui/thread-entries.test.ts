@@ -1,11 +1,12 @@
 // Where the console draws a thread's runs, in Node: each run right after the ledger message that started it
 // (the `message` event stored with the run, before its `run_started`), not after all the messages; a run with
-// no message of its own at its own time; a run whose place is in an older page not loaded yet waits for it.
+// no message of its own at its own time; a run whose place is in an older page not loaded yet waits for it; a
+// queued follow-up waits in the queue, not the ledger, and once started is drawn after the turn it waited for.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { threadEntries, type ThreadEntry } from '../../src/console-ui/thread-entries.ts';
-import { applyEvent, EMPTY_TIMELINE, withMessages, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
+import { applyEvent, EMPTY_TIMELINE, withMessages, withQueue, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
 
 const THREAD = '01900000-0000-7000-8000-0000000000aa';
 /** Time-ordered ids as UUIDv7 gives them: `n` is the moment. */
@@ -55,6 +56,37 @@ describe('where a thread draws its runs', () => {
     const newestPage: Timeline = { ...timeline, messages: timeline.messages.slice(2) };
     assert.deepEqual(threadEntries(newestPage, false).map(label), ['user 12', 'run 11', 'assistant 13']);
     assert.deepEqual(threadEntries(timeline, true).map(label), ['user 2', 'run 01', 'assistant 3', 'user 12', 'run 11', 'assistant 13']);
+  });
+
+  it('draws a follow-up queued during a run with the queue while it waits, then after that run: its message, its run, its reply', () => {
+    const events: LiveEventShape[] = [];
+    const push = (type: string, data: Record<string, unknown>) => events.push({ seq: events.length + 1, type, thread_id: THREAD, at: '2026-01-01T00:00:00.000Z', data });
+    // The follow-up's ledger message is written when it is queued (4), during run 1; its run starts after run 1's reply (5).
+    const item = { id: id(3), message_id: id(4), text: 'user 4', author: 'alice', position: 1, created_at: '2026-01-01T00:00:00.000Z' };
+    push('message', { run_id: id(1), message: message(2, 'user') });
+    push('run_started', { run_id: id(1) });
+    push('tool_call', { run_id: id(1), update: false, id: 't1', title: 'Look around', kind: 'read', status: 'pending' });
+    push('queued', item);
+    const waiting = events.length;
+    push('message', { run_id: id(1), message: message(5, 'assistant') });
+    push('run_finished', { run_id: id(1) });
+    push('dequeued', { id: item.id, run_id: id(7), conversation_id: THREAD, message: message(4, 'user') });
+    push('run_started', { run_id: id(7) });
+    push('tool_call', { run_id: id(7), update: false, id: 't2', title: 'Look around', kind: 'read', status: 'pending' });
+    push('message', { run_id: id(7), message: message(8, 'assistant') });
+    push('run_finished', { run_id: id(7) });
+
+    // While it waits, the ledger page read then already holds its message: the queue shows it, the ledger does not.
+    const midway = events.slice(0, waiting).reduce(applyEvent, { ...EMPTY_TIMELINE, messages: [message(2, 'user'), message(4, 'user')] });
+    assert.deepEqual(threadEntries(midway, true).map(label), ['user 2', 'run 01']);
+    assert.deepEqual(midway.queue.map((q) => q.text), ['user 4']);
+    const expected = ['user 2', 'run 01', 'assistant 5', 'user 4', 'run 07', 'assistant 8'];
+    const live = events.reduce(applyEvent, EMPTY_TIMELINE);
+    assert.deepEqual(live.queue, []);
+    assert.deepEqual(threadEntries(live, true).map(label), expected);
+    // Opened later: the ledger page and the (now empty) queue read first, then every event replayed.
+    const reopened = events.reduce(applyEvent, withQueue({ ...EMPTY_TIMELINE, messages: [2, 4, 5, 8].map((n) => message(n, n % 2 === 0 && n < 5 ? 'user' : 'assistant')) }, []));
+    assert.deepEqual(threadEntries(reopened, true).map(label), expected);
   });
 
   it("never takes the agent's reply for the message that started the run", () => {

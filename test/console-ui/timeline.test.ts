@@ -1,9 +1,10 @@
 // The console UI's timeline rules, in Node: events build the same view whatever is replayed, tool calls
-// merge by id, a run's end closes its pending items, and ledger messages appear once, in id order.
+// merge by id, a run's end closes its pending items, ledger messages appear once, in id order, and the queue
+// follows its read and its events (an interrupt first, an edit in place, a start or a withdrawal removes).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withQueue, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
 
 const RUN = '01900000-0000-7000-8000-000000000001';
 const THREAD = '01900000-0000-7000-8000-0000000000aa';
@@ -63,6 +64,30 @@ describe('the console timeline', () => {
         assert.deepEqual(replay(delivered), once);
       }),
     );
+  });
+
+  it('keeps the queue in run order from its events: an interrupt goes first, an edit stays in place, a start or a withdrawal leaves', () => {
+    seq = 0;
+    const item = (n: number, position: number, text = `q${n}`) => ({ id: `q${n}`, message_id: message(n).id, text, author: 'alice', position, created_at: '2026-01-01T00:00:00.000Z' });
+    const events = [
+      event('run_started', { run_id: RUN }),
+      event('queued', item(3, 1)),
+      event('queued', item(4, 2)),
+      event('queued', item(5, 1)), // an interrupt
+      event('queued', item(3, 2, 'q3, edited')),
+      event('dequeued', { id: 'q4', run_id: null, withdrawn: true }),
+    ];
+    const texts = (timeline: Timeline) => timeline.queue.map((q) => q.text);
+    assert.deepEqual(texts(replay(events.slice(0, 3))), ['q3', 'q4']);
+    assert.deepEqual(texts(replay(events.slice(0, 4))), ['q5', 'q3', 'q4']);
+    assert.deepEqual(texts(replay(events)), ['q5', 'q3, edited']);
+    assert.deepEqual(texts(replay(events, replay(events))), ['q5', 'q3, edited'], 'events delivered again change nothing');
+    // The queue read when the thread opened, then every event replayed: the same queue.
+    assert.deepEqual(texts(replay(events, withQueue(EMPTY_TIMELINE, [item(5, 1), item(3, 2, 'q3, edited')]))), ['q5', 'q3, edited']);
+    const started = applyEvent(replay(events), event('dequeued', { id: 'q5', run_id: RUN.replace(/1$/, '2'), conversation_id: THREAD, message: message(5) }));
+    assert.deepEqual(texts(started), ['q3, edited']);
+    assert.deepEqual(started.messages.map((m) => m.text), ['m5'], 'a started item brings its ledger message');
+    assert.equal(started.startedBy[RUN.replace(/1$/, '2')], message(5).id);
   });
 
   it('keeps each ledger message once, in id order, whatever pages and events bring it', () => {

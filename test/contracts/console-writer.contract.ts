@@ -65,7 +65,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         const { thread, conversation } = await newThread(key);
         assert.deepEqual(thread, {
           id: thread.id, key, channel: 'console', owner: 'alice', project: 'acme-web', title: 'New thread',
-          fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id),
+          fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id), worktree: null,
         });
         assert.deepEqual(conversation, {
           id: conversation.id, thread_id: thread.id, agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high',
@@ -81,6 +81,24 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         const first = await newThread(key);
         const again = await newThread(key, 'Another title');
         assert.deepEqual(again, first);
+      });
+
+      it('records a worktree once: the first recorded stays, and every read answers it', async () => {
+        const t = await newThread();
+        const worktree = { branch: `console/${t.thread.id}`, base: 'main', path: `/data/worktrees/${t.thread.id}` };
+        assert.deepEqual(await storage.writer.setWorktree(t.thread.id, worktree), worktree);
+        assert.deepEqual(await storage.writer.setWorktree(t.thread.id, { ...worktree, base: 'other' }), worktree, 'the first recorded stays');
+        assert.deepEqual((await storage.threads.findRow('alice', t.thread.id))?.worktree, worktree);
+        assert.deepEqual((await storage.threads.findAccessible('alice', t.thread.id))?.row.worktree, worktree);
+        assert.deepEqual((await storage.writer.findByKey('alice', t.thread.key!))?.worktree, worktree);
+        assert.deepEqual((await storage.threads.listAccessible('alice', { limit: 200, before: null })).items.find((i) => i.id === t.thread.id)?.worktree, worktree);
+        assert.equal(await storage.writer.setWorktree(randomUUID(), worktree), null, 'no such thread');
+        const raced = await newThread();
+        const [a, b] = await Promise.all([
+          storage.writer.setWorktree(raced.thread.id, { ...worktree, base: 'a' }),
+          storage.writer.setWorktree(raced.thread.id, { ...worktree, base: 'b' }),
+        ]);
+        assert.deepEqual(a, b, 'two concurrent records agree on one');
       });
 
       it('two concurrent creates for one key give one thread and one conversation', async () => {

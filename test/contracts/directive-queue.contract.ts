@@ -98,6 +98,28 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       assert.deepEqual(await storage().writer.queued(t.thread.id), []);
     });
 
+    it("counts a thread's queued directives in the thread list's activity, as they are queued, withdrawn and started", async () => {
+      const t = await busyThread();
+      const listed = async () => {
+        const page = await storage().threads.listAccessible('alice', { limit: 5, before: null });
+        return page?.items.find((item) => item.id === t.thread.id)?.activity;
+      };
+      assert.deepEqual(await listed(), { turn_running: true, approvals: 0, questions: 0, queued: 0 });
+      const first = queuedItem(await queue(t, 'one'));
+      queuedItem(await queue(t, 'two', { when_busy: { mode: 'queue', author: 'bob' } }));
+      queuedItem(await queue(t, 'three'));
+      assert.equal((await listed())?.queued, 3);
+      const revoked = await storage().writer.revokeQueued(t.thread.id, first.id, { user: 'alice', owner: true }, 'Withdrawn: one');
+      assert.equal(revoked.kind, 'done');
+      assert.equal((await listed())?.queued, 2);
+      const next = await endTurn(t.run);
+      assert.equal(next?.item.text, 'two');
+      assert.deepEqual(await listed(), { turn_running: true, approvals: 0, questions: 0, queued: 1 }, 'the started one left the count');
+      const elsewhere = await newThread();
+      assert.equal((await storage().threads.listAccessible('alice', { limit: 5, before: null }))?.items.find((item) => item.id === elsewhere.thread.id)?.activity.queued, 0,
+        "another thread's queue is not counted");
+    });
+
     it('an interrupt is queued first and names the running turn to cancel', async () => {
       const t = await busyThread();
       queuedItem(await queue(t, 'later'));

@@ -65,7 +65,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const found = await storage.threads.findAccessible('alice', F.root);
       assert.deepEqual(found?.row, {
         id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
-        fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z',
+        fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null,
       });
       assert.equal(await storage.threads.findAccessible('bob', F.root), null);
       assert.equal((await storage.threads.findAccessible('alice', F.shared))?.row.owner, 'bob', 'a member reads it');
@@ -120,11 +120,11 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(await storage.threads.listAccessible('nobody', { limit: 50, before: null }), { items: [], next: null });
     });
 
-    it("answers each listed thread's activity: a turn running, approvals and questions pending", async () => {
+    it("answers each listed thread's activity: a turn running, approvals and questions pending, directives queued", async () => {
       const { items } = (await storage.threads.listAccessible('alice', { limit: 50, before: null }))!;
       const activityOf = (id: string) => items.find((item) => item.id === id)?.activity;
-      assert.deepEqual(activityOf(F.root), { turn_running: true, approvals: 1, questions: 1 });
-      assert.deepEqual(activityOf(F.fork), { turn_running: false, approvals: 0, questions: 0 });
+      assert.deepEqual(activityOf(F.root), { turn_running: true, approvals: 1, questions: 1, queued: 0 });
+      assert.deepEqual(activityOf(F.fork), { turn_running: false, approvals: 0, questions: 0, queued: 0 });
       const { activity, ...row } = items.find((item) => item.id === F.root)!;
       assert.deepEqual(row, (await storage.threads.findRow('alice', F.root))!, 'the row is the thread row');
       assert.ok(activity);
@@ -251,17 +251,19 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(await storage.catalog.agents(), withEnv(world.agents));
       assert.deepEqual(await storage.catalog.channels(), world.channels);
       assert.deepEqual(await storage.catalog.projects(), world.projects.map((project) => project.name));
-      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null });
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null, repo: null, base: null });
       assert.equal(await storage.catalog.project('nope'), null);
     });
 
     it("keeps a project's directory on disk, and a re-import replaces it", async () => {
       const world = fixtureWorld();
-      await storage.importWorld({ ...world, projects: [{ name: 'acme-web', directory: '/srv/acme web' }, { name: 'infra', directory: null }] });
-      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: '/srv/acme web' });
+      await storage.importWorld({ ...world, projects: [{ name: 'acme-web', directory: '/srv/acme web', repo: null, base: null }, { name: 'infra', directory: null, repo: '/srv/infra', base: 'main' }] });
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: '/srv/acme web', repo: null, base: null });
+      assert.deepEqual(await storage.catalog.project('infra'), { name: 'infra', directory: null, repo: '/srv/infra', base: 'main' });
       assert.deepEqual(await storage.catalog.projects(), ['acme-web', 'infra']);
       await storage.importWorld(world);
-      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null });
+      assert.deepEqual(await storage.catalog.project('acme-web'), { name: 'acme-web', directory: null, repo: null, base: null });
+      assert.deepEqual(await storage.catalog.project('infra'), { name: 'infra', directory: null, repo: null, base: null });
     });
 
     it("keeps an agent's env literals and env_pass names (names only), and a re-import replaces them", async () => {

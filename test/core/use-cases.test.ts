@@ -15,6 +15,7 @@ import { emitter } from '../../core/runs/emit.ts';
 import { kicker } from '../../core/runs/kick.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import type { WireEvent } from '../../domain/events.ts';
+import { ok } from '../../domain/result.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
@@ -80,7 +81,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const vocabularies = agentVocabularies(storage.catalog, offers);
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => 'projects/acme-web', lease: { holder: 'core-test', ms: 60_000 } };
+  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
   const submit = directives(turns);
   const moves = threadMoves({ ...turns, channels: port, deliveries, newId });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });

@@ -1,6 +1,7 @@
 // Contract section 9, "Linking": a console user asks for a one-use code for a chat channel, sends
 // `link <code>` to the channel's bot from the address to link (here: the use case the chat adapter calls),
 // lists and removes links. Over HTTP on memory, embedded PGlite and (with TEST_DATABASE_URL) PostgreSQL.
+import type { Storage } from '../../ports/storage.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { channelLinking } from '../../core/channels/links.ts';
@@ -29,8 +30,10 @@ for (const kind of storageKinds('links_http')) {
     const ask = (method: string, path: string, headers = ALICE, body?: unknown) =>
       service.ask({ method, path, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     /** What the chat adapter does when `link <code>` arrives in a direct message: through another storage, as another instance would. */
+    let other: Promise<Storage> | null = null;
     const redeem = async (address: string, code: string) => {
-      const storage = await opened.reopen();
+      // One other instance for the whole suite: the embedded server takes few connections at once.
+      const storage = await (other ??= opened.reopen());
       return channelLinking({ links: storage.links, catalog: storage.catalog }).redeemLinkCode('team-chat', address, code);
     };
 

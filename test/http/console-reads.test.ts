@@ -79,7 +79,7 @@ describe('console reads', () => {
     assert.equal((rest.items[0] as Record<string, unknown>).messages, undefined, 'a listing carries no messages');
     // The fixture's running turn has no lease, so the start-up sweep may have ended it already.
     const activity = rest.items[0]!.activity;
-    assert.deepEqual({ ...activity, turn_running: typeof activity.turn_running }, { turn_running: 'boolean', approvals: 1, questions: 1 }, 'each with its activity');
+    assert.deepEqual({ ...activity, turn_running: typeof activity.turn_running }, { turn_running: 'boolean', approvals: 1, questions: 1, queued: 0 }, 'each with its activity');
   });
 
   it('GET /threads/{id}: the row, without messages', async () => {
@@ -87,7 +87,7 @@ describe('console reads', () => {
     assert.equal(res.response.status, 200);
     assert.deepEqual(res.data, {
       id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
-      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z',
+      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null,
     });
   });
 

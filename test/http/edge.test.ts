@@ -6,8 +6,8 @@ import pino from 'pino';
 import * as v from 'valibot';
 import { requestListener, upgradeListener } from '../../src/http/edge.ts';
 import { sameOriginWriteGuard } from '../../src/http/guards.ts';
-import { json } from '../../src/http/reply.ts';
-import { route } from '../../src/http/route.ts';
+import { json, problem, type Reply } from '../../src/http/reply.ts';
+import { freezeReply, route } from '../../src/http/route.ts';
 import { buildSurface } from '../../src/http/surface.ts';
 import { attach, createListener, listen } from '../../src/server.ts';
 import { ask } from '../support/http.ts';
@@ -16,10 +16,16 @@ import { ask } from '../support/http.ts';
  * The edge machinery on a surface of its own: parsing, the status of every refusal, guards,
  * logging. The service's own routes are tested in their files; these routes exist only here.
  */
+/** One answer written again and again (as the sandbox script is), and its twin made afresh per request. */
+const twin = (): Reply => ({ status: 200, headers: { 'content-type': 'text/plain', 'x-twin': 'yes', 'cache-control': 'max-age=5' }, body: Buffer.from('same bytes') });
+const FROZEN = freezeReply(twin());
+const FROZEN_ERROR = freezeReply(problem({ code: 'not_found' }));
+
 describe('the HTTP edge', () => {
   const logs: Record<string, any>[] = [];
   const server = createListener();
   let port = 0;
+  let draining = false;
   const Body = v.object({ name: v.pipe(v.string(), v.minLength(1)), count: v.optional(v.number()) });
 
   before(async () => {
@@ -46,7 +52,11 @@ describe('the HTTP edge', () => {
         }),
         route({ method: 'GET', path: '/t/closing', summary: 'an answer that closes its connection', handle: () => json(200, [], { connection: 'close' }) }),
         route({ method: 'GET', path: '/t/boom', summary: 'bug', handle: () => { throw new Error('secret upstream detail'); } }),
+        route({ method: 'GET', path: '/t/frozen', summary: 'one frozen answer', handle: () => FROZEN }),
+        route({ method: 'GET', path: '/t/fresh', summary: 'the same answer, made afresh', handle: () => twin() }),
+        route({ method: 'GET', path: '/t/frozen-error', summary: 'one frozen error', handle: () => FROZEN_ERROR }),
       ],
+      headers: { 'x-surface': 'wins', 'cache-control': 'no-cache' },
     });
     const options = {
       log: pino({ level: 'info' }, sink),
@@ -56,7 +66,7 @@ describe('the HTTP edge', () => {
       allowedHosts: [{ host: '127.0.0.1', port: 0 }, { host: 'x', port: 80 }],
       sandbox: buildSurface({ name: 'sandbox', owns: () => true, guards: [], routes: [] }),
       surfaces: [surface, buildSurface({ name: 'rest', owns: () => true, guards: [], routes: [] })],
-      draining: () => false,
+      draining: () => draining,
     };
     // Through the listener's own attach, as the service is: it decides which upgrades reach the edge.
     attach(server, { onRequest: requestListener(options), onUpgrade: upgradeListener(options), drain: () => {}, close: async () => {} });
@@ -280,5 +290,65 @@ describe('the HTTP edge', () => {
     const res = await ask(port, { path: '/t/items', headers: { 'x-request-id': 'a b<script>' } });
     assert.notEqual(res.headers['x-request-id'], 'a b<script>');
     assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  /** An answer's headers, but those that belong to one answer (its date, its request id). */
+  const steady = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'date' && name !== 'x-request-id'));
+
+  it('writes a frozen answer (its headers prepared once) exactly as the same answer made afresh, with a request id of its own each time', async () => {
+    const fresh = await ask(port, { path: '/t/fresh' });
+    const frozen = [await ask(port, { path: '/t/frozen' }), await ask(port, { path: '/t/frozen' })];
+    for (const res of frozen) {
+      assert.equal(res.status, fresh.status);
+      assert.equal(res.text, 'same bytes');
+      assert.deepEqual(steady(res.headers), steady(fresh.headers));
+    }
+    // The surface's headers win over the reply's; the base ones and the length are there.
+    assert.equal(fresh.headers['x-surface'], 'wins');
+    assert.equal(fresh.headers['cache-control'], 'no-cache');
+    assert.equal(fresh.headers['x-content-type-options'], 'nosniff');
+    assert.equal(fresh.headers['content-length'], String('same bytes'.length));
+    const ids = new Set([fresh, ...frozen].map((res) => res.headers['x-request-id']));
+    assert.equal(ids.size, 3);
+    const head = await ask(port, { method: 'HEAD', path: '/t/frozen' });
+    assert.deepEqual(steady(head.headers), steady(fresh.headers));
+    assert.equal(head.text, '');
+  });
+
+  it("a frozen error keeps its surface's headers, and a frozen answer still says close while draining", async () => {
+    const error = await ask(port, { path: '/t/frozen-error' });
+    assert.equal(error.status, 404);
+    assert.equal(error.headers['content-type'], 'application/problem+json');
+    assert.equal(error.headers['cache-control'], 'no-cache');
+    assert.equal(error.json().code, 'not_found');
+    // A raw keep-alive request: node's client would ask for close itself.
+    const connectionHeader = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
+        let text = '';
+        socket.on('data', (chunk) => {
+          text += chunk.toString('latin1');
+          if (!text.includes('\r\n\r\n')) return;
+          socket.destroy();
+          resolve(/\r\nconnection: ([^\r]*)/i.exec(text)?.[1] ?? '');
+        });
+        socket.on('error', reject);
+      });
+    for (const path of ['/t/frozen', '/t/fresh']) assert.equal((await connectionHeader(path)).toLowerCase(), 'keep-alive', path);
+    draining = true;
+    try {
+      for (const path of ['/t/frozen', '/t/fresh']) assert.equal((await connectionHeader(path)).toLowerCase(), 'close', path);
+    } finally {
+      draining = false;
+    }
+  });
+
+  it('gives every request an id of its own', async () => {
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => ask(port, { path: i % 2 === 0 ? '/t/frozen' : '/t/items' })));
+    const ids = answers.map((res) => String(res.headers['x-request-id']));
+    for (const id of ids) assert.match(id, /^[0-9a-f-]{36}$/);
+    assert.equal(new Set(ids).size, ids.length);
+    // And its log line carries that id, once.
+    for (const id of ids.slice(0, 20)) assert.equal(logs.filter((line) => line.reqId === id && line.msg === 'request').length, 1, id);
   });
 });

@@ -66,6 +66,31 @@ describe('the sandbox origin', () => {
     }
   });
 
+  it('answers a kept page with the very bytes and headers of the page made afresh, each with its own request id', async () => {
+    // A policy never asked before: its first answer is made, the next ones are the kept answer.
+    const fresh = { parentOrigin: service.consoleOrigin, csp: { ...csp, resourceDomains: ['https://kept.example.com'] } };
+    const url = new URL(sandboxUrl(service.sandboxOrigin!, fresh));
+    const made = await onSandbox(url.pathname + url.search);
+    assert.equal(made.status, 200);
+    const steady = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'date' && name !== 'x-request-id'));
+    const kept = [await onSandbox(url.pathname + url.search), await onSandbox(url.pathname + url.search)];
+    for (const again of kept) {
+      assert.equal(again.text, made.text);
+      assert.deepEqual(steady(again.headers), steady(made.headers));
+    }
+    assert.equal(new Set([made, ...kept].map((res) => res.headers['x-request-id'])).size, 3);
+    const head = await onSandbox(url.pathname + url.search, {}, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.deepEqual(steady(head.headers), steady(made.headers));
+    // The script too: one answer, written the same every time.
+    const scripts = [await onSandbox('/artifacts/sandbox.js'), await onSandbox('/artifacts/sandbox.js')];
+    assert.equal(scripts[0]!.text, scripts[1]!.text);
+    assert.deepEqual(steady(scripts[0]!.headers), steady(scripts[1]!.headers));
+    assert.equal(scripts[0]!.headers['cache-control'], 'no-store');
+    assert.equal(scripts[0]!.headers['x-content-type-options'], 'nosniff');
+  });
+
   it('serves the proxy page with every header of the spec', async () => {
     const res = await onSandbox(pagePath);
     assert.equal(res.status, 200);

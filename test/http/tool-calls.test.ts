@@ -122,7 +122,7 @@ describe('projects are real directories: a run works where its project names', (
   const repo = mkdtempSync(join(tmpdir(), 'console-repo-'));
   let service: TestService;
   before(async () => {
-    service = await serviceWith((world) => ({ ...world, projects: [{ name: 'acme-web', directory: repo }, { name: 'infra', directory: null }] }));
+    service = await serviceWith((world) => ({ ...world, projects: [{ name: 'acme-web', directory: repo, repo: null, base: null }, { name: 'infra', directory: null, repo: null, base: null }] }));
   });
   after(() => service.close());
   const d = driver(() => service);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { WireEvent } from '../../domain/events.ts';
+import { ok } from '../../domain/result.ts';
 import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
 import { startFixtureService, type TestService } from '../support/service.ts';
 
@@ -77,8 +78,9 @@ describe('turns end: cancel, idle agents, garbled output', () => {
     const run = await runOf(t);
     assert.equal(run.status, 'cancelled');
     assert.match(run.error, /^agent_idle: the agent sent nothing for 2 s/);
-    // The next turn runs on a fresh agent process.
-    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Still there?' });
+    // The next turn runs on a fresh agent process. `reflex_asleep` is stored just before the turn is released:
+    // a directive sent on seeing it may find the turn still held, so it queues (it runs at once on an idle thread).
+    const next = await post(`${P}/${t.thread_id}/directives`, { text: 'Still there?', when_busy: 'queue' });
     assert.equal(next.status, 202, next.text);
     const after = await t.socket.until((e) => e.filter((x) => x.type === 'reflex_asleep').length === 2);
     assert.equal(after.at(-2)!.type, 'run_finished');
@@ -201,7 +203,7 @@ describe('racing first directives', () => {
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
     const claude = { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] };
     const submit = directives({
-      storage, bus: createMemoryEventBus(), runDirectory: async () => 'projects/console-race', lease: { holder: 'h', ms: 60_000 },
+      storage, bus: createMemoryEventBus(), runDirectory: async () => ok('projects/console-race'), lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
     });

@@ -41,9 +41,9 @@ export type FaultStorage = () => Promise<{ env: Record<string, string>; cleanup:
 /**
  * Calls `test` once per storage a process can restart on: embedded PGlite in a data directory of its own,
  * and PostgreSQL in a scratch database when TEST_DATABASE_URL is set (a named skip otherwise). Each holds
- * the fixture world, from a world file; what is made is removed after the suite.
+ * the fixture world, from a world file, with `projects` added; what is made is removed after the suite.
  */
-export function forEachFaultStorage(test: (name: string, storage: FaultStorage) => void): void {
+export function forEachFaultStorage(test: (name: string, storage: FaultStorage) => void, options: { readonly projects?: readonly unknown[] } = {}): void {
   const dirs: string[] = [];
   after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
   const tempDir = (prefix: string): string => {
@@ -55,7 +55,8 @@ export function forEachFaultStorage(test: (name: string, storage: FaultStorage) 
     const file = join(tempDir('console-fault-'), 'world.json');
     // A world file names tokens; the fixture holds their hashes.
     const users = [{ id: 'alice', name: 'Alice', token: 'token-alice' }, { id: 'bob', name: 'Bob', token: 'token-bob' }];
-    writeFileSync(file, JSON.stringify({ ...fixtureWorld(), users }));
+    const world = fixtureWorld();
+    writeFileSync(file, JSON.stringify({ ...world, users, projects: [...world.projects, ...(options.projects ?? [])] }));
     return file;
   };
   test('embedded', async () => ({

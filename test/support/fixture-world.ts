@@ -55,7 +55,7 @@ export function fixtureWorld(): World {
       { id: 'alice', name: 'Alice', token_hash: sha256('token-alice') },
       { id: 'bob', name: 'Bob', token_hash: sha256('token-bob') },
     ],
-    projects: [{ name: 'acme-web', directory: null }, { name: 'infra', directory: null }],
+    projects: [{ name: 'acme-web', directory: null, repo: null, base: null }, { name: 'infra', directory: null, repo: null, base: null }],
     agents: [
       {
         id: 'claude',

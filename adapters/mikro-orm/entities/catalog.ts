@@ -13,13 +13,18 @@ export const UserSchema = defineEntity({
   },
 });
 
-/** `projects`: the project vocabulary; `directory` is a project's directory on disk (null: under `DATA_DIR`). */
+/**
+ * `projects`: the project vocabulary; `directory` is a project's directory on disk (null: under
+ * `DATA_DIR`); a repository project names its git repository (`repo`) and base branch (`base`).
+ */
 export const ProjectSchema = defineEntity({
   name: 'Project',
   tableName: 'projects',
   properties: {
     name: p.text().primary(),
     directory: p.text().nullable(),
+    repo: p.text().nullable(),
+    base: p.text().nullable(),
   },
 });
 

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import type { Worktree } from '../../../domain/model.ts';
 
 /**
  * `threads`: a thread row. `fork_of` is a plain id: the fork chain is read with a recursive query
@@ -17,6 +18,8 @@ export const ThreadSchema = defineEntity({
     fork_of: p.uuid().nullable(),
     fork_cutoff: p.uuid().nullable(),
     created_at: p.datetime(),
+    /** The thread's git worktree ({branch, base, path}), once its first turn on a repository project made it. */
+    worktree: p.json<Worktree>().nullable(),
   },
   indexes: [{ name: 'threads_owner_id_index', properties: ['owner', 'id'] }],
   uniques: [

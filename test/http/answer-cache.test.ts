@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { answerCache } from '../../src/sandbox/answer-cache.ts';
+import { answerCache } from '../../src/http/answer-cache.ts';
 
-describe('the sandbox answer cache', () => {
+describe('the answer cache', () => {
   it('answers what make() answers, keeps at most its capacity, and drops the least recently used first', () => {
     // Model: the kept keys in order of last use, against a cache of capacity 3 over a small key space.
     fc.assert(

@@ -1,0 +1,80 @@
+/**
+ * The rules of a thread's git worktree (contract section 8) that need no git: the branch it gets,
+ * which base branches a world may name, and which paths a changes read may ask about.
+ */
+
+/** The branch of a thread's worktree. */
+export const worktreeBranch = (threadId: string): string => `console/${threadId}`;
+
+/**
+ * A base branch name the world may give: plain characters only, never an option (`-…`), never a
+ * `..`, `@{`, `//`, a trailing `/`, `.` or `.lock`; git's own `check-ref-format --branch` decides the rest.
+ */
+export function isBranchName(name: string): boolean {
+  return /^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$/.test(name) && !name.includes('..') && !name.includes('//') &&
+    !name.endsWith('/') && !name.endsWith('.') && !name.endsWith('.lock') && !name.split('/').some((part) => part.startsWith('.'));
+}
+
+/** The statuses of a changed file. */
+export const CHANGE_STATUSES = ['added', 'modified', 'deleted', 'renamed'] as const;
+export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+
+/** One file the worktree changed against the merge base with its base branch. */
+export interface ChangedFile {
+  readonly path: string;
+  readonly status: ChangeStatus;
+  /** A renamed file's path before. */
+  readonly old_path?: string;
+  readonly additions: number;
+  readonly deletions: number;
+  readonly binary: boolean;
+}
+
+/** What a thread's worktree changed (GET /threads/{id}/changes). */
+export interface Changes {
+  readonly base: string;
+  readonly branch: string;
+  /** Commits on the branch that `base` lacks, and commits on `base` the branch lacks. */
+  readonly ahead: number;
+  readonly behind: number;
+  readonly files: readonly ChangedFile[];
+}
+
+/** The largest diff answered (2 MiB); a larger one is refused `diff_too_large`. */
+export const MAX_DIFF_BYTES = 2 * 1024 * 1024;
+
+/** Lines quoted around a review comment's line, on each side. */
+export const REVIEW_CONTEXT_LINES = 3;
+
+/** One review comment on a line of a changed file. */
+export interface ReviewComment {
+  readonly path: string;
+  readonly line: number;
+  readonly text: string;
+}
+
+/** A comment with the lines around its line (numbered from `first`), as the worktree holds them; null when the file cannot be read. */
+export interface QuotedComment extends ReviewComment {
+  readonly excerpt: { readonly first: number; readonly lines: readonly string[] } | null;
+}
+
+/** The prompt of a review: the reviewer's text, then each comment with its file, line and the lines around it. */
+export function reviewPrompt(text: string | null, comments: readonly QuotedComment[]): string {
+  const parts: string[] = [text !== null && text.trim() !== '' ? text.trim() : 'Please address these review comments on your changes.'];
+  for (const comment of comments) {
+    const lines = [`${comment.path}, line ${comment.line}:`];
+    if (comment.excerpt !== null) {
+      const width = String(comment.excerpt.first + comment.excerpt.lines.length - 1).length;
+      lines.push('```');
+      comment.excerpt.lines.forEach((line, i) => {
+        const number = comment.excerpt!.first + i;
+        // A minified line is cut: the excerpt shows where, the agent reads the file itself.
+        lines.push(`${number === comment.line ? '>' : ' '} ${String(number).padStart(width)} | ${line.length > 500 ? `${line.slice(0, 500)}…` : line}`);
+      });
+      lines.push('```');
+    }
+    lines.push(...comment.text.split('\n').map((line) => `> ${line}`));
+    parts.push(lines.join('\n'));
+  }
+  return parts.join('\n\n');
+}

@@ -1,0 +1,41 @@
+import type { Failure } from '../domain/errors.ts';
+import type { Worktree } from '../domain/model.ts';
+import type { Result } from '../domain/result.ts';
+import type { ChangedFile, Changes } from '../domain/worktree.ts';
+
+/** How a merge lands: one commit of all the changes on `base` (`squash`), or a merge commit with the branch as its second parent. */
+export type MergeStrategy = 'squash' | 'merge';
+
+/**
+ * Threads' git worktrees (contract section 8): made and repaired, read as changes against the
+ * merge base with their base branch, and merged into it. Refusals are failures (`git_unavailable`,
+ * `repository_unavailable`, `diff_too_large`, `merge_conflict`, `base_checkout_dirty`, `base_moved`); any other trouble throws.
+ */
+export interface Worktrees {
+  /**
+   * The thread's worktree on branch `console/<thread id>` from `base` of `repo`, at a path of the
+   * adapter's choosing: made when missing, repaired when half-made; safe to call again, and from two
+   * callers at once (one makes it, the other finds it). A new branch starts from branch `from` when it
+   * is given and exists (a fork's parent's), else from `base`.
+   */
+  ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null }): Promise<Result<Worktree, Failure>>;
+  /** Forgets the worktrees of `repo` whose directories are gone (`git worktree prune`); a repository that cannot be used is left alone. */
+  prune(repo: string): Promise<Result<null, Failure>>;
+  /**
+   * Removes the worktrees not used (made, checked before a turn or a read) for longer than `unusedMs`,
+   * each under its thread's lock, after committing what it holds on its branch: nothing is lost, and
+   * the thread's next turn makes it again from the branch. Answers the thread ids whose worktree went.
+   */
+  sweep(unusedMs: number): Promise<string[]>;
+  /** What the worktree holds (committed, uncommitted and untracked) against the merge base with its base branch. */
+  changes(worktree: Worktree): Promise<Result<Changes, Failure>>;
+  /** The unified diff of one changed file (one {@link changes} listed), or of all (null), of at most `maxBytes`. */
+  diff(worktree: Worktree, file: ChangedFile | null, maxBytes: number): Promise<Result<string, Failure>>;
+  /** Lines `from` to `to` (from 1, inclusive) of a changed file as the worktree holds it; null when it has none (deleted, binary). */
+  lines(worktree: Worktree, file: ChangedFile, from: number, to: number): Promise<string[] | null>;
+  /**
+   * Commits what the worktree holds (if anything) with `message`, then merges its branch into its
+   * base without ever leaving the base half-merged: on a conflict nothing of the base changes.
+   */
+  merge(worktree: Worktree, input: { readonly message: string; readonly strategy: MergeStrategy }): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>>;
+}

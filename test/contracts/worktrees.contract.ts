@@ -1,0 +1,244 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { uuidv7 } from 'uuidv7';
+import type { Worktree } from '../../domain/model.ts';
+import type { Worktrees } from '../../ports/worktrees.ts';
+import { git, gitRepository, write } from '../support/git-repo.ts';
+
+/** Builds the adapter under test, keeping worktrees under `root`. */
+export type WorktreesFactory = (root: string) => Worktrees;
+
+const unwrap = <T>(result: { ok: true; value: T } | { ok: false; error: unknown }): T => {
+  if (!result.ok) assert.fail(`expected success, got ${JSON.stringify(result.error)}`);
+  return result.value;
+};
+
+/** The Worktrees contract (ports/worktrees.ts), on real repositories made in a temporary directory. */
+export function worktreesContract(name: string, factory: WorktreesFactory, unavailable: (root: string) => Worktrees): void {
+  describe(`worktrees contract: ${name}`, () => {
+    const made: string[] = [];
+    after(() => {
+      for (const dir of made) rmSync(dir, { recursive: true, force: true });
+    });
+    const setup = () => {
+      const repo = gitRepository();
+      const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+      made.push(repo, root);
+      return { repo, root, worktrees: factory(root) };
+    };
+
+    it('makes a thread its worktree on console/<id> from the base, once, whoever asks at the same time', async () => {
+      const { repo, root, worktrees } = setup();
+      const id = uuidv7();
+      const [a, b] = await Promise.all([worktrees.ensure({ repo, base: 'main', threadId: id }), worktrees.ensure({ repo, base: 'main', threadId: id })]);
+      const worktree = unwrap(a);
+      assert.deepEqual(unwrap(b), worktree);
+      assert.deepEqual(worktree, { branch: `console/${id}`, base: 'main', path: join(root, id) });
+      assert.equal(git(worktree.path, 'symbolic-ref', 'HEAD'), `refs/heads/console/${id}`);
+      assert.equal(readFileSync(join(worktree.path, 'README.md'), 'utf8'), '# Demo\n');
+      assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id })), worktree, 'again: the same');
+      // A second adapter (another instance) over the same root finds it too.
+      assert.deepEqual(unwrap(await factory(root).ensure({ repo, base: 'main', threadId: id })), worktree);
+    });
+
+    it('repairs a half-made worktree and keeps its branch: a removed directory, or junk at its path', async () => {
+      const { repo, worktrees } = setup();
+      const id = uuidv7();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id }));
+      write(worktree.path, 'work.txt', 'committed work\n');
+      git(worktree.path, 'add', 'work.txt');
+      git(worktree.path, 'commit', '--quiet', '-m', 'work');
+      rmSync(worktree.path, { recursive: true, force: true });
+      assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id })), worktree);
+      assert.equal(readFileSync(join(worktree.path, 'work.txt'), 'utf8'), 'committed work\n', 'the branch was checked out again');
+      // A crash between making the directory and checking it out: a directory that is no worktree.
+      rmSync(worktree.path, { recursive: true, force: true });
+      mkdirSync(worktree.path);
+      writeFileSync(join(worktree.path, 'stray.txt'), 'left over');
+      assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id })), worktree);
+      assert.equal(existsSync(join(worktree.path, 'stray.txt')), false);
+      assert.equal(readFileSync(join(worktree.path, 'work.txt'), 'utf8'), 'committed work\n');
+      // A worktree removed by hand is forgotten by a prune; its branch stays.
+      rmSync(worktree.path, { recursive: true, force: true });
+      unwrap(await worktrees.prune(repo));
+      assert.doesNotMatch(git(repo, 'worktree', 'list', '--porcelain'), new RegExp(id));
+      assert.equal(git(repo, 'rev-parse', '--verify', '--quiet', `refs/heads/console/${id}`).length, 40);
+      const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
+      made.push(plain);
+      const refused = await worktrees.prune(plain);
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
+    });
+
+    it('two instances over one root make one worktree; a crash after the branch was made, before the move, is repaired', async () => {
+      const { repo, root } = setup();
+      const id = uuidv7();
+      const results = await Promise.all([factory(root), factory(root), factory(root)].map((w) => w.ensure({ repo, base: 'main', threadId: id })));
+      const made = results.map(unwrap);
+      assert.deepEqual(made[1], made[0]);
+      assert.deepEqual(made[2], made[0]);
+      assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((line) => line === `branch refs/heads/console/${id}`).length, 1);
+
+      // What a crash leaves: the branch made and checked out at a temporary path, nothing at the thread's path.
+      const other = uuidv7();
+      const temporary = join(root, `.tmp-${other}-crashed`);
+      git(repo, 'worktree', 'add', '--quiet', '-b', `console/${other}`, temporary, 'main');
+      const repaired = unwrap(await factory(root).ensure({ repo, base: 'main', threadId: other }));
+      assert.equal(repaired.path, join(root, other));
+      assert.equal(git(repaired.path, 'symbolic-ref', 'HEAD'), `refs/heads/console/${other}`);
+      assert.equal(existsSync(temporary), false, 'the temporary worktree is gone');
+    });
+
+    it("starts a fork's branch from its parent's, and from the base when the parent's branch is gone", async () => {
+      const { repo, worktrees } = setup();
+      const parent = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(parent.path, 'parent.txt', 'work so far\n');
+      git(parent.path, 'add', 'parent.txt');
+      git(parent.path, 'commit', '--quiet', '-m', 'parent work');
+      const fork = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7(), from: parent.branch }));
+      assert.equal(fork.base, 'main');
+      assert.equal(readFileSync(join(fork.path, 'parent.txt'), 'utf8'), 'work so far\n');
+      assert.deepEqual(unwrap(await worktrees.changes(fork)).files.map((f) => f.path), ['parent.txt'], 'against the base, as every thread');
+      const orphan = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7(), from: 'console/gone' }));
+      assert.equal(existsSync(join(orphan.path, 'parent.txt')), false);
+    });
+
+    it('sweeps worktrees unused for longer than asked, their work committed on their branch first, and makes them again', async () => {
+      const { repo, worktrees } = setup();
+      const old = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      const fresh = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(old.path, 'unsaved.txt', 'not committed\n');
+      const longAgo = new Date(Date.now() - 40 * 86_400_000);
+      utimesSync(old.path, longAgo, longAgo);
+      assert.deepEqual(await worktrees.sweep(30 * 86_400_000), [old.path.split('/').at(-1)]);
+      assert.equal(existsSync(old.path), false);
+      assert.equal(existsSync(fresh.path), true, 'a worktree used lately stays');
+      assert.equal(git(repo, 'show', `${old.branch}:unsaved.txt`), 'not committed', 'what it held is on its branch');
+      assert.deepEqual(unwrap(await worktrees.ensure({ repo, base: 'main', threadId: old.path.split('/').at(-1)! })), old);
+      assert.equal(readFileSync(join(old.path, 'unsaved.txt'), 'utf8'), 'not committed\n');
+      assert.deepEqual(await worktrees.sweep(30 * 86_400_000), [], 'made again: used now');
+    });
+
+    it('refuses a directory that is no repository, a missing base, and answers git_unavailable without git', async () => {
+      const { repo, root, worktrees } = setup();
+      const plain = mkdtempSync(join(tmpdir(), 'console-plain-'));
+      made.push(plain);
+      const notRepo = await worktrees.ensure({ repo: plain, base: 'main', threadId: uuidv7() });
+      assert.equal(!notRepo.ok && notRepo.error.code, 'repository_unavailable');
+      assert.match(!notRepo.ok ? notRepo.error.detail ?? '' : '', /is not a git repository/);
+      const noBase = await worktrees.ensure({ repo, base: 'nope', threadId: uuidv7() });
+      assert.equal(!noBase.ok && noBase.error.code, 'repository_unavailable');
+      assert.match(!noBase.ok ? noBase.error.detail ?? '' : '', /has no branch nope/);
+      const missing = await unavailable(root).ensure({ repo, base: 'main', threadId: uuidv7() });
+      assert.equal(!missing.ok && missing.error.code, 'git_unavailable');
+    });
+
+    it("lists what the worktree changed against the merge base: committed, uncommitted and untracked", async () => {
+      const { repo, worktrees } = setup();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      const at = worktree.path;
+      write(at, 'src/app.js', readFileSync(join(at, 'src/app.js'), 'utf8').replace('line 5\n', 'line five\nline 5.5\n'));
+      git(at, 'commit', '--quiet', '-am', 'committed edit');
+      git(at, 'mv', 'old-name.txt', 'new-name.txt');
+      git(at, 'rm', '--quiet', 'remove-me.txt');
+      write(at, 'untracked.txt', 'new\nfile\n');
+      write(at, 'image.bin', Buffer.from([0, 1, 2, 3, 0, 255]));
+      // The base moves on too: one commit behind.
+      write(repo, 'base-only.txt', 'base\n');
+      git(repo, 'add', 'base-only.txt');
+      git(repo, 'commit', '--quiet', '-m', 'base moves');
+      const changes = unwrap(await worktrees.changes(worktree));
+      assert.equal(changes.base, 'main');
+      assert.equal(changes.branch, worktree.branch);
+      assert.equal(changes.ahead, 1);
+      assert.equal(changes.behind, 1);
+      const byPath = Object.fromEntries(changes.files.map((file) => [file.path, file]));
+      assert.deepEqual(Object.keys(byPath).sort(), ['image.bin', 'new-name.txt', 'remove-me.txt', 'src/app.js', 'untracked.txt']);
+      assert.deepEqual(byPath['src/app.js'], { path: 'src/app.js', status: 'modified', additions: 2, deletions: 1, binary: false });
+      assert.deepEqual(byPath['new-name.txt'], { path: 'new-name.txt', status: 'renamed', old_path: 'old-name.txt', additions: 0, deletions: 0, binary: false });
+      assert.deepEqual(byPath['remove-me.txt'], { path: 'remove-me.txt', status: 'deleted', additions: 0, deletions: 1, binary: false });
+      assert.deepEqual(byPath['untracked.txt'], { path: 'untracked.txt', status: 'added', additions: 2, deletions: 0, binary: false });
+      assert.deepEqual(byPath['image.bin'], { path: 'image.bin', status: 'added', additions: 0, deletions: 0, binary: true });
+      assert.equal(git(at, 'status', '--porcelain'), 'R  old-name.txt -> new-name.txt\nD  remove-me.txt\n?? image.bin\n?? untracked.txt', "the worktree's own index is untouched");
+
+      const one = unwrap(await worktrees.diff(worktree, byPath['src/app.js']!, 1024 * 1024));
+      assert.match(one, /^diff --git a\/src\/app\.js b\/src\/app\.js/);
+      assert.match(one, /\n-line 5\n\+line five\n\+line 5\.5\n/);
+      assert.doesNotMatch(one, /untracked/);
+      assert.match(unwrap(await worktrees.diff(worktree, byPath['new-name.txt']!, 1024 * 1024)), /rename from old-name\.txt\nrename to new-name\.txt/);
+      assert.match(unwrap(await worktrees.diff(worktree, byPath['remove-me.txt']!, 1024 * 1024)), /deleted file mode[\s\S]*-soon gone/);
+      assert.match(unwrap(await worktrees.diff(worktree, byPath['untracked.txt']!, 1024 * 1024)), /new file mode[\s\S]*\+new\n\+file/);
+      assert.match(unwrap(await worktrees.diff(worktree, byPath['image.bin']!, 1024 * 1024)), /Binary files \/dev\/null and b\/image\.bin differ/);
+      const all = unwrap(await worktrees.diff(worktree, null, 1024 * 1024));
+      for (const path of ['src/app.js', 'untracked.txt', 'image.bin', 'new-name.txt']) assert.ok(all.includes(`b/${path}`), path);
+      const tooLarge = await worktrees.diff(worktree, null, 100);
+      assert.equal(!tooLarge.ok && tooLarge.error.code, 'diff_too_large');
+
+      assert.deepEqual(await worktrees.lines(worktree, byPath['src/app.js']!, 4, 6), ['line 4', 'line five', 'line 5.5']);
+      assert.equal(await worktrees.lines(worktree, byPath['remove-me.txt']!, 1, 3), null);
+    });
+
+    it('merges: squash lands one commit on the base, merge a merge commit; the base checkout follows', async () => {
+      const { repo, worktrees } = setup();
+      const squashed = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(squashed.path, 'feature.txt', 'feature\n');
+      const before = git(repo, 'rev-parse', 'main');
+      const landed = unwrap(await worktrees.merge(squashed, { message: 'Add the feature', strategy: 'squash' }));
+      assert.equal(landed.base, 'main');
+      assert.equal(git(repo, 'rev-parse', 'main'), landed.commit);
+      assert.equal(git(repo, 'log', '-1', '--format=%P %s', 'main'), `${before} Add the feature`, 'one parent: the old base');
+      assert.equal(readFileSync(join(repo, 'feature.txt'), 'utf8'), 'feature\n', "the repository's checkout of main moved with it");
+      assert.equal(git(repo, 'status', '--porcelain'), '', 'and is clean');
+      const after = unwrap(await worktrees.changes(squashed));
+      assert.deepEqual([after.files, after.ahead, after.behind], [[], 0, 0], 'the branch goes on from the squashed commit');
+
+      const merged = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(merged.path, 'other.txt', 'other\n');
+      const result = unwrap(await worktrees.merge(merged, { message: 'Merge the other', strategy: 'merge' }));
+      const parents = git(repo, 'log', '-1', '--format=%P', 'main').split(' ');
+      assert.equal(parents.length, 2);
+      assert.equal(parents[0], landed.commit);
+      assert.equal(parents[1], git(merged.path, 'rev-parse', 'HEAD'));
+      assert.equal(git(repo, 'rev-parse', 'main'), result.commit);
+      assert.equal(readFileSync(join(repo, 'other.txt'), 'utf8'), 'other\n');
+      const mergedChanges = unwrap(await worktrees.changes(merged));
+      assert.deepEqual([mergedChanges.files, mergedChanges.ahead, mergedChanges.behind], [[], 0, 1], 'the branch is in the base now');
+
+      // Merged again, with nothing to bring: the base stays as it is, no empty commit (a retry after a lost answer).
+      const head = git(repo, 'rev-parse', 'main');
+      for (const [worktree, strategy] of [[squashed, 'squash'], [merged, 'merge']] as const) {
+        assert.deepEqual(unwrap(await worktrees.merge(worktree, { message: 'Again', strategy })), { commit: head, base: 'main' });
+        assert.equal(git(repo, 'rev-parse', 'main'), head);
+      }
+    });
+
+    it('refuses a conflicting merge with its files, leaving the base and its checkout as they were', async () => {
+      const { repo, worktrees } = setup();
+      const worktree: Worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(worktree.path, 'README.md', '# Changed by the thread\n');
+      write(repo, 'README.md', '# Changed on main\n');
+      git(repo, 'commit', '--quiet', '-am', 'main edits the readme');
+      const before = git(repo, 'rev-parse', 'main');
+      const refused = await worktrees.merge(worktree, { message: 'Conflicting', strategy: 'squash' });
+      assert.equal(!refused.ok && refused.error.code, 'merge_conflict');
+      assert.deepEqual(!refused.ok ? refused.error.files : null, ['README.md']);
+      assert.equal(git(repo, 'rev-parse', 'main'), before);
+      assert.equal(git(repo, 'status', '--porcelain'), '');
+      assert.equal(readFileSync(join(repo, 'README.md'), 'utf8'), '# Changed on main\n');
+    });
+
+    it('refuses to merge into a checkout of the base with uncommitted changes', async () => {
+      const { repo, worktrees } = setup();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
+      write(worktree.path, 'feature.txt', 'feature\n');
+      write(repo, 'README.md', '# Someone is editing\n');
+      const before = git(repo, 'rev-parse', 'main');
+      const refused = await worktrees.merge(worktree, { message: 'Feature', strategy: 'squash' });
+      assert.equal(!refused.ok && refused.error.code, 'base_checkout_dirty');
+      assert.equal(git(repo, 'rev-parse', 'main'), before);
+      assert.equal(readFileSync(join(repo, 'README.md'), 'utf8'), '# Someone is editing\n');
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A `git` that stops at one step, for the service to be killed there: put its directory first on the
+ * service's PATH. The first command whose arguments contain `step` (e.g. `worktree move`) is not run:
+ * the wrapper writes its marker file and waits until the process that called it is gone (kill -9 of
+ * the service), then exits as if killed with it. Every other command, and every later one, is git's.
+ * A crash of the whole host at that point leaves the same state.
+ */
+export function pausedGit(step: string): { readonly dir: string; readonly reached: () => boolean; readonly path: (base: string) => string } {
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(join(tmpdir(), 'console-paused-git-'));
+  const marker = join(dir, 'reached');
+  const quote = (value: string) => `'${value.replaceAll("'", `'"'"'`)}'`;
+  writeFileSync(join(dir, 'git'), [
+    '#!/bin/sh',
+    `if [ ! -e ${quote(marker)} ]; then`,
+    `  case " $* " in *${quote(` ${step} `)}*)`,
+    `    : > ${quote(marker)}`,
+    '    while kill -0 "$PPID" 2>/dev/null; do sleep 0.05; done',
+    '    exit 137;;',
+    '  esac',
+    'fi',
+    `exec ${quote(real)} "$@"`,
+    '',
+  ].join('\n'));
+  chmodSync(join(dir, 'git'), 0o755);
+  return { dir, reached: () => existsSync(marker), path: (base) => `${dir}:${base}` };
+}
+
+/** Waits until `check` holds, polling every 50 ms, for at most `ms`. */
+export async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`not reached within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
