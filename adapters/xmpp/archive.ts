@@ -32,6 +32,17 @@ export async function archivePage(
   room: string,
   page: ArchivePageRequest,
 ): Promise<ArchivePage> {
+  // A query is a read: one whose answer never came (seen now and then from Prosody on a busy host) is asked
+  // once more, under a new query id, before the caller is told.
+  try {
+    return await archivePageOnce(connection, room, page);
+  } catch (error) {
+    if ((error as { name?: unknown } | null)?.name !== 'TimeoutError') throw error;
+    return archivePageOnce(connection, room, page);
+  }
+}
+
+async function archivePageOnce(connection: XmppConnection, room: string, page: ArchivePageRequest): Promise<ArchivePage> {
   const queryId = randomBytes(6).toString('hex');
   const messages: ArchivedMessage[] = [];
   const stop = connection.listen((stanza: Element) => {
