@@ -111,6 +111,10 @@ function missingHost(req: IncomingMessage, log: Logger): { readonly id: string; 
  */
 export function attach(server: Server, app: App, log: Logger = pino({ level: 'silent' })): void {
   const state = states.get(server);
+  // One listener for every upgraded socket, not a closure kept per open websocket.
+  const forgetUpgraded = function (this: Duplex): void {
+    state?.upgraded.delete(this);
+  };
   const answerAsPlainHttp = plainUpgrades(server);
   server.on('clientError', clientErrorListener(log));
   server.on('request', (req, res) => {
@@ -130,7 +134,7 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     // it meanwhile. Once per socket: a keep-alive connection may send many.
     if (state !== undefined && !state.upgraded.has(socket)) {
       state.upgraded.add(socket);
-      socket.once('close', () => state.upgraded.delete(socket));
+      socket.on('close', forgetUpgraded);
     }
     if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(req, socket, head);
     if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());

@@ -33,7 +33,7 @@ describe('live delivery to one socket', async () => {
 
   it('replays after the cursor, then live events, each once and in order', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, storage.events, F.root, 3, 1024);
+    const delivery = new Delivery(ws, F.root, 3, { log: storage.events, maxBuffered: 1024 });
     delivery.push(stored[4]!); // published while the replay is still reading: waits behind it
     delivery.replay();
     delivery.push(stored[9]!);
@@ -43,7 +43,7 @@ describe('live delivery to one socket', async () => {
 
   it('sends a live event that is next in order at once, and one that comes while a gap is read behind it', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, storage.events, F.root, 2, 1024);
+    const delivery = new Delivery(ws, F.root, 2, { log: storage.events, maxBuffered: 1024 });
     delivery.push(stored[2]!); // seq 3, next after the cursor, nothing queued: sent before push returns
     assert.deepEqual(sent, [3]);
     delivery.push(stored[5]!); // skips ahead: 4 and 5 are read from the log first
@@ -57,7 +57,7 @@ describe('live delivery to one socket', async () => {
 
   it('fills a gap from the log when a live event skips ahead', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, storage.events, F.root, null, 1024);
+    const delivery = new Delivery(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
     delivery.push(stored[1]!);
     delivery.push(stored[5]!);
     delivery.push(stored[3]!); // late, already delivered by the gap fill
@@ -67,7 +67,7 @@ describe('live delivery to one socket', async () => {
 
   it('fill after a bus reconnect sends the stored events the bus lost, even when nothing follows them', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024);
+    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024 });
     delivery.replay();
     delivery.fill(); // nothing new: nothing sent twice
     await settle();
@@ -81,7 +81,7 @@ describe('live delivery to one socket', async () => {
 
   it('a socket without a cursor loses nothing stored after it subscribed, and gets nothing from before', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, storage.events, F.root, null, 1024);
+    const delivery = new Delivery(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
     delivery.replay(); // notes where the log ends
     await settle();
     const from = (await storage.events.since(F.root, 0, 1000)).length;
@@ -96,7 +96,7 @@ describe('live delivery to one socket', async () => {
     assert.deepEqual(sent, [from + 1, alsoLost.seq, next.seq]);
     // A fresh socket whose first live event skips ahead gets the ones before it too.
     const fresh = socket();
-    const freshDelivery = new Delivery(fresh.ws, storage.events, F.root, null, 1024);
+    const freshDelivery = new Delivery(fresh.ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
     freshDelivery.replay();
     await settle();
     await storage.events.append(F.root, 'message', {});
@@ -108,7 +108,7 @@ describe('live delivery to one socket', async () => {
   it('replays a log many times the send buffer to a client that reads it, at its pace, all of it in order', async () => {
     const { ws, sent, closed, read } = socket(0, 300);
     // A buffer of 1 KiB, each event 300 bytes in it: the 10 stored events are three buffers' worth.
-    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024, JSON.stringify, {}, 5_000);
+    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 5_000 });
     delivery.replay();
     delivery.push(stored[9]!); // live, while the replay waits for room: after it, once
     for (let i = 0; i < 20 && sent.length < 10; i++) {
@@ -121,7 +121,7 @@ describe('live delivery to one socket', async () => {
 
   it('closes a client that cannot keep up with 1013 and sends it nothing more', async () => {
     const { ws, sent, closed } = socket(2048);
-    const delivery = new Delivery(ws, storage.events, F.root, 0, 1024, JSON.stringify, {}, 50);
+    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 50 });
     delivery.replay();
     await settle();
     assert.equal(closed(), null, 'a replay waits a moment for room');

@@ -74,7 +74,8 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
       refusedCount.global += 1;
       refusals.set(socket, 'global');
     }
-    socket.once('close', () => {
+    // `on`, not `once`: a socket closes once, and a once wrapper would be kept per open connection.
+    socket.on('close', () => {
       open -= 1;
       if (client === undefined) return;
       const left = byClient.get(client)! - 1;

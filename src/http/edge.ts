@@ -281,6 +281,11 @@ export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string):
   answerAndClose(socket, reply, requestId);
 }
 
+/** An upgraded socket's `error` listener: one function for all of them, not a closure kept per socket. */
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
 /**
  * The `upgrade` listener: a `Host` not answered is refused as a plain request is; a websocket on the
  * sandbox origin or a sandbox path is refused. Only websocket handshakes reach it: the listener answers
@@ -290,7 +295,7 @@ export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string):
  */
 export function upgradeListener(options: EdgeOptions) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', () => socket.destroy());
+    socket.on('error', destroySocket);
     const ctx = contextOf(req, options, null, requestScheme(req, options.trustProxy));
     // Upgrades are few: their facts are worked out afresh, as a websocket (the sandbox origin refuses one).
     const facts = factsOf(options, ctx.scheme, ctx.host, true, req.socket.localPort ?? 0);

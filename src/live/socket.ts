@@ -1,4 +1,4 @@
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WireEvent } from '../../domain/events.ts';
@@ -11,8 +11,8 @@ import { refuseUpgrade, type UpgradeHandler } from '../http/edge.ts';
 import { problem } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { Authenticate } from '../identity/authenticate.ts';
-import { Delivery } from './delivery.ts';
-import { liveTarget } from '../../core/reads/live-target.ts';
+import { Delivery, type DeliverySettings } from './delivery.ts';
+import { liveTarget, type LiveTarget } from '../../core/reads/live-target.ts';
 
 /** The live socket's path (contract section 5). */
 export const LIVE_PATH = '/api/console/live';
@@ -42,20 +42,54 @@ export interface LiveOptions {
 const AFTER = /^(0|[1-9][0-9]{0,9})$/;
 
 /**
+ * A live socket as the router holds it: ws's own socket with the router's few fields, fixed, on it.
+ * What one socket costs is what a bare `ws` server's costs plus these and its {@link Delivery}: the
+ * router's listeners are shared functions reading `this`, its timers (pings, key lookups) one for
+ * all sockets, its bus subscription one per thread, and nothing of the upgrade request is kept.
+ */
+class LiveWebSocket extends WebSocket {
+  /** Answered the last ping, or opened since. */
+  alive = true;
+  /** Whose socket it is: the user's slot is given back when it closes. */
+  userId = '';
+  /** The thread's events on their way to this socket; null while it waits on a key. */
+  delivery: Delivery | null = null;
+  /** The console key it waits on, while the key's row is not written yet. */
+  waiting: { readonly key: string; readonly after: number | null } | null = null;
+}
+
+/** The listener of a socket's `error` (ws then closes it): one function for every socket. */
+function terminate(this: WebSocket): void {
+  this.terminate();
+}
+
+/** The listener of a socket's `pong`: one function for every socket. */
+function answered(this: WebSocket): void {
+  (this as LiveWebSocket).alive = true;
+}
+
+/**
  * The live socket router: authentication and the Origin check in the upgrade handler (before the
  * handshake is accepted), subscription by thread row id or by the caller's console key, replay
  * after `seq`, pings, and a bounded send buffer per client.
  */
 export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly close: () => Promise<void> } {
   const { storage, bus, authenticate, log } = options;
-  const maxBuffered = options.maxBuffered ?? 1024 * 1024;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
-  const alive = new WeakMap<WebSocket, boolean>();
+  // ws tracks no clients here: the router's own set does, with one `close` listener doing all of a socket's leaving.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false, WebSocket: LiveWebSocket });
+  /** Open sockets. */
+  const sockets = new Set<LiveWebSocket>();
   /** Open sockets (and upgrades under way) per user, for the per-user cap. */
   const perUser = new Map<string, number>();
+  const release = (userId: string): void => {
+    const left = (perUser.get(userId) ?? 1) - 1;
+    if (left <= 0) perUser.delete(userId);
+    else perUser.set(userId, left);
+  };
   /**
-   * Takes one of a user's slots; answers its release, idempotent. Made here, apart from the upgrade's
-   * scope: a listener closing over that scope would keep the request and its buffers alive per socket.
+   * Takes one of a user's slots for an upgrade under way; answers its release, idempotent. Made here,
+   * apart from the upgrade's scope: a listener closing over that scope would keep the request alive.
+   * Once the socket is open, its `close` listener gives the slot back instead.
    */
   const takeSlot = (userId: string): (() => void) => {
     perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
@@ -63,9 +97,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     return () => {
       if (!held) return;
       held = false;
-      const left = (perUser.get(userId) ?? 1) - 1;
-      if (left <= 0) perUser.delete(userId);
-      else perUser.set(userId, left);
+      release(userId);
     };
   };
   // The bus hands every subscriber the same event object: its frame is serialized and encoded once
@@ -76,79 +108,146 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (bytes === undefined) frames.set(event, (bytes = Buffer.from(JSON.stringify(event), 'utf8')));
     return bytes;
   };
+  /** Held once for every delivery of this router. */
+  const settings: DeliverySettings = { log: storage.events, maxBuffered: options.maxBuffered ?? 1024 * 1024, frame, slow: options.metrics?.slow, gap: options.metrics?.gap };
+
+  // One timer pings every socket: a client that has not answered the previous ping by the next is dropped.
   const pings = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (alive.get(ws) === false) ws.terminate();
+    for (const ws of sockets) {
+      if (!ws.alive) ws.terminate();
       else {
-        alive.set(ws, false);
+        ws.alive = false;
         ws.ping();
       }
     }
   }, options.pingMs ?? 30_000);
   pings.unref();
-  // What the bus sent while it was reconnecting is lost: every socket of this instance reads its gap from the log.
-  const deliveries = new Set<Delivery>();
-  const stopFilling = bus.onSignal((signal) => {
-    if (signal.kind === 'reconnected') for (const delivery of deliveries) delivery.fill();
+
+  /**
+   * One bus subscription per thread followed on this instance, whatever the number of its sockets:
+   * the event is handed to each socket's delivery in the order they subscribed.
+   */
+  const feeds = new Map<string, { readonly deliveries: Set<Delivery>; readonly unsubscribe: () => void }>();
+  const follow = (delivery: Delivery): void => {
+    const feed = feeds.get(delivery.threadId);
+    if (feed !== undefined) return void feed.deliveries.add(delivery);
+    const deliveries = new Set<Delivery>([delivery]);
+    const unsubscribe = bus.subscribe(delivery.threadId, (event) => {
+      for (const each of deliveries) {
+        // One socket's failure is its own: the others still get the event.
+        try {
+          each.push(event);
+        } catch (error) {
+          log.warn({ err: error }, 'live delivery failed');
+          each.fail();
+        }
+      }
+    });
+    feeds.set(delivery.threadId, { deliveries, unsubscribe });
+  };
+  const unfollow = (delivery: Delivery): void => {
+    const feed = feeds.get(delivery.threadId);
+    if (feed === undefined || !feed.deliveries.delete(delivery) || feed.deliveries.size > 0) return;
+    feed.unsubscribe();
+    feeds.delete(delivery.threadId);
+  };
+
+  /** Sockets waiting on a key whose row is not written yet; one timer looks their keys up again while any waits. */
+  const waiters = new Set<LiveWebSocket>();
+  let recheck: NodeJS.Timeout | null = null;
+  const stopWaiting = (ws: LiveWebSocket): void => {
+    ws.waiting = null;
+    waiters.delete(ws);
+    if (waiters.size === 0 && recheck !== null) {
+      clearInterval(recheck);
+      recheck = null;
+    }
+  };
+
+  // What the bus sent while it was reconnecting is lost: every socket of this instance reads its gap
+  // from the log, and every socket waiting on a key looks for its row. A key's row written is a signal.
+  const stopSignals = bus.onSignal((signal) => {
+    if (signal.kind === 'reconnected') {
+      for (const feed of feeds.values()) for (const delivery of feed.deliveries) delivery.fill();
+      for (const ws of waiters) lookUp(ws);
+    } else if (signal.kind === 'thread_created') {
+      for (const ws of waiters) if (ws.userId === signal.owner && ws.waiting?.key === signal.key) begin(ws, signal.thread_id);
+    }
   });
 
-  /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
-  const resolve = (userId: string, ref: string) => liveTarget(storage, userId, ref);
-
-  function attach(ws: WebSocket, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
-    alive.set(ws, true);
-    options.metrics?.opened();
-    ws.once('close', () => options.metrics?.closed());
-    ws.on('pong', () => alive.set(ws, true));
-    ws.on('error', () => ws.terminate());
-    const cleanups: (() => void)[] = [];
-    ws.on('close', () => cleanups.forEach((cleanup) => cleanup()));
-    const start = (threadId: string, from: number | null) => {
-      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame, { slow: options.metrics?.slow, gap: options.metrics?.gap });
-      // Subscribe before replaying: an event published meanwhile waits behind the replay, never lost.
-      deliveries.add(delivery);
-      cleanups.push(bus.subscribe(threadId, delivery.push), () => {
-        delivery.close();
-        deliveries.delete(delivery);
+  /** Starts delivering a thread's events to a socket. */
+  const start = (ws: LiveWebSocket, threadId: string, from: number | null): void => {
+    const delivery = new Delivery(ws, threadId, from, settings);
+    ws.delivery = delivery;
+    // Subscribed before replaying: an event published meanwhile waits behind the replay, never lost.
+    follow(delivery);
+    delivery.replay();
+  };
+  /** A waiting socket's key has its row: from its first event unless the client gave a cursor. */
+  const begin = (ws: LiveWebSocket, threadId: string): void => {
+    if (ws.waiting === null) return;
+    const { after } = ws.waiting;
+    stopWaiting(ws);
+    start(ws, threadId, after ?? 0);
+  };
+  /**
+   * Looks for a waiting socket's key row. The row may have been written between the upgrade's lookup
+   * and the wait, or its thread_created signal lost (the bus reconnected, or another instance's
+   * notification was cut): storage is asked again then, and every few seconds while the socket
+   * waits. Only the first lookup's failure closes the socket; a later one waits for the next.
+   */
+  const lookUp = (ws: LiveWebSocket, fatal = false): void => {
+    const key = ws.waiting?.key;
+    if (key === undefined) return;
+    storage.writer
+      .findByKey(ws.userId, key)
+      .then((row) => {
+        if (row !== null) begin(ws, row.id);
+      })
+      .catch((error: unknown) => {
+        if (ws.waiting === null) return;
+        log.warn({ err: error }, 'live socket key lookup failed');
+        if (fatal) ws.close(1011, 'lookup failed');
       });
-      delivery.replay();
-    };
-    if ('thread' in target) return start(target.thread, after);
-    let waiting = true;
-    const begin = (threadId: string): void => {
-      if (!waiting) return;
-      waiting = false;
-      stop();
-      start(threadId, after ?? 0);
-    };
-    // The row may have been written between the lookup and the listener, or its thread_created
-    // signal lost (the bus reconnected, or another instance's notification was cut): storage is
-    // asked again then, and every few seconds while the socket waits. Only the first lookup's
-    // failure closes the socket; a later one waits for the next.
-    const lookUp = (fatal = false): void => {
-      storage.writer
-        .findByKey(userId, target.key)
-        .then((row) => {
-          if (row !== null) begin(row.id);
-        })
-        .catch((error: unknown) => {
-          if (!waiting) return;
-          log.warn({ err: error }, 'live socket key lookup failed');
-          if (fatal) ws.close(1011, 'lookup failed');
-        });
-    };
-    const again = setInterval(() => waiting && lookUp(), options.keyRecheckMs ?? 5_000);
-    again.unref();
-    const stop = bus.onSignal((signal) => {
-      if (signal.kind === 'thread_created' && signal.owner === userId && signal.key === target.key) begin(signal.thread_id);
-      else if (signal.kind === 'reconnected' && waiting) lookUp();
-    });
-    cleanups.push(() => {
-      waiting = false;
-      clearInterval(again);
-      stop();
-    });
-    lookUp(true);
+  };
+  const wait = (ws: LiveWebSocket, key: string, after: number | null): void => {
+    ws.waiting = { key, after };
+    waiters.add(ws);
+    if (recheck === null) {
+      recheck = setInterval(() => {
+        for (const each of waiters) lookUp(each);
+      }, options.keyRecheckMs ?? 5_000);
+      recheck.unref();
+    }
+    lookUp(ws, true);
+  };
+
+  /** Resolves the router's close once the last socket is gone. */
+  let drained: (() => void) | null = null;
+  /** The listener of a socket's `close`: one function for every socket, doing all of its leaving. */
+  function closed(this: WebSocket): void {
+    const ws = this as LiveWebSocket;
+    sockets.delete(ws);
+    release(ws.userId);
+    options.metrics?.closed();
+    if (ws.delivery !== null) {
+      ws.delivery.close();
+      unfollow(ws.delivery);
+      ws.delivery = null;
+    }
+    if (ws.waiting !== null) stopWaiting(ws);
+    if (sockets.size === 0) drained?.();
+  }
+
+  function open(ws: LiveWebSocket, userId: string, target: LiveTarget, after: number | null): void {
+    ws.userId = userId;
+    sockets.add(ws);
+    options.metrics?.opened();
+    ws.on('close', closed);
+    ws.on('pong', answered);
+    ws.on('error', terminate);
+    if ('thread' in target) start(ws, target.thread, after);
+    else wait(ws, target.key, after);
   }
 
   async function upgrade(ctx: RequestContext, socket: Duplex, head: Buffer): Promise<void> {
@@ -177,17 +276,23 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
         uncount();
         return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
       }
+      // A handshake ws refuses (the socket gone meanwhile) gives the slot back as its socket closes.
       socket.once('close', uncount);
+      const cursor = after.length === 1 ? Number(after[0]) : null;
       wss.handleUpgrade(ctx.req, socket, head, (ws) => {
+        // From here the socket's own `close` listener gives the slot back; nothing keeps the upgrade's scope.
+        socket.removeListener('close', uncount);
         ctx.log.info({ user: user.id }, 'live socket open');
-        ws.once('close', uncount);
-        attach(ws, user.id, target, after.length === 1 ? Number(after[0]) : null);
+        open(ws, user.id, target, cursor);
       });
     } catch (error) {
       uncount();
       throw error;
     }
   }
+
+  /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
+  const resolve = (userId: string, ref: string) => liveTarget(storage, userId, ref);
 
   return {
     owns: (path) => path === LIVE_PATH,
@@ -204,12 +309,19 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     },
     close: async () => {
       clearInterval(pings);
-      stopFilling();
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
-      // A client that does not answer the close handshake is cut after a grace period.
-      const cut = setTimeout(() => wss.clients.forEach((ws) => ws.terminate()), 2_000);
+      stopSignals();
+      // No handshake is accepted from here (ws answers 503).
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      const gone = new Promise<void>((resolve) => (drained = resolve));
+      if (sockets.size === 0) drained!();
+      for (const ws of sockets) ws.close(1001, 'server shutting down');
+      // A client that does not answer the close handshake is cut after a grace period.
+      const cut = setTimeout(() => sockets.forEach((ws) => ws.terminate()), 2_000);
+      await gone;
       clearTimeout(cut);
+      for (const waiting of [...waiters]) stopWaiting(waiting);
+      for (const feed of feeds.values()) feed.unsubscribe();
+      feeds.clear();
     },
   };
 }
