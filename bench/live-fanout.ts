@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, hostname, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
+import { setFlagsFromString } from 'node:v8';
 import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import { F, fixtureWorld } from '../test/support/fixture-world.ts';
@@ -9,6 +10,10 @@ import { startBareBroadcast } from './live-bare.ts';
 import { startBenchService } from './live-service.ts';
 import { writeSection } from './report.ts';
 import { fixed } from './stats.ts';
+
+// V8 drops the bytecode of functions not run for a few collections: the code one side compiled would be
+// let go of while the other side's sockets are measured, and show as a few hundred bytes less per socket.
+setFlagsFromString('--no-flush-bytecode');
 
 /** Socket counts measured, each on both sides; `BENCH_SOCKETS=1000` alone for a quick run. */
 const COUNTS = (process.env.BENCH_SOCKETS ?? '1000,10000').split(',').map(Number);
@@ -20,6 +25,8 @@ const GOAL = 1.3;
 /** Bounds on each step, so a stuck side ends the run instead of hanging it. */
 const OPEN_MS = 120_000;
 const DRAIN_MS = 120_000;
+/** Sockets opened and closed on each side before its memory is first read ({@link warm}). */
+const WARM_SOCKETS = 20;
 const now = () => performance.timeOrigin + performance.now();
 /** A ratio as shown; none when the baseline's figure is zero or below (RSS growth is noisy at a few KiB). */
 const times = (value: number): string => (Number.isFinite(value) && value > 0 ? `${fixed(value, 1)}×` : 'n/a');
@@ -55,6 +62,22 @@ async function memory(): Promise<{ heap: number; rss: number }> {
   }
   const usage = process.memoryUsage();
   return { heap: usage.heapUsed, rss: usage.rss };
+}
+
+/**
+ * The heap once it holds still: what the side measured before let go of (its server, its sockets, the
+ * timers that kept them) can take a second or two to be released, and counted meanwhile it showed as
+ * hundreds of KiB less on the next side. Read every 500 ms until two reads are within 32 KiB (10 s at most).
+ */
+async function steadyMemory(): Promise<{ heap: number; rss: number }> {
+  let last = await memory();
+  for (const end = now() + 10_000; now() < end; ) {
+    await sleep(500);
+    const next = await memory();
+    if (Math.abs(next.heap - last.heap) < 32 * 1024) return next;
+    last = next;
+  }
+  return last;
 }
 
 /** This process's soft open-files limit (the client child inherits it); null where /proc is absent. */
@@ -104,20 +127,50 @@ async function bareSide(): Promise<Side> {
   };
 }
 
-/** One side at one socket count: clients in a child process, events in bursts, latencies read by the child. */
-async function measure(kind: Measure['side'], sockets: number): Promise<Measure> {
-  const side = kind === 'service' ? await serviceSide(sockets) : await bareSide();
-  const before = await memory();
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(side.port), String(sockets), F.root], {
+/** A child process of `count` clients of a side (bench/live-clients.ts), and how to ask it for its figures. */
+function clients(kind: Measure['side'], port: number, count: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(port), String(count), F.root], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const ask = async (command: string | null, what: string, ms: number) => {
     if (command !== null) child.stdin!.write(`${command}\n`);
-    const line = await within(lines.next(), ms, `${kind} ${sockets} ${what}`);
-    if (line.done === true) throw new Error(`${kind} ${sockets}: the client process ended (${what})`);
+    const line = await within(lines.next(), ms, `${kind} ${count} ${what}`);
+    if (line.done === true) throw new Error(`${kind} ${count}: the client process ended (${what})`);
     return JSON.parse(String(line.value));
   };
+  return { child, ask };
+}
+
+/**
+ * Opens a few sockets, delivers one event to them and closes them, before the side's memory is first
+ * read: what the first sockets compile and set up once (the code of the upgrade, of authentication,
+ * of a delivery) is then not counted as if every socket held it.
+ */
+async function warm(kind: Measure['side'], side: Side): Promise<void> {
+  const { child, ask } = clients(kind, side.port, WARM_SOCKETS);
+  try {
+    const { open } = (await ask(null, 'warm-up open', OPEN_MS)) as { open: number };
+    await side.publish(-1);
+    for (let i = 0; i < 50; i++) {
+      const { received } = (await ask('count', 'warm-up count', 10_000)) as { received: number };
+      if (received >= open) break;
+      await sleep(20);
+    }
+    await ask('report', 'warm-up report', 30_000);
+  } finally {
+    child.kill();
+  }
+  // The server sees the warm-up's sockets close a moment after the client process ends.
+  await sleep(500);
+}
+
+/** One side at one socket count: clients in a child process, events in bursts, latencies read by the child. */
+async function measure(kind: Measure['side'], sockets: number): Promise<Measure> {
+  const side = kind === 'service' ? await serviceSide(sockets) : await bareSide();
+  await warm(kind, side);
+  const before = await steadyMemory();
+  const { child, ask } = clients(kind, side.port, sockets);
   try {
     const { open, openMs } = (await ask(null, 'open', OPEN_MS)) as { open: number; openMs: number };
     // A side that could not open every socket measures something else: the run fails rather than shows it.

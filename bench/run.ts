@@ -2,9 +2,12 @@ import { liveFanoutBench } from './live-fanout.ts';
 import { messagesPageBench } from './messages-page.ts';
 
 // Every benchmark, one after the other; each writes its section of docs/benchmarks.md.
-// BENCH_ONLY=edge runs the edge beside its peers alone (bench/edge-peers.ts).
+// BENCH_ONLY=edge runs the edge beside its peers alone (bench/edge-peers.ts); BENCH_ONLY=live the
+// live socket fan-out alone (bench/live-fanout.ts).
 if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
+} else if (process.env.BENCH_ONLY === 'live') {
+  await liveFanoutBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
 import { capConnections, defaultPerClientCap, type ConnectionCap } from './http/connection-cap.ts';
@@ -43,14 +42,9 @@ export const LISTENER_DEFAULTS = {
   maxConnections: 1024,
 } as const satisfies Required<{ [K in Exclude<keyof ListenerLimits, 'maxConnectionsPerClient'>]: NonNullable<ListenerLimits[K]> }>;
 
-/** What the listener keeps beside node's server: its cap, and the sockets it handed to upgrade. */
+/** What the listener keeps beside node's server: its cap, which also knows the sockets it handed to upgrade. */
 interface ListenerState {
   readonly cap: ConnectionCap;
-  /**
-   * Sockets node handed to the upgrade listener and not yet closed: it no longer tracks them (a
-   * plain one handed back is tracked again, and closed by either).
-   */
-  readonly upgraded: Set<Duplex>;
 }
 
 const states = new WeakMap<Server, ListenerState>();
@@ -87,7 +81,7 @@ export function createListener(limits: ListenerLimits = {}): Server {
   });
   const perClient = maxConnectionsPerClient === null ? null : Math.min(maxConnectionsPerClient ?? defaultPerClientCap(maxConnections), maxConnections);
   const cap = capConnections(server, { max: maxConnections, perClient }, (socket) => answerAndClose(socket, overClientCap(), randomUUID()));
-  states.set(server, { cap, upgraded: new Set() });
+  states.set(server, { cap });
   return server;
 }
 
@@ -111,10 +105,6 @@ function missingHost(req: IncomingMessage, log: Logger): { readonly id: string; 
  */
 export function attach(server: Server, app: App, log: Logger = pino({ level: 'silent' })): void {
   const state = states.get(server);
-  // One listener for every upgraded socket, not a closure kept per open websocket.
-  const forgetUpgraded = function (this: Duplex): void {
-    state?.upgraded.delete(this);
-  };
   const answerAsPlainHttp = plainUpgrades(server);
   server.on('clientError', clientErrorListener(log));
   server.on('request', (req, res) => {
@@ -131,11 +121,8 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     // Answered as it was accepted, and closing (raw-reply.ts): what its client sends is drained.
     if (refusal === 'client') return void socket.resume();
     // A plain one too: it may wait for an answer before node tracks it again, and a shutdown must reach
-    // it meanwhile. Once per socket: a keep-alive connection may send many.
-    if (state !== undefined && !state.upgraded.has(socket)) {
-      state.upgraded.add(socket);
-      socket.on('close', forgetUpgraded);
-    }
+    // it meanwhile. The cap forgets it as it closes (with its one `close` listener per connection).
+    state?.cap.upgrade(socket);
     if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(req, socket, head);
     if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
     const noHost = missingHost(req, log);
@@ -170,7 +157,7 @@ export async function shutdown(server: Server, app: App, graceMs = 10_000): Prom
     server.closeAllConnections();
     // Upgraded sockets left node's bookkeeping: the app closes its websockets as the drain begins,
     // and whatever is left of them (a handshake still under way, a client that never closes) goes here.
-    for (const socket of states.get(server)?.upgraded ?? []) socket.destroy();
+    for (const socket of [...(states.get(server)?.cap.upgraded() ?? [])]) socket.destroy();
   }, graceMs);
   try {
     await closed;

@@ -31,6 +31,10 @@ export interface ConnectionCap {
   readonly open: () => number;
   /** Connections refused since the start, by cap. */
   readonly refused: () => Readonly<Record<CapRefusal, number>>;
+  /** Notes a served connection node handed to the upgrade listener: it no longer tracks it, so a shutdown must reach it here. */
+  readonly upgrade: (socket: Duplex) => void;
+  /** The connections noted by `upgrade` and not closed yet. */
+  readonly upgraded: () => Iterable<Duplex>;
 }
 
 /**
@@ -53,6 +57,7 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
   const byClient = new Map<string, number>();
   const seen = new WeakSet<Duplex>();
   const refusals = new WeakMap<Duplex, CapRefusal>();
+  const upgraded = new Set<Duplex>();
   server.on('connection', (socket: Duplex) => {
     if (seen.has(socket)) return;
     seen.add(socket);
@@ -74,9 +79,11 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
       refusedCount.global += 1;
       refusals.set(socket, 'global');
     }
-    // `on`, not `once`: a socket closes once, and a once wrapper would be kept per open connection.
+    // `on`, not `once`: a socket closes once, and a once wrapper would be kept per open connection. The
+    // one listener of the listener's own per connection (an upgraded one's is forgotten here too).
     socket.on('close', () => {
       open -= 1;
+      upgraded.delete(socket);
       if (client === undefined) return;
       const left = byClient.get(client)! - 1;
       // Emptied entries go: the map holds the clients connected now, never every client seen.
@@ -84,5 +91,12 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
       else byClient.set(client, left);
     });
   });
-  return { refusal: (socket) => refusals.get(socket) ?? null, open: () => open, refused: () => ({ ...refusedCount }) };
+  return {
+    refusal: (socket) => refusals.get(socket) ?? null,
+    open: () => open,
+    refused: () => ({ ...refusedCount }),
+    // One refused past its client's cap has no `close` listener here (it is answered and closed at once).
+    upgrade: (socket) => void (seen.has(socket) && refusals.get(socket) !== 'client' && upgraded.add(socket)),
+    upgraded: () => upgraded,
+  };
 }

@@ -114,11 +114,11 @@ function factsOf(options: EdgeOptions, scheme: 'http' | 'https', host: string | 
  */
 const HOST_FACTS_KEPT = 256;
 
-function hostFacts(options: EdgeOptions, memo: Map<string | undefined, HostFacts>, req: IncomingMessage, scheme: 'http' | 'https'): HostFacts {
+function hostFacts(options: EdgeOptions, memo: Map<string | undefined, HostFacts>, req: IncomingMessage, scheme: 'http' | 'https', websocket = false): HostFacts {
   const host = req.headers.host;
   let facts = memo.get(host);
   if (facts === undefined) {
-    facts = factsOf(options, scheme, host, false, req.socket.localPort ?? 0);
+    facts = factsOf(options, scheme, host, websocket, req.socket.localPort ?? 0);
     if (!facts.allowed) return facts;
     if (memo.size >= HOST_FACTS_KEPT) memo.clear();
     memo.set(host, facts);
@@ -294,11 +294,14 @@ function destroySocket(this: Duplex): void {
  * itself, so the 421 here is for a `Host` not answered (or none on HTTP/1.0).
  */
 export function upgradeListener(options: EdgeOptions) {
+  // Kept apart from the plain requests' facts: a websocket's surface is its own (the sandbox origin refuses one).
+  const memo = { http: new Map<string | undefined, HostFacts>(), https: new Map<string | undefined, HostFacts>() };
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroySocket);
     const ctx = contextOf(req, options, null, requestScheme(req, options.trustProxy));
-    // Upgrades are few: their facts are worked out afresh, as a websocket (the sandbox origin refuses one).
-    const facts = factsOf(options, ctx.scheme, ctx.host, true, req.socket.localPort ?? 0);
+    // Looked up as a plain request's are: worked out afresh, they read the socket's local port, which node
+    // then keeps on the socket (an object and a string) for as long as the websocket is open.
+    const facts = hostFacts(options, memo[ctx.scheme], req, ctx.scheme, true);
     const refused = hostRefusal(ctx, facts);
     if (refused !== null) {
       ctx.log.info({ status: refused.status }, 'upgrade refused');

@@ -276,15 +276,22 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
         uncount();
         return refuseUpgrade(socket, problem({ code: 'thread_unavailable' }));
       }
-      // A handshake ws refuses (the socket gone meanwhile) gives the slot back as its socket closes.
-      socket.once('close', uncount);
       const cursor = after.length === 1 ? Number(after[0]) : null;
+      let answered = false;
       wss.handleUpgrade(ctx.req, socket, head, (ws) => {
-        // From here the socket's own `close` listener gives the slot back; nothing keeps the upgrade's scope.
-        socket.removeListener('close', uncount);
+        // A slot given back below (were ws ever to answer later) is taken again: the socket's `close` gives it back.
+        if (answered) perUser.set(user.id, (perUser.get(user.id) ?? 0) + 1);
+        answered = true;
         ctx.log.info({ user: user.id }, 'live socket open');
         open(ws, user.id, target, cursor);
       });
+      // Without `verifyClient`, ws accepts or refuses the handshake before `handleUpgrade` returns: one
+      // refused (the socket gone meanwhile, a bad header) gives its slot back here. No listener is left
+      // on the socket for it: one would be kept for as long as the socket is open.
+      if (!answered) {
+        answered = true;
+        uncount();
+      }
     } catch (error) {
       uncount();
       throw error;
