@@ -170,7 +170,12 @@ async function warm(kind: Measure['side'], side: Side): Promise<void> {
 /** One side at one socket count: clients in a child process, events in bursts, latencies read by the child. */
 async function measure(kind: Measure['side'], sockets: number): Promise<Measure> {
   const side = kind === 'service' ? await serviceSide(sockets) : await bareSide();
-  await warm(kind, side);
+  try {
+    await warm(kind, side);
+  } catch (error) {
+    await side.close();
+    throw error;
+  }
   const before = await steadyMemory();
   const { child, ask } = clients(kind, side.port, sockets);
   try {
