@@ -303,8 +303,8 @@ ${missed.length > 0 ? `Goals **missed**: ${missed.join('; ')}.` : rows.length > 
 At 1,000 sockets a side's heap figure moves by up to 0.8 KiB from one round to the next (the server's heap
 moves by a few hundred KiB of its own, a fair share of what 1,000 sockets hold); the 10,000 row is the steadier.
 
-What one open socket holds (a heap snapshot, \`v8.writeHeapSnapshot\`, with 1,000 sockets open on each
-side, compared by constructor): bare \`ws\` holds about 3.2 KB per socket (node's \`Socket\` and its
+What one open socket holds (heap snapshots with 1,000 sockets open on each side, bench/live-heap.ts,
+compared by constructor): bare \`ws\` holds about 3.2 KB per socket (node's \`Socket\` and its
 handle and stream states, ws's \`WebSocket\`, \`Receiver\` and \`Sender\`, their listeners). The service
 adds about 0.4 KB: its four fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 32 B),
 the socket's \`Delivery\` (96 B: its cursor and a promise chain only while a step is queued), an entry in
