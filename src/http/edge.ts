@@ -299,8 +299,8 @@ export function upgradeListener(options: EdgeOptions) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroySocket);
     const ctx = contextOf(req, options, null, requestScheme(req, options.trustProxy));
-    // Looked up as a plain request's are: worked out afresh, they read the socket's local port, which node
-    // then keeps on the socket (an object and a string) for as long as the websocket is open.
+    // Looked up as a plain request's are, not worked out afresh: working them out reads the socket's local
+    // port, which node then keeps on the socket (an object and a string) for as long as the websocket is open.
     const facts = hostFacts(options, memo[ctx.scheme], req, ctx.scheme, true);
     const refused = hostRefusal(ctx, facts);
     if (refused !== null) {
