@@ -1,0 +1,306 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
+import { WebSocket } from 'ws';
+import { agentEnvironment } from '../domain/agent-env.ts';
+import { writeSection } from './report.ts';
+import { fixed, quantile } from './stats.ts';
+
+// A turn's overhead (issue 28): from the POST of a directive to the agent's first text on the live
+// socket, beside a bare ACP client prompting the same demo agent over stdio. Both sides keep one warm
+// agent process and one warm session (the service's runner does: one process per agent, the
+// conversation's session reused), so the window holds what each side does per turn, not a start.
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 50);
+const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_TURN_WARMUP ?? 10);
+/** Issue 28's goal: the service's p50 within 1.2× of the bare client's. */
+const GOAL = 1.2;
+const TOKEN = 'dev-alice';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TEXT = 'Say hello';
+
+type Storage = 'memory' | 'embedded';
+const SHOWN: Record<Storage, string> = { memory: 'memory', embedded: 'embedded PGlite' };
+
+/** One side: runs one turn and answers milliseconds from the prompt's send to its first text. */
+interface Side {
+  readonly turn: () => Promise<number>;
+  readonly close: () => Promise<void>;
+  /** Extra figures of a turn (the service: POST to its 202), by name, in milliseconds. */
+  readonly extra?: Map<string, number[]>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill(signal);
+  });
+}
+
+interface Posted {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * The service as `npm start` runs it (compiled `dist/src/main.js`, its default log level, its log to
+ * /dev/null), on `storage`, in a process of its own; its agent is the demo agent it spawns itself.
+ * The directive limit is lifted (the bench sends hundreds a minute); nothing else is changed.
+ */
+async function serviceSide(storage: Storage): Promise<Side> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'console-bench-turn-'));
+  const profile = process.env.BENCH_TURN_PROFILE;
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, CONSOLE_STORAGE: storage, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dataDir, 'data'), DIRECTIVES_PER_MINUTE: '100000' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const post = (path: string, body: unknown): Promise<Posted> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, method: 'POST', path, agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      await stop(child);
+      throw new Error(`the service did not get ready in 60 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  // The live socket on a new thread key, subscribed before the first directive, as the console page does.
+  const key = crypto.randomUUID();
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/api/console/live?thread=${key}&after=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  await once(ws, 'open');
+  let onText: (() => void) | null = null;
+  let onAsleep: (() => void) | null = null;
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data)) as { type: string; data: { delta?: unknown } };
+    if (event.type === 'message' && typeof event.data.delta === 'string' && onText !== null) {
+      const done = onText;
+      onText = null;
+      done();
+    } else if (event.type === 'reflex_asleep' && onAsleep !== null) {
+      const done = onAsleep;
+      onAsleep = null;
+      done();
+    }
+  });
+  let path = `/api/console/threads/${key}/directives`;
+  let first = true;
+  const accepted: number[] = [];
+
+  return {
+    extra: new Map([['POST to 202', accepted]]),
+    async turn() {
+      for (;;) {
+        const text = new Promise<void>((resolve) => (onText = resolve));
+        const asleep = new Promise<void>((resolve) => (onAsleep = resolve));
+        const started = performance.now();
+        const posted = post(path, first ? { text: TEXT, project: 'acme-web' } : { text: TEXT });
+        const answered = posted.then((answer) => (answer.status === 202 ? performance.now() - started : Number.NaN));
+        const answer = await posted;
+        // The turn before is handed over just after its `reflex_asleep`: a directive a moment early is refused, and sent again.
+        if (answer.status === 409 && answer.body.includes('turn_running')) {
+          onText = onAsleep = null;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          continue;
+        }
+        if (answer.status !== 202) throw new Error(`the directive was answered ${answer.status}: ${answer.body}`);
+        if (first) {
+          path = `/api/console/threads/${(JSON.parse(answer.body) as { thread_id: string }).thread_id}/directives`;
+          first = false;
+        }
+        await text;
+        const ms = performance.now() - started;
+        accepted.push(await answered);
+        await asleep;
+        return ms;
+      }
+    },
+    async close() {
+      ws.terminate();
+      agent.destroy();
+      // SIGTERM: the service drains and (embedded) closes PGlite, writing the CPU profile if asked.
+      await stop(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A bare ACP client over stdio: the demo agent spawned as the service's runner spawns it (the same
+ * compiled script, the same allow-listed environment, its own process group), `initialize` and one
+ * `session/new` untimed, then per turn `session/prompt` timed to the first `agent_message_chunk`, and
+ * the prompt's answer awaited before the next.
+ */
+async function bareSide(): Promise<Side> {
+  // The demo world's `claude` agent has no `env` and no `env_pass`: the allow-listed variables alone.
+  const { env } = agentEnvironment({}, process.env);
+  const cwd = mkdtempSync(join(tmpdir(), 'console-bench-turn-bare-'));
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'demo', 'acp-agent.js')], { stdio: ['pipe', 'pipe', 'ignore'], env, detached: true });
+  let onText: (() => void) | null = null;
+  const connection = acp
+    .client({ name: 'bench-bare' })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (params.update.sessionUpdate === 'agent_message_chunk' && onText !== null) {
+        const done = onText;
+        onText = null;
+        done();
+      }
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async () => ({ outcome: { outcome: 'cancelled' } }))
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin!), Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>));
+  await connection.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
+  const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  return {
+    async turn() {
+      const text = new Promise<void>((resolve) => (onText = resolve));
+      const started = performance.now();
+      const answered = connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: TEXT }] });
+      await text;
+      const ms = performance.now() - started;
+      await answered;
+      return ms;
+    },
+    async close() {
+      connection.close();
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // Gone already.
+      }
+      await stop(child);
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Figures {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+const figures = (samples: readonly number[]): Figures => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99) };
+};
+
+async function runTurns(side: Side, count: number, into: number[] | null): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const ms = await side.turn();
+    into?.push(ms);
+  }
+}
+
+export async function turnOverheadBench(): Promise<void> {
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const storages = (process.env.BENCH_TURN_STORAGE ?? 'memory,embedded').split(',') as Storage[];
+  const sides = new Map<string, Side>();
+  sides.set('bare', await bareSide());
+  for (const storage of storages) sides.set(storage, await serviceSide(storage));
+  const samples = new Map<string, number[]>([...sides.keys()].map((name) => [name, []]));
+  try {
+    for (const side of sides.values()) await runTurns(side, WARMUP, null);
+    for (const side of sides.values()) side.extra?.forEach((values) => values.splice(0));
+    // Alternating rounds: the bare client, then each service, round after round, so a load spike on
+    // this shared machine falls on every side alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, side] of sides) await runTurns(side, TURNS, samples.get(name)!);
+      console.log(`turn overhead: round ${round + 1}/${ROUNDS} done`);
+    }
+  } finally {
+    for (const side of sides.values()) await side.close().catch((error: unknown) => console.error(error));
+  }
+
+  const bare = figures(samples.get('bare')!);
+  const rows: string[] = [];
+  const lines: string[] = [];
+  const row = (label: string, f: Figures, ratio: string) => rows.push(`| ${label} | ${fixed(f.p50, 2)} | ${fixed(f.p95, 2)} | ${fixed(f.p99, 2)} | ${ratio} |`);
+  row('bare ACP client over stdio', bare, '1.00');
+  for (const storage of storages) {
+    const f = figures(samples.get(storage)!);
+    const ratio = f.p50 / bare.p50;
+    row(`service, ${SHOWN[storage]}`, f, `${fixed(ratio, 2)} ${ratio <= GOAL ? '(goal met)' : `(goal ${GOAL}× missed)`}`);
+    const accepted = figures(sides.get(storage)!.extra!.get('POST to 202')!);
+    lines.push(`- service, ${SHOWN[storage]}: POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms.`);
+    console.log(`turn overhead ${storage}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
+  }
+  const command = 'BENCH_ONLY=turn npm run bench';
+  writeSection(
+    'turn-overhead',
+    `## A turn's overhead beside a bare ACP client
+
+\`${command}\` (bench/turn-overhead.ts; \`BENCH_TURNS\`, \`BENCH_TURN_ROUNDS\`, \`BENCH_TURN_STORAGE\`;
+\`BENCH_TURN_PROFILE=<dir>\` writes the service's CPU profile there). ${ROUNDS} alternating rounds of ${TURNS} turns
+per side after ${WARMUP} warm-up turns each, one after another (the next starts once the turn before has ended),
+on ${cpus().length} cores shared with other work (load ${loadavg()[0]!.toFixed(1)} at the end).
+
+What is timed, on each side, with the same demo agent (\`dist/src/demo/acp-agent.js\`, \`claude\` profile, spawned
+with the allow-listed environment in its own process group) kept warm: one agent process and one session for
+the whole run, as the service's runner keeps one process per agent and continues the conversation's session.
+- **Service**: \`npm start\`'s compiled service in a process of its own (its default log level, its log to /dev/null,
+  \`DIRECTIVES_PER_MINUTE\` lifted), one thread of the demo user's. From writing \`POST /api/console/threads/{id}/directives\`
+  (\`{"text": "${TEXT}"}\`, a kept-alive connection) to the first \`message\` event carrying a \`delta\` read from the
+  live socket subscribed to the thread. Inside: authentication, the directive's checks and its transaction, the
+  \`message\` event, the kick (\`run_started\` stored and published, the prompt's model message), \`session/prompt\`,
+  the agent's first chunk, its \`delta\` event stored then published, the socket frame.
+- **Bare**: a client made with the SDK (\`acp.client(...).connect(ndJsonStream(...))\`, the SDK 2.x successor of
+  \`ClientSideConnection\`) after \`initialize\` and \`session/new\`: from sending \`session/prompt\` to the first
+  \`agent_message_chunk\` notification.
+
+| side | p50 ms | p95 ms | p99 ms | p50 ÷ bare |
+|---|---|---|---|---|
+${rows.join('\n')}
+
+${lines.join('\n')}
+`,
+  );
+}
+
+
