@@ -71,12 +71,12 @@ interface Posted {
  * /dev/null), on `storage`, in a process of its own; its agent is the demo agent it spawns itself.
  * The directive limit is lifted (the bench sends hundreds a minute); nothing else is changed.
  */
-async function serviceSide(storage: Storage): Promise<Side> {
+async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'console-bench-turn-'));
   const profile = process.env.BENCH_TURN_PROFILE;
-  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), join(ROOT, 'dist', 'src', 'main.js')], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), join(root, 'dist', 'src', 'main.js')], {
+    cwd: root,
     env: { ...process.env, CONSOLE_STORAGE: storage, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dataDir, 'data'), DIRECTIVES_PER_MINUTE: '100000' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -241,9 +241,15 @@ async function runTurns(side: Side, count: number, into: number[] | null): Promi
 export async function turnOverheadBench(): Promise<void> {
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
   const storages = (process.env.BENCH_TURN_STORAGE ?? 'memory,embedded').split(',') as Storage[];
+  // Another checkout of the project (built with scripts/build.mjs), run beside this one: before and after a change, in one run.
+  const before = process.env.BENCH_TURN_BEFORE;
+  if (before) execFileSync(process.execPath, [join(before, 'scripts', 'build.mjs')], { stdio: 'inherit' });
   const sides = new Map<string, Side>();
   sides.set('bare', await bareSide());
-  for (const storage of storages) sides.set(storage, await serviceSide(storage));
+  for (const storage of storages) {
+    sides.set(storage, await serviceSide(storage));
+    if (before) sides.set(`${storage} before`, await serviceSide(storage, before));
+  }
   const samples = new Map<string, number[]>([...sides.keys()].map((name) => [name, []]));
   try {
     for (const side of sides.values()) await runTurns(side, WARMUP, null);
@@ -264,12 +270,20 @@ export async function turnOverheadBench(): Promise<void> {
   const row = (label: string, f: Figures, ratio: string) => rows.push(`| ${label} | ${fixed(f.p50, 2)} | ${fixed(f.p95, 2)} | ${fixed(f.p99, 2)} | ${ratio} |`);
   row('bare ACP client over stdio', bare, '1.00');
   for (const storage of storages) {
-    const f = figures(samples.get(storage)!);
-    const ratio = f.p50 / bare.p50;
-    row(`service, ${SHOWN[storage]}`, f, `${fixed(ratio, 2)} ${ratio <= GOAL ? '(goal met)' : `(goal ${GOAL}× missed)`}`);
-    const accepted = figures(sides.get(storage)!.extra!.get('POST to 202')!);
-    lines.push(`- service, ${SHOWN[storage]}: POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms.`);
-    console.log(`turn overhead ${storage}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
+    for (const name of before ? [storage, `${storage} before`] : [storage]) {
+      const label = `service, ${SHOWN[storage]}${name === storage ? '' : ' (before: `BENCH_TURN_BEFORE`)'}`;
+      const f = figures(samples.get(name)!);
+      const ratio = f.p50 / bare.p50;
+      row(label, f, `${fixed(ratio, 2)} ${ratio <= GOAL ? '(goal met)' : `(goal ${GOAL}× missed)`}`);
+      const accepted = figures(sides.get(name)!.extra!.get('POST to 202')!);
+      // Each round's p50 beside the bare client's of the same round: the load on this machine moves between rounds.
+      const rounds = Array.from({ length: ROUNDS }, (_, r) => {
+        const of = (side: string) => figures(samples.get(side)!.slice(r * TURNS, (r + 1) * TURNS)).p50;
+        return fixed(of(name) / of('bare'), 2);
+      });
+      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms.`);
+      console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
+    }
   }
   const command = 'BENCH_ONLY=turn npm run bench';
   writeSection(
