@@ -313,6 +313,34 @@ the whole run, as the service's runner keeps one process per agent and continues
 ${rows.join('\n')}
 
 ${lines.join('\n')}
+
+What the service waits for before the prompt, counted by \`test/http/turn-round-trips.test.ts\` (so no change
+undoes it unseen): 5 storage round trips (the token's user; the thread, its latest conversation and the agents,
+read together; the project; the directive's transaction; \`run_started\`, the prompt's model message and the
+session's id, stored and read together), 14 SQL statements on PGlite and PostgreSQL (the transaction 6 of them, its
+four writes one statement). Before issue 28's work it was 10 round trips one after another and 18 statements: the
+thread, its conversation and the agents each waited for the one before, the project was read twice, the kick
+stored \`run_started\`, then the model message, then read the session, and the transaction sent its claim, message,
+run and event one by one. The runner also stopped reading the service's whole environment on every turn to build
+its redactor (\`agentEnvironment\` was about 1% of the busy service's CPU): it is made once per agent process.
+
+What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
+- The bare window is one stdio round trip to an idle agent process. The service's holds that same round trip
+  (session/prompt out, the first \`agent_message_chunk\` in, parsed and checked by the SDK), plus an HTTP request
+  (the body parsed, the token hashed and looked up, the directive checked), the storage above, and a WebSocket
+  frame; and the first delta is appended to the thread's event log before it is published (contract section 5:
+  nothing reaches a socket that a reconnect could not replay), one more round trip after the agent's text. Four
+  processes take part in the service's window (client, service, PGlite's thread on embedded, agent) against two in
+  the bare one; on a loaded two-core machine each hand-over may wait for a core, which the p95 and p99 show.
+- On memory the service's own work is about a millisecond (traced in the service: request to prompt sent 1.0 ms,
+  agent chunk to its socket frame 0.2 ms); what the ratio shows beyond that is scheduling, and it moves with the
+  load from round to round.
+- On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
+  socket: 14 before the prompt and 1 after the agent's text, about a millisecond each here. That is the gap, and
+  the 1.2× goal is out of reach while each turn stores what it stores before prompting. Next cuts, each a
+  statement or a round trip: \`run_started\` and the prompt's model message written in the directive's transaction
+  and the session's id read there (3 statements, 1 round trip); the queue count read with the conversations' lock
+  (1 statement); the catalog's agents and projects kept in memory until a world is imported (2 statements).
 `,
   );
 }
