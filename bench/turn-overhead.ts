@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -36,6 +36,18 @@ interface Side {
   readonly close: () => Promise<void>;
   /** Extra figures of a turn (the service: POST to its 202), by name, in milliseconds. */
   readonly extra?: Map<string, number[]>;
+  /** The service process's CPU time so far (user and system, all its threads, PGlite's included), in milliseconds. */
+  readonly cpu?: () => number;
+}
+
+/** A process's CPU time from /proc (Linux; clock ticks of 10 ms); NaN where there is none. */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function freePort(): Promise<number> {
@@ -134,6 +146,7 @@ async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
 
   return {
     extra: new Map([['POST to 202', accepted]]),
+    cpu: () => cpuOf(child.pid),
     async turn() {
       for (;;) {
         const text = new Promise<void>((resolve) => (onText = resolve));
@@ -251,15 +264,19 @@ export async function turnOverheadBench(): Promise<void> {
     if (before) sides.set(`${storage} before`, await serviceSide(storage, before));
   }
   const samples = new Map<string, number[]>([...sides.keys()].map((name) => [name, []]));
+  const cpuPerTurn = new Map<string, number>();
   try {
     for (const side of sides.values()) await runTurns(side, WARMUP, null);
     for (const side of sides.values()) side.extra?.forEach((values) => values.splice(0));
-    // Alternating rounds: the bare client, then each service, round after round, so a load spike on
-    // this shared machine falls on every side alike.
+    // Alternating: the bare client, then each service, turn after turn, so a load spike on this
+    // shared machine falls on every side alike.
+    const cpuAtStart = new Map([...sides].map(([name, side]) => [name, side.cpu?.() ?? Number.NaN]));
+    // Alternating turn by turn within each round: the load here moves within a second.
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, side] of sides) await runTurns(side, TURNS, samples.get(name)!);
+      for (let i = 0; i < TURNS; i++) for (const [name, side] of sides) await runTurns(side, 1, samples.get(name)!);
       console.log(`turn overhead: round ${round + 1}/${ROUNDS} done`);
     }
+    for (const [name, side] of sides) cpuPerTurn.set(name, ((side.cpu?.() ?? Number.NaN) - cpuAtStart.get(name)!) / (ROUNDS * TURNS));
   } finally {
     for (const side of sides.values()) await side.close().catch((error: unknown) => console.error(error));
   }
@@ -271,7 +288,7 @@ export async function turnOverheadBench(): Promise<void> {
   row('bare ACP client over stdio', bare, '1.00');
   for (const storage of storages) {
     for (const name of before ? [storage, `${storage} before`] : [storage]) {
-      const label = `service, ${SHOWN[storage]}${name === storage ? '' : ' (before: `BENCH_TURN_BEFORE`)'}`;
+      const label = `service, ${SHOWN[storage]}${name === storage ? '' : ` (${process.env.BENCH_TURN_BEFORE_LABEL ?? 'before'})`}`;
       const f = figures(samples.get(name)!);
       const ratio = f.p50 / bare.p50;
       row(label, f, `${fixed(ratio, 2)} ${ratio <= GOAL ? '(goal met)' : `(goal ${GOAL}× missed)`}`);
@@ -281,19 +298,21 @@ export async function turnOverheadBench(): Promise<void> {
         const of = (side: string) => figures(samples.get(side)!.slice(r * TURNS, (r + 1) * TURNS)).p50;
         return fixed(of(name) / of('bare'), 2);
       });
-      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms.`);
+      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms; the service's CPU per whole turn ${fixed(cpuPerTurn.get(name)!, 2)} ms.`);
       console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
     }
   }
-  const command = 'BENCH_ONLY=turn npm run bench';
+  const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
   writeSection(
     'turn-overhead',
     `## A turn's overhead beside a bare ACP client
 
 \`${command}\` (bench/turn-overhead.ts; \`BENCH_TURNS\`, \`BENCH_TURN_ROUNDS\`, \`BENCH_TURN_STORAGE\`;
-\`BENCH_TURN_PROFILE=<dir>\` writes the service's CPU profile there). ${ROUNDS} alternating rounds of ${TURNS} turns
-per side after ${WARMUP} warm-up turns each, one after another (the next starts once the turn before has ended),
-on ${cpus().length} cores shared with other work (load ${loadavg()[0]!.toFixed(1)} at the end).
+\`BENCH_TURN_PROFILE=<dir>\` writes the service's CPU profile there; \`BENCH_TURN_BEFORE=<dir>\` runs another checkout's
+service beside, built there, for a before and after in one run). ${ROUNDS} rounds of ${TURNS} turns per side after
+${WARMUP} warm-up turns each, the sides alternating turn by turn, each turn after the one before has ended, on
+${cpus().length} cores shared with other work (load ${loadavg()[0]!.toFixed(1)} at the end: the figures move with it,
+so only ratios within this run mean anything, and the service's CPU per turn is the steadier before and after).
 
 What is timed, on each side, with the same demo agent (\`dist/src/demo/acp-agent.js\`, \`claude\` profile, spawned
 with the allow-listed environment in its own process group) kept warm: one agent process and one session for
