@@ -21,6 +21,11 @@ import { fixed, quantile } from './stats.ts';
 const TURNS = Number(process.env.BENCH_TURNS ?? 50);
 const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 3);
 const WARMUP = Number(process.env.BENCH_TURN_WARMUP ?? 10);
+/**
+ * A pause after each turn: a service still finishing the turn before (its hand-over, its last writes, on
+ * PGlite tens of statements) would otherwise run beside the next side's timed window and be counted there.
+ */
+const GAP_MS = Number(process.env.BENCH_TURN_GAP_MS ?? 25);
 /** Issue 28's goal: the service's p50 within 1.2× of the bare client's. */
 const GOAL = 1.2;
 const TOKEN = 'dev-alice';
@@ -248,6 +253,7 @@ async function runTurns(side: Side, count: number, into: number[] | null): Promi
   for (let i = 0; i < count; i++) {
     const ms = await side.turn();
     into?.push(ms);
+    await new Promise((resolve) => setTimeout(resolve, GAP_MS));
   }
 }
 
@@ -302,6 +308,10 @@ export async function turnOverheadBench(): Promise<void> {
       console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
     }
   }
+  // What embedded PGlite adds over memory, per statement waited for (14 before the prompt, 1 after the agent's text).
+  const perStatement = samples.has('memory') && samples.has('embedded')
+    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 15, 2)} ms each in this run (the embedded p50 minus the memory p50, over 15)`
+    : '';
   const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
   writeSection(
     'turn-overhead',
@@ -310,7 +320,8 @@ export async function turnOverheadBench(): Promise<void> {
 \`${command}\` (bench/turn-overhead.ts; \`BENCH_TURNS\`, \`BENCH_TURN_ROUNDS\`, \`BENCH_TURN_STORAGE\`;
 \`BENCH_TURN_PROFILE=<dir>\` writes the service's CPU profile there; \`BENCH_TURN_BEFORE=<dir>\` runs another checkout's
 service beside, built there, for a before and after in one run). ${ROUNDS} rounds of ${TURNS} turns per side after
-${WARMUP} warm-up turns each, the sides alternating turn by turn, each turn after the one before has ended, on
+${WARMUP} warm-up turns each, the sides alternating turn by turn, each turn ${GAP_MS} ms after the one before has ended (so
+no side's tail, such as a hand-over's writes, runs in the next side's window), on
 ${cpus().length} cores shared with other work (load ${loadavg()[0]!.toFixed(1)} at the end: the figures move with it,
 so only ratios within this run mean anything, and the service's CPU per turn is the steadier before and after).
 
@@ -355,7 +366,7 @@ What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=m
   agent chunk to its socket frame 0.2 ms); what the ratio shows beyond that is scheduling, and it moves with the
   load from round to round.
 - On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
-  socket: 14 before the prompt and 1 after the agent's text, about a millisecond each here. That is the gap, and
+  socket: 14 before the prompt and 1 after the agent's text${perStatement}. That is the gap, and
   the 1.2× goal is out of reach while each turn stores what it stores before prompting. Next cuts, each a
   statement or a round trip: \`run_started\` and the prompt's model message written in the directive's transaction
   and the session's id read there (3 statements, 1 round trip); the queue count read with the conversations' lock
