@@ -2,13 +2,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Id, Page } from '../../domain/model.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
+import { discardIfTimedOut, type PgConnection } from './query-timeout.ts';
 
 /** What `runStatement` needs of knex's client: its pool, and the statement call the time-out guard wraps. */
 interface KnexClient {
   readonly pool?: { readonly max: number; numPendingAcquires(): number };
   acquireConnection(): Promise<unknown>;
   releaseConnection(connection: unknown): Promise<unknown>;
-  _query(connection: unknown, query: { sql: string }): Promise<{ response: { rows: unknown[] } }>;
   emit(event: 'query', query: { sql: string; bindings: readonly unknown[] }): boolean;
 }
 
@@ -82,14 +82,35 @@ function giveBack(client: KnexClient, lane: Lane, connection: unknown): void {
 }
 
 /**
+ * Sends one statement as a simple-protocol query on the connection itself, what knex's `_query`
+ * does for a statement without bindings, without its promise and the time-out guard's around it: one
+ * promise, and a connection whose statement timed out is discarded as the guard does.
+ */
+function send<Row>(connection: unknown, text: string): Promise<Row[]> {
+  return new Promise((resolve, reject) => {
+    (connection as PgClient).query(text, (error, result) => {
+      if (error === null || error === undefined) return resolve(result.rows as Row[]);
+      discardIfTimedOut(connection as PgConnection, error);
+      reject(error);
+    });
+  });
+}
+
+/** A pg client as `send` uses it. */
+interface PgClient {
+  query(text: string, callback: (error: Error | null | undefined, result: { rows: unknown[] }) => void): void;
+}
+
+/**
  * Runs one statement with `?` bindings and answers its rows. The values are escaped into the text by
  * MikroORM's platform (pg's escapeLiteral; objects as JSON), as its own `execute` does, so values are
  * never concatenated by hand here and a `?` inside a value is never taken for a binding; the text is
  * then sent as one simple-protocol query on a connection of the ORM's own pool. `execute`'s query
  * builder, logging and result wrapping are skipped: they cost a read more than the driver does (see
  * docs/benchmarks.md). The statement still goes through knex's client: its `query` event (the counts in
- * tests), its pool's time-out, and the guard that discards a connection whose statement timed out; under
- * load a connection goes from one statement to the next waiting one without the pool (`lease`).
+ * tests), its pool and the pool's time-out; a connection whose statement timed out is discarded as the
+ * guard on knex's `_query` does (`send`); under load a connection goes from one statement to the next
+ * waiting one without the pool (`lease`).
  */
 export async function runStatement<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
   const connection = orm.em.getConnection();
@@ -101,7 +122,7 @@ export async function runStatement<Row>(orm: MikroORM, sql: string, params: read
     const pooled = await lease(client, lane);
     try {
       client.emit('query', { sql: text, bindings: [] });
-      return (await client._query(pooled, { sql: text })).response.rows as Row[];
+      return await send<Row>(pooled, text);
     } finally {
       giveBack(client, lane, pooled);
     }
