@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -36,11 +36,27 @@ export interface ReadsMeasured {
  */
 async function timed(tool: LoadTool, target: Target, connections: number, seconds: number): Promise<{ rate: number; cpu: number }> {
   const before = process.cpuUsage();
+  const calls = systemCalls();
   const start = performance.now();
   const rate = await tool.run(target, connections, seconds);
   const used = process.cpuUsage(before);
   const elapsed = (performance.now() - start) / 1000;
+  const after = systemCalls();
+  if (process.env.BENCH_READS_SYSCALLS && calls !== null && after !== null) {
+    const requests = rate * elapsed;
+    console.log(`  ${target.url}: ${(after.reads - calls.reads) / requests} read and ${(after.writes - calls.writes) / requests} write system calls per request, user ${used.user / requests} µs, system ${used.system / requests} µs`);
+  }
   return { rate, cpu: (used.user + used.system) / (rate * elapsed) };
+}
+
+/** This process's read and write system calls so far (Linux's /proc/self/io), or null elsewhere. */
+function systemCalls(): { reads: number; writes: number } | null {
+  try {
+    const text = readFileSync('/proc/self/io', 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(text)![1]), writes: Number(/syscw: (\d+)/.exec(text)![1]) };
+  } catch {
+    return null;
+  }
 }
 
 /**
