@@ -150,8 +150,9 @@ export function createApp(options: AppOptions): ComposedApp {
 
   const { runner, bus } = options;
   // What a turn on a chat channel says goes to its place there too (through the delivery outbox).
-  const relayed = chatRelay({ storage, newId: uuidv7, poke: () => deliveries.poke(), log });
-  const emit = relayed(measuredEmit(emitter(storage.events, bus), metrics));
+  // Each event's posts are stored with it, in one write: a crash between them cannot lose or double one.
+  const relayed = chatRelay({ storage, newId: uuidv7, poke: () => deliveries.poke() });
+  const emit = measuredEmit(emitter(relayed(storage.events), bus), metrics);
   // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
