@@ -4,7 +4,7 @@ import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { discardIfTimedOut, type PgConnection } from './query-timeout.ts';
 
-/** What `runStatement` needs of knex's client: its pool, and the statement call the time-out guard wraps. */
+/** What `runStatement` needs of knex's client: its pool, and its `query` event. */
 interface KnexClient {
   readonly pool?: { readonly max: number; numPendingAcquires(): number };
   acquireConnection(): Promise<unknown>;
