@@ -1,7 +1,7 @@
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { ChannelListener, ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
@@ -35,9 +35,9 @@ export interface XmppChannelPort extends ChannelPort {
   /**
    * From now on, people's messages in the bot's rooms and direct messages go to `handlers` (the app's,
    * built after the channels), the rooms where conversations live are joined, and each room's archive
-   * is read from where the bot stopped. Once; answers the inbound side (tests wait on it).
+   * is read from where the bot stopped. One listener at a time (another once it is closed).
    */
-  listen(handlers: ChatHandlers): XmppInbound;
+  listen(handlers: ChatHandlers): ChannelListener;
   close(): Promise<void>;
 }
 
@@ -110,10 +110,17 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     listen(handlers) {
       if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
-      inbound = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log });
-      // Rooms joined before (a delivery's) are read from their cursors now.
-      for (const room of connection.rooms()) void inbound.catchUp(room);
-      return inbound;
+      const listening = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log });
+      inbound = listening;
+      // Rooms joined before (a delivery's, an earlier listener's) are read from their cursors now.
+      for (const room of connection.rooms()) void listening.catchUp(room);
+      return {
+        catchUp: (id, room) => (id === channelId ? listening.catchUp(room) : Promise.resolve()),
+        close() {
+          listening.close();
+          if (inbound === listening) inbound = null;
+        },
+      };
     },
     async close() {
       inbound?.close();

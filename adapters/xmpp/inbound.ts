@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Element } from '@xmpp/client';
+import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
 import { parseRoomThread, roomThreadAddress } from '../../domain/xmpp.ts';
 import type { ChatCursor } from '../../ports/chat-inbox.ts';
@@ -24,13 +25,6 @@ const PAGE = 100;
 /** A sender is sent the help text at most once in this long (a bot answering the bot's help ends there). */
 const HELP_EVERY_MS = 10 * 60_000;
 
-/**
- * The origin-ids this adapter posts with: UUIDv7 (deliveries, a turn's posts) and the v8 ids it derives
- * for replies. A sender whose message carries one is a bot of this kind (another console): never
- * answered, so two bots never talk to each other. People's clients use v4 ids, or none.
- */
-const BOT_ORIGIN = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
 export const DIRECT_HELP =
   'I am the console bot. To link this address to your console user, ask the console for a link code (Chat links) ' +
   'and send me "link <code>" here. In a room, talk in the thread of a conversation, or start a message with my nick ' +
@@ -45,13 +39,7 @@ export function derivedUuid(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The text after the bot's nick when the message addresses it (`nick: …`, `nick, …`), else null. */
-export function addressedText(body: string, nick: string): string | null {
-  const trimmed = body.trimStart();
-  if (trimmed.slice(0, nick.length).toLowerCase() !== nick.toLowerCase()) return null;
-  const rest = /^\s*[:,]\s*/.exec(trimmed.slice(nick.length));
-  return rest === null ? null : trimmed.slice(nick.length + rest[0].length);
-}
+export { addressedText };
 
 /**
  * The inbound side of an xmpp channel (contract section 9): people's messages in the rooms the bot is
@@ -139,7 +127,7 @@ export function xmppInbound(options: {
       ?? null;
     // No real JID: the room hides who writes (it is barred for conversations anyway).
     if (sender === null || sender === botJid) return cursor;
-    if (facts.originId !== null && BOT_ORIGIN.test(facts.originId)) bots.add(sender);
+    if (facts.originId !== null && isConsoleOrigin(facts.originId)) bots.add(sender);
     if (bots.has(sender)) return cursor;
     const body = facts.body ?? '';
     if (body.trim() === '') return cursor;
