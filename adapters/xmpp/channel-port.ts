@@ -7,7 +7,7 @@ import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
 import { XmppConnection, type Backoff } from './connection.ts';
 import { deliverToRoom } from './deliver.ts';
-import { xmppInbound, type XmppInbound } from './inbound.ts';
+import { occupantDirectory, xmppInbound, type XmppInbound } from './inbound.ts';
 import { barredReason, publicRooms, roomFacts, roomPlace, roomThreads, threadPlaces, type RoomFacts } from './places.ts';
 
 /** The conversations living on a channel, by address (`room@muc#thread`) with their thread's title: what the listing adds to a room's archived threads. */
@@ -57,6 +57,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
   const threads = new Map<string, ChannelPlace[]>();
   const inFlight = new Map<string, Promise<void>>();
   let inbound: XmppInbound | null = null;
+  const occupants = occupantDirectory(connection);
 
   const top = (): ChannelPlace[] => rooms.map(({ facts, barred }) => roomPlace(facts, barred, threads.get(facts.jid) ?? []));
 
@@ -110,7 +111,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     listen(handlers) {
       if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
-      const listening = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log });
+      const listening = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), occupants, log: options.log });
       inbound = listening;
       // Rooms joined before (a delivery's, an earlier listener's) are read from their cursors now.
       for (const room of connection.rooms()) void listening.catchUp(room);
@@ -124,6 +125,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     async close() {
       inbound?.close();
+      occupants.stop();
       await connection.close();
     },
   };

@@ -41,6 +41,36 @@ export function derivedUuid(seed: string): string {
 
 export { addressedText };
 
+/** Real bare JIDs of the occupants of the bot's rooms, by `room/nick` and by `room occupant-id`. */
+export interface OccupantDirectory {
+  get(key: string): string | undefined;
+  /** Stops listening to presence. */
+  stop(): void;
+}
+
+/**
+ * Remembers each occupant's real JID from the presence the rooms send the bot (on its join, and as people
+ * come and go). It listens from when the connection is made, not from when the channel listens: a room
+ * joined before (a delivery's) sends its occupants' presence once, on the join, and a live message there
+ * names its sender by nick only.
+ */
+export function occupantDirectory(connection: XmppConnection): OccupantDirectory {
+  const occupants = new Map<string, string>();
+  const stop = connection.listen((stanza) => {
+    if (!stanza.is('presence')) return;
+    const from = stanza.attrs.from ?? '';
+    const slash = from.indexOf('/');
+    if (slash < 0) return;
+    const room = from.slice(0, slash);
+    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
+    if (jid === null) return;
+    occupants.set(from, jid);
+    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
+    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
+  });
+  return { get: (key) => occupants.get(key), stop };
+}
+
 /**
  * The inbound side of an xmpp channel (contract section 9): people's messages in the rooms the bot is
  * in go to the app (`handlers.receive`), direct messages to the bot redeem link codes, and on each
@@ -55,6 +85,8 @@ export function xmppInbound(options: {
   readonly connection: XmppConnection;
   readonly handlers: ChatHandlers;
   readonly living: LivingRooms;
+  /** Who the occupants of the bot's rooms are, from their presence since the connection started (see {@link occupantDirectory}). */
+  readonly occupants: OccupantDirectory;
   readonly log: Logger;
 }) {
   const { channelId: channel, connection, handlers, log } = options;
@@ -62,8 +94,7 @@ export function xmppInbound(options: {
   const account = connection.account;
   const botJid = account.jid.toLowerCase();
   const holder = `xmpp-${randomBytes(6).toString('hex')}`;
-  /** Real bare JIDs of occupants, by `room/nick` and by `room occupant-id`, from their presence. */
-  const occupants = new Map<string, string>();
+  const { occupants } = options;
   /** Senders seen posting as a bot (a console origin-id): ignored from then on. */
   const bots = new Set<string>();
   const helped = new Map<string, number>();
@@ -97,18 +128,6 @@ export function xmppInbound(options: {
   const advance = async (room: string, cursor: ChatCursor | null) => {
     if (cursor !== null && !dirty.has(room)) await inbox.advance(channel, room, cursor);
   };
-
-  function rememberOccupant(stanza: Element): void {
-    const from = stanza.attrs.from ?? '';
-    const slash = from.indexOf('/');
-    if (slash < 0) return;
-    const room = from.slice(0, slash);
-    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
-    if (jid === null) return;
-    occupants.set(from, jid);
-    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
-    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
-  }
 
   /**
    * Handles one room message (live, or archived under `archiveId`: an archived message carries no
@@ -229,7 +248,6 @@ export function xmppInbound(options: {
   const stops = [
     connection.listen((stanza) => {
       if (closed) return;
-      if (stanza.is('presence')) return rememberOccupant(stanza);
       if (!stanza.is('message') || stanza.getChild('result', NS.mam) !== undefined) return;
       const from = stanza.attrs.from ?? '';
       if (stanza.attrs.type === 'groupchat') {

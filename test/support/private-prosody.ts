@@ -64,6 +64,8 @@ https_ports = { }
 component_ports = { }
 c2s_require_encryption = false
 allow_unencrypted_plain_auth = true
+-- A signed-in client's stanza may be up to 2 MiB (Prosody 0.12's default is 256 KiB): a 1 MB chat body reaches the bot.
+c2s_stanza_size_limit = 2 * 1024 * 1024
 authentication = "internal_hashed"
 storage = "internal"
 log = { { levels = { min = "info" }, to = "file", filename = "${join(dir, 'prosody.log')}" } }
