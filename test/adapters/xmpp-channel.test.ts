@@ -12,7 +12,7 @@ import { fixtureWorld } from '../support/fixture-world.ts';
 import { prosodyMissing, startPrivateProsody } from '../support/private-prosody.ts';
 
 const missing = prosodyMissing();
-const silent = process.env.DEBUG_CONTRACT ? { info: (o: unknown, m: string) => console.error('INFO', m, JSON.stringify(o).slice(0, 300)), warn: (o: unknown, m: string) => console.error('WARN', m, String((o as { err?: unknown }).err)), error() {} } : { info() {}, warn() {}, error() {} };
+const silent = { info() {}, warn() {}, error() {} };
 const BOT_PASSWORD = 'bot-password-1';
 
 if (missing !== null) {

@@ -367,5 +367,18 @@ export function channelPortContract(name: string, factory: () => Promise<Channel
       const top = await f.port.places(f.channel.id, null);
       assert.ok(top?.some((p) => p.id === f.open.id));
     });
+
+    it('after its server restarted, the bot back in the room hands nothing over again that it handed over before', async (t) => {
+      if (f.server === null) return t.skip('no server to restart');
+      const before = app.handed.length;
+      assert.ok(before > 0, 'messages were handed over earlier in the suite');
+      await f.server.stop();
+      await f.server.start();
+      await eventually('the channel back', () => f.port.places(f.channel.id, null).then(() => true, () => false));
+      // The bot rejoins its rooms and reads each one's history from its cursor; then once more.
+      await sleep(2_000);
+      await listener!.catchUp(f.channel.id, f.open.id);
+      assert.equal(app.handed.length, before, `nothing again: ${JSON.stringify(app.handed.slice(before).map((m) => m.text.slice(0, 80)))}`);
+    });
   });
 }
