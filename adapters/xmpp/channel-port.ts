@@ -26,6 +26,8 @@ export interface XmppChannelOptions {
   readonly living?: LivingConversations;
   /** The bot's reconnection wait (tests shorten it). */
   readonly backoff?: Backoff;
+  /** How long a room message's claim holds before another instance may take it (60 s by default). */
+  readonly claimMs?: number;
 }
 
 /** An XMPP channel's port, with what the composition root needs besides: its connection, and closing it. */
@@ -111,7 +113,9 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     listen(handlers) {
       if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
-      const listening = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), occupants, log: options.log });
+      const listening = xmppInbound({
+        channelId, connection, handlers, living: () => living(channelId), occupants, log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
+      });
       inbound = listening;
       // Rooms joined before (a delivery's, an earlier listener's) are read from their cursors now.
       for (const room of connection.rooms()) void listening.catchUp(room);
