@@ -26,6 +26,8 @@ export const MEMORY_BOT = 'console';
 /** The world file channels' rooms keep this many messages each (the oldest go first). */
 const ROOM_KEEPS = 1_000;
 const CLAIM_MS = 60_000;
+/** A room whose read failed (a message held elsewhere, the inbox away) is read again after this long. */
+const RETRY_MS = 5_000;
 
 /** The world file's channels, with their rooms kept in memory: what people post there, and the console's own posts. */
 export interface MemoryChannelPort extends ChannelPort {
@@ -86,7 +88,11 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
       if (post.originId !== null && isConsoleOrigin(post.originId)) bots.add(post.sender);
       if (bots.has(post.sender) || post.text.trim() === '') return;
       const key = `${room}/${post.id}`;
-      if (!(await inbox.claim(channel, key, holder, CLAIM_MS))) return;
+      if (!(await inbox.claim(channel, key, holder, CLAIM_MS))) {
+        // Done: handled (here or by another listener), read past it. Not done: held; the cursor stays before it.
+        if (await inbox.isDone(channel, key)) return;
+        throw new Error(`the message ${post.id} is held by another listener`);
+      }
       const addressed = addressedText(post.text, nick);
       const opened = `${room}/${post.id}`;
       const address: Address = { channel, id: post.at };
@@ -120,15 +126,30 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
       }
     }
 
-    // A room's work, one at a time: a failed read leaves the cursor where it was (the next read takes it again).
+    const timers = new Set<ReturnType<typeof setTimeout>>();
+    // A room's work, one at a time: a failed read leaves the cursor where it was, and the room is read again a little later.
     const hear = (channel: string, room: string): Promise<void> => {
       const key = roomKey(channel, room);
-      const next = (chains.get(key) ?? Promise.resolve()).then(() => (closed ? undefined : read(channel, room))).catch(() => {});
+      const next = (chains.get(key) ?? Promise.resolve()).then(() => (closed ? undefined : read(channel, room))).catch(() => {
+        if (closed) return;
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          void hear(channel, room);
+        }, RETRY_MS);
+        timer.unref?.();
+        timers.add(timer);
+      });
       chains.set(key, next);
       return next;
     };
 
-    const self = { hear, close: () => { closed = true; } };
+    const self = {
+      hear,
+      close: () => {
+        closed = true;
+        for (const timer of timers) clearTimeout(timer);
+      },
+    };
     listening = self;
     for (const key of rooms.keys()) {
       const [channel, room] = key.split('\u0000') as [string, string];
