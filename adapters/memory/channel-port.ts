@@ -4,7 +4,8 @@ import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
 import { placesInside } from '../../domain/operations.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelListener, ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import { XMPP_KIND } from '../../domain/xmpp.ts';
+import { ChannelUnavailableError, type ChannelListener, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 
 /** One message in a room of a world file channel, as everyone in the room sees it. */
@@ -164,13 +165,24 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
     };
   }
 
+  /**
+   * A channel of a platform kind (xmpp) is served by its own adapter. Reaching this port, it has none on
+   * this instance (its settings were removed from the world while its catalog row stayed): it is away,
+   * so a listing answers 503 and a delivery waits in the outbox rather than being taken and lost.
+   */
+  function unserved(channel: { readonly id: string; readonly kind: string } | undefined): void {
+    if (channel?.kind === XMPP_KIND) throw new ChannelUnavailableError(`Channel ${channel.id} has no connection settings on this instance`);
+  }
+
   return {
     channels: () => catalog.channels(),
     async places(channelId, inside) {
       const channel = (await catalog.channels()).find((c) => c.id === channelId);
+      unserved(channel);
       return channel === undefined ? null : placesInside(channel, inside);
     },
     async deliver(delivery: Delivery) {
+      unserved((await catalog.channels()).find((c) => c.id === delivery.channel));
       const at = delivery.address.id;
       const room = rooms.get(roomKey(delivery.channel, roomOf(at))) ?? [];
       if (room.some((post) => post.sender === MEMORY_BOT && post.originId === delivery.id)) return;
