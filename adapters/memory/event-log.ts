@@ -14,8 +14,10 @@ export function memoryEventLog(state: MemoryState, outbox: MemoryOutbox): EventL
     append: async (threadId, type, data, posts = []) => {
       // As the database's uuid column does: a post without a UUID is refused, and nothing is written.
       for (const post of posts) if (!UUID_PATTERN.test(post.id)) throw new Error(`Not a delivery id: ${post.id}`);
+      // Copied before the event is stored: a post that cannot be copied throws while nothing is written yet.
+      const copies = posts.map((post) => structuredClone(post));
       const event = appendEvent(state, threadId, type, data);
-      for (const post of posts) if (!state.deliveries.has(post.id)) outbox.enqueue(structuredClone(post));
+      for (const post of copies) if (!state.deliveries.has(post.id)) outbox.enqueue(post);
       return event;
     },
 

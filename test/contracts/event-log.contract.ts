@@ -141,6 +141,18 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         await drain();
       });
 
+      it('a post the storage cannot copy as it is (a function in it) is stored whole with its event, or neither is', async () => {
+        await drain();
+        const thread = await freshThread();
+        await storage.events.append(thread, 'message', { i: 0 });
+        const odd = { ...post('with a function'), address: { channel: 'team-chat', id: 'general/relay', at: () => 'x' } } as unknown as Delivery;
+        const stored = await storage.events.append(thread, 'message', { i: 1 }, [post('fine'), odd]).then(() => true, () => false);
+        // Refused: nothing of it is written. Taken (JSON drops the function): the event and both posts are.
+        assert.equal(await storage.events.lastSeq(thread), stored ? 2 : 1, 'the event goes with its posts');
+        assert.equal((await queued()).length, stored ? 2 : 0, 'the posts go with their event');
+        await drain();
+      });
+
       it('concurrent appends with posts each store their own: none lost, none doubled', async () => {
         await drain();
         const thread = await freshThread();
