@@ -4,7 +4,8 @@
 //
 // Protocol on stdin/stdout, one JSON line each: `{port}` once it listens; on `publish N`, N events
 // stored on the fixture's root thread and published on this instance's bus (in bursts of 10 every
-// 5 ms, as bench/live-fanout.ts does), then `{publishMs}`; on `close`, `{closed: true}` and it exits.
+// 5 ms, as bench/live-fanout.ts does), then `{publishMs}`; on `cpu`, `{cpuMs}` (user and system time of
+// the process so far); on `close`, `{closed: true}` and it exits.
 import { createInterface } from 'node:readline';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
@@ -38,6 +39,10 @@ for await (const line of createInterface({ input: process.stdin })) {
       if (i % 10 === 9) await sleep(5);
     }
     write({ publishMs: now() - started });
+  }
+  if (command === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    write({ cpuMs: (user + system) / 1000 });
   }
   if (command === 'close') {
     await service.close();

@@ -61,6 +61,8 @@ interface Row extends ClientReport {
   readonly instance: 'A' | 'B';
   readonly sockets: number;
   readonly publishMs: number;
+  /** CPU time of the instance these sockets are on, from just before publishing to the last delivery. */
+  readonly instanceCpuMs: number;
 }
 
 /**
@@ -82,6 +84,8 @@ async function round(setup: Row['setup'], index: number, url: string): Promise<R
     const opened = await Promise.all(clients.map((client) => client.ask<{ open: number }>(null)));
     for (const { open } of opened) if (open !== half) throw new Error(`${setup}: ${open} of ${half} sockets opened`);
     await sleep(500);
+    const cpu = () => Promise.all(instances.map(async (instance) => (await instance.ask<{ cpuMs: number }>('cpu')).cpuMs));
+    const cpuBefore = await cpu();
     const { publishMs } = await instances[0]!.ask<{ publishMs: number }>(`publish ${EVENTS}`);
     // Until every delivery arrived, or none arrived for 2 s, or the bound passed.
     const expected = SOCKETS * EVENTS;
@@ -95,8 +99,10 @@ async function round(setup: Row['setup'], index: number, url: string): Promise<R
       if (received >= expected || now() - quietSince > 2000 || now() > deadline) break;
       await sleep(200);
     }
+    const cpuAfter = await cpu();
     const reports = await Promise.all(clients.map((client) => client.ask<ClientReport>('report', 30_000)));
-    const rows = reports.map((report, i): Row => ({ setup, round: index, instance: placed[i]!, sockets: half, publishMs, ...report }));
+    const used = (at: Row['instance']) => cpuAfter[at === 'A' ? 0 : 1]! - cpuBefore[at === 'A' ? 0 : 1]!;
+    const rows = reports.map((report, i): Row => ({ setup, round: index, instance: placed[i]!, sockets: half, publishMs, instanceCpuMs: used(placed[i]!), ...report }));
     for (const row of rows) {
       console.log(`instances ${setup} round ${index} on ${row.instance}: ${row.received}/${half * EVENTS} deliveries, p50 ${fixed(row.p50, 2)} ms, p99 ${fixed(row.p99, 2)} ms, repeats ${row.repeats}, gaps ${row.gaps}`);
     }
@@ -150,8 +156,10 @@ export async function instancesBench(): Promise<void> {
     await scratch.drop();
   }
 
+  // Deliveries made by the instance a row's sockets are on (one instance: both rows' sockets are A's).
+  const deliveriesOn = (row: Row) => rows.filter((other) => other.setup === row.setup && other.round === row.round && other.instance === row.instance).reduce((sum, other) => sum + other.received, 0);
   const table = rows.map((row) =>
-    `| ${row.round} | ${row.setup} | ${row.instance} | ${row.sockets} | ${fixed(row.p50, 2)} | ${fixed(row.p99, 2)} | ${fixed(row.max, 2)} | ${row.received.toLocaleString('en')} / ${(row.sockets * EVENTS).toLocaleString('en')} | ${exact(row) ? 'yes' : `**no** (fewest ${row.fewest}, most ${row.most}, repeats ${row.repeats}, gaps ${row.gaps})`}${row.closed > 0 ? `, ${row.closed} closed by the server` : ''} | ${fixed(row.publishMs, 0)} |`,
+    `| ${row.round} | ${row.setup} | ${row.instance} | ${row.sockets} | ${fixed(row.p50, 2)} | ${fixed(row.p99, 2)} | ${fixed(row.max, 2)} | ${row.received.toLocaleString('en')} / ${(row.sockets * EVENTS).toLocaleString('en')} | ${exact(row) ? 'yes' : `**no** (fewest ${row.fewest}, most ${row.most}, repeats ${row.repeats}, gaps ${row.gaps})`}${row.closed > 0 ? `, ${row.closed} closed by the server` : ''} | ${fixed(row.publishMs, 0)} | ${fixed((row.instanceCpuMs * 1000) / deliveriesOn(row), 1)} |`,
   );
   // Each figure: the median over rounds of each row's figure (a row is one client process's sockets).
   const figure = (pick: (row: Row) => boolean, value: (row: Row) => number) => median(rows.filter(pick).map(value));
@@ -178,13 +186,15 @@ ${SOCKETS / 2} sockets each on the fixture's root thread. **one instance**: both
 **two instances**: one on A, one on B. ${EVENTS} events are stored and published on A in bursts of 10
 every 5 ms; A's sockets get them from A's in-process bus, B's through PostgreSQL (NOTIFY carrying the
 event, adapters/postgres/event-bus.ts). Latency runs from just before the event is stored to its
-arrival in a client, over every delivery of that client process. Each client checks, per socket,
+arrival in a client, over every delivery of that client process; an instance's CPU time (user and
+system, from just before publishing to the last delivery) is divided by the deliveries it made, a figure
+the machine's load barely moves. Each client checks, per socket,
 that the \`seq\`s arrive one after the other: no repeat, no gap, and every socket got all ${EVENTS}.
 One instance, then two, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} (A B A B), in one run; each step bounded in time. On
 ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB), instances, clients and PostgreSQL on one machine.
 
-| round | setup | sockets on | sockets | p50 ms | p99 ms | max ms | delivered | each event once, in order | publish ms |
-|---|---|---|---|---|---|---|---|---|---|
+| round | setup | sockets on | sockets | p50 ms | p99 ms | max ms | delivered | each event once, in order | publish ms | instance CPU µs / delivery |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${table.join('\n')}
 
 Two instances ÷ one instance, each the median over rounds (one instance: both of its client
