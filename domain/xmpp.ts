@@ -9,6 +9,9 @@ export const DOMAIN_PATTERN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0
 /** A bare JID: a local part without the characters XMPP forbids there, `@`, a domain; no resource. */
 export const BARE_JID_PATTERN = /^[^\s"&'/:<>@]{1,1023}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
+/** An xmpp channel's `service`: `xmpp://host:port` (or `xmpps://`), nothing after the authority. */
+export const XMPP_SERVICE_PATTERN = /^xmpps?:\/\/[^\s/?#]+\/?$/;
+
 /** The channel kind served by the XMPP adapter. */
 export const XMPP_KIND = 'xmpp';
 

@@ -25,4 +25,15 @@ export interface ChatInbox {
   claim(channel: string, key: string, holder: string, leaseMs: number): Promise<boolean>;
   /** Marks a claimed key done: no claim of it succeeds again. */
   done(channel: string, key: string): Promise<void>;
+  /**
+   * Whether `key` is done on the channel: what a refused claim means (done: handled, read past it; not
+   * done: another holder has it now, or had it and died, and it must be read again once its claim lapses).
+   */
+  isDone(channel: string, key: string): Promise<boolean>;
+  /**
+   * Forgets the claims (of every channel) made before `before` that are done or whose lease lapsed: a
+   * forgotten key can be claimed again. Answers how many went. Called with a horizon no archive read
+   * reaches back to (core/channels/chat-claims.ts).
+   */
+  pruneClaims(before: Date): Promise<number>;
 }

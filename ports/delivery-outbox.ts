@@ -7,8 +7,8 @@ export interface QueuedDelivery extends Delivery {
 }
 
 /**
- * The deliveries to channels that moves wrote (in the move's own transaction) and no channel has
- * taken yet. A dispatcher claims the due ones, hands each to its channel, and removes it once taken
+ * The deliveries to channels that moves wrote (in the move's own transaction), and the chat posts of
+ * stored events (in the event's own write, EventLog.append), that no channel has taken yet. A dispatcher claims the due ones, hands each to its channel, and removes it once taken
  * or puts it back for later: a channel that is down delays a delivery and loses nothing.
  */
 export interface DeliveryOutbox {
@@ -18,8 +18,8 @@ export interface DeliveryOutbox {
    */
   claimDue(holder: string, leaseMs: number, limit: number): Promise<QueuedDelivery[]>;
   /**
-   * Adds a delivery that no move writes (a post in the place a conversation lives: a turn's reply, an
-   * ask, an error line), due now. One already there by that id is left as it is.
+   * Adds a delivery that neither a move nor an event writes (a reply to a chat message: how to link,
+   * a refusal), due now. One already there by that id is left as it is.
    */
   add(delivery: Delivery): Promise<void>;
   /** Removes a delivery its channel took. Nothing is kept of it: the channel holds it now. */

@@ -44,6 +44,7 @@ import { emitter } from '../core/runs/emit.ts';
 import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatRelay } from '../core/channels/relay.ts';
+import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
 import { kicker } from '../core/runs/kick.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
@@ -150,8 +151,9 @@ export function createApp(options: AppOptions): ComposedApp {
 
   const { runner, bus } = options;
   // What a turn on a chat channel says goes to its place there too (through the delivery outbox).
-  const relayed = chatRelay({ storage, newId: uuidv7, poke: () => deliveries.poke(), log });
-  const emit = relayed(measuredEmit(emitter(storage.events, bus), metrics));
+  // Each event's posts are stored with it, in one write: a crash between them cannot lose or double one.
+  const relayed = chatRelay({ storage, newId: uuidv7, poke: () => deliveries.poke() });
+  const emit = measuredEmit(emitter(relayed(storage.events), bus), metrics);
   // This instance's id: the holder of the turns it runs, so any other can tell when it stopped.
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
@@ -187,6 +189,10 @@ export function createApp(options: AppOptions): ComposedApp {
   if (retention > 0) sweepWorktrees();
   const worktreeSweeps = retention > 0 ? setInterval(sweepWorktrees, 3_600_000) : null;
   worktreeSweeps?.unref();
+  // Chat message claims older than the horizon go (core/channels/chat-claims.ts): at start, then hourly.
+  void pruneChatClaims(storage.chatInbox, log);
+  const claimPrunes = setInterval(() => void pruneChatClaims(storage.chatInbox, log), CHAT_CLAIM_PRUNE_EVERY_MS);
+  claimPrunes.unref();
   const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
   const submit = directives(turns);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
@@ -278,6 +284,7 @@ export function createApp(options: AppOptions): ComposedApp {
       await options.channels?.close?.();
       clearInterval(rechecks);
       if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
+      clearInterval(claimPrunes);
       // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { distinctHosts, loopbackHosts } from '../domain/allowed-hosts.ts';
 import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '../domain/origin.ts';
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
+import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN, type XmppAccount } from '../domain/xmpp.ts';
 import { defaultPerClientCap } from './http/connection-cap.ts';
 
 /** Where state lives: PostgreSQL, PostgreSQL embedded (PGlite), or memory only. */
@@ -21,6 +22,12 @@ export interface Config {
    * world file is named and storage is embedded or memory, never on a PostgreSQL server.
    */
   readonly demo: boolean;
+  /**
+   * The demo world's XMPP channel (`xmpp-chat`): its server and bot account, from DEMO_XMPP_SERVICE,
+   * DEMO_XMPP_JID, DEMO_XMPP_MUC and DEMO_XMPP_NICK, the password left in DEMO_XMPP_PASSWORD (its
+   * `password_env`); null unless all three of SERVICE, JID and PASSWORD are set and the demo world is served.
+   */
+  readonly demoXmpp: XmppAccount | null;
   /** Open connections (upgraded websockets included) past which a new one is answered 503 and closed. */
   readonly maxConnections: number;
   /**
@@ -144,12 +151,19 @@ const EnvSchema = v.object({
   DIRECTIVES_PER_MINUTE: v.optional(integer(1, 100_000), '60'),
   LIVE_SOCKETS_PER_USER: v.optional(integer(1, 100_000), '32'),
   MAX_UI_RESOURCE_BYTES: v.optional(integer(1024, 1_073_741_824), '5242880'),
+  // The demo world's XMPP channel: all of SERVICE, JID and PASSWORD, or none (checked below). The password stays in the environment.
+  DEMO_XMPP_SERVICE: v.optional(v.pipe(v.string(), v.regex(XMPP_SERVICE_PATTERN, 'must be xmpp://host:port or xmpps://host:port'))),
+  DEMO_XMPP_JID: v.optional(v.pipe(v.string(), v.maxLength(1023, 'must be at most 1023 characters'), v.regex(BARE_JID_PATTERN, 'must be a bare JID (user@domain), without a resource'))),
+  DEMO_XMPP_PASSWORD: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
+  DEMO_XMPP_MUC: v.optional(v.pipe(v.string(), v.regex(DOMAIN_PATTERN, 'must be a domain name (letters, digits, dots and hyphens)'))),
+  DEMO_XMPP_NICK: v.optional(v.pipe(v.string(), v.maxLength(100, 'must be at most 100 characters'), v.regex(/^[^\s/@]+$/, 'must not be empty, nor contain spaces, / or @')), 'console'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{16,512}$/, 'must be 16 to 512 printable characters without spaces'))),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Result<Config, Issue[]> {
-  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, env[name]]));
+  // A DEMO_XMPP_ variable set empty is unset (an env file's `NAME=`): the demo stays without its XMPP channel.
+  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, name.startsWith('DEMO_XMPP_') && env[name] === '' ? undefined : env[name]]));
   const parsed = v.safeParse(EnvSchema, known);
   if (!parsed.success) {
     return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));
@@ -175,6 +189,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   if (e.MAX_CONNECTIONS_PER_CLIENT !== undefined && e.MAX_CONNECTIONS_PER_CLIENT >= e.MAX_CONNECTIONS && e.MAX_CONNECTIONS_PER_CLIENT > 1) {
     return fail([{ path: 'MAX_CONNECTIONS_PER_CLIENT', message: `must be below MAX_CONNECTIONS (${e.MAX_CONNECTIONS}), or 1` }]);
   }
+  const xmppSet = ([['DEMO_XMPP_SERVICE', e.DEMO_XMPP_SERVICE], ['DEMO_XMPP_JID', e.DEMO_XMPP_JID], ['DEMO_XMPP_PASSWORD', e.DEMO_XMPP_PASSWORD]] as const)
+    .map(([name, value]) => ({ name, set: value !== undefined }));
+  if (xmppSet.some((x) => x.set) && !xmppSet.every((x) => x.set)) {
+    const named = xmppSet.filter((x) => x.set).map((x) => x.name).join(' and ');
+    return fail(xmppSet.filter((x) => !x.set).map((x) => ({ path: x.name, message: `must be set with ${named} (the demo world's XMPP channel needs all three)` })));
+  }
+  const jidDomain = e.DEMO_XMPP_JID?.slice(e.DEMO_XMPP_JID.lastIndexOf('@') + 1) ?? '';
+  const demoXmpp: XmppAccount | null = demo && e.DEMO_XMPP_SERVICE !== undefined && e.DEMO_XMPP_JID !== undefined && e.DEMO_XMPP_PASSWORD !== undefined
+    ? Object.freeze({
+      service: e.DEMO_XMPP_SERVICE, domain: jidDomain, muc: e.DEMO_XMPP_MUC ?? `conference.${jidDomain}`, jid: e.DEMO_XMPP_JID,
+      password_env: 'DEMO_XMPP_PASSWORD', nick: e.DEMO_XMPP_NICK,
+    })
+    : null;
   return ok(
     Object.freeze({
       host: e.HOST,
@@ -184,6 +211,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       dataDir: e.DATA_DIR,
       world: e.CONSOLE_WORLD ?? null,
       demo,
+      demoXmpp,
       maxConnections: e.MAX_CONNECTIONS,
       maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? defaultPerClientCap(e.MAX_CONNECTIONS)),
       sandboxOrigin,

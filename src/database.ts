@@ -5,10 +5,16 @@ import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Config } from './config.ts';
 
+/** A world of `world`'s xmpp channels alone: importing it upserts their catalog rows and nothing else. */
+const xmppChannelsOf = (world: World): World => {
+  const ids = new Set((world.xmpp ?? []).map((setting) => setting.channel));
+  return { users: [], projects: [], agents: [], channels: world.channels.filter((c) => ids.has(c.id)), installations: [], artifacts: [], threads: [], xmpp: world.xmpp ?? [] };
+};
+
 /**
  * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
  * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
- * the demo world only into an empty database; null, none. `started` is the embedded database when
+ * the demo world only into an empty database (its XMPP channel, when set, at every start); null, none. `started` is the embedded database when
  * the caller started it already (main.ts starts it first, so it opens while the service loads).
  */
 export async function openDatabaseStorage(config: Config, log: Logger, world: World | null, started?: Promise<EmbeddedPostgres> | null): Promise<Storage> {
@@ -22,6 +28,10 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
     } else if (config.world !== null || (await storage.isEmpty())) {
       await storage.importWorld(world);
       log.info({ world: config.world ?? 'demo' }, 'world imported');
+    } else if ((world.xmpp ?? []).length > 0) {
+      // The demo world's XMPP channel, set on a later start than the first: its catalog row alone, the rest kept.
+      await storage.importWorld(xmppChannelsOf(world));
+      log.info({ channels: world.xmpp!.map((setting) => setting.channel) }, 'demo xmpp channel imported');
     }
     return {
       ...storage,

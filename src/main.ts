@@ -78,6 +78,8 @@ const [
 // A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
 const channels = await xmppChannels({
   world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world'), living: (channel) => storage.conversations.livingOn(channel),
+  // A chat message's claim lapses after two turn leases: an instance killed mid-message is taken for dead as its turns are.
+  claimMs: 2 * config.turnLeaseMs,
 })
   .catch((error: unknown) => refuseStart(error, releaseStorage));
 const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });

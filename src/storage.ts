@@ -4,6 +4,7 @@ import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Config } from './config.ts';
+import { withDemoXmppChannel } from './demo/xmpp-channel.ts';
 import { loadWorldFile } from './world/load.ts';
 
 /** The demo world `npm start` serves when no world file is named. */
@@ -26,8 +27,8 @@ export const DEMO_MCP_PATH = '/demo/mcp';
 /** The world to load: the named file, the demo world (`config.demo`), or none (PostgreSQL, no file named). */
 export async function readWorld(config: Config): Promise<World | null> {
   if (config.world === null && !config.demo) return null;
-  const file = config.world ?? DEMO_WORLD;
-  const loaded = await loadWorldFile(file);
+  // The demo world offers its XMPP channel only when the DEMO_XMPP_ variables are set (config.demoXmpp).
+  const loaded = config.world === null ? await loadWorldFile(DEMO_WORLD, (value) => withDemoXmppChannel(value, config.demoXmpp)) : await loadWorldFile(config.world);
   if (!loaded.ok) throw new WorldFileError(String(config.world ?? 'the demo world'), loaded.error);
   // The demo world is stored as written: its provider's port is resolved when a load runs
   // (src/demo/provider-url.ts), so a restart on another PORT still finds it.

@@ -15,6 +15,7 @@ describe('configuration', () => {
       dataDir: './.data',
       world: null,
       demo: true,
+      demoXmpp: null,
       maxConnections: 1024,
       maxConnectionsPerClient: 64,
       sandboxOrigin: 'http://sandbox.localhost:8080',

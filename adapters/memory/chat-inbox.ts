@@ -3,7 +3,7 @@ import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
 /** What the memory adapter keeps for chat adapters: cursors by `channel\u0000place`, claims by `channel\u0000key`. */
 export interface MemoryChatInbox {
   readonly cursors: Map<string, ChatCursor>;
-  readonly claims: Map<string, { holder: string; until: number; done: boolean }>;
+  readonly claims: Map<string, { holder: string; until: number; done: boolean; created: number }>;
 }
 
 const key = (channel: string, rest: string) => `${channel}\u0000${rest}`;
@@ -18,12 +18,23 @@ export function memoryChatInbox(state: MemoryChatInbox, now: () => number = Date
     async claim(channel, name, holder, leaseMs) {
       const found = state.claims.get(key(channel, name));
       if (found !== undefined && (found.done || (found.until > now() && found.holder !== holder))) return false;
-      state.claims.set(key(channel, name), { holder, until: now() + leaseMs, done: false });
+      state.claims.set(key(channel, name), { holder, until: now() + leaseMs, done: false, created: found?.created ?? now() });
       return true;
     },
     async done(channel, name) {
       const found = state.claims.get(key(channel, name));
-      state.claims.set(key(channel, name), { holder: found?.holder ?? '', until: 0, done: true });
+      state.claims.set(key(channel, name), { holder: found?.holder ?? '', until: 0, done: true, created: found?.created ?? now() });
+    },
+    isDone: async (channel, name) => state.claims.get(key(channel, name))?.done === true,
+    async pruneClaims(before) {
+      let pruned = 0;
+      for (const [name, claim] of state.claims) {
+        if (claim.created < before.getTime() && (claim.done || claim.until <= now())) {
+          state.claims.delete(name);
+          pruned += 1;
+        }
+      }
+      return pruned;
     },
   };
 }

@@ -1,14 +1,25 @@
 import type { EventType, WireEvent } from '../../domain/events.ts';
+import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import type { EventLog } from '../../ports/event-log.ts';
+import type { MemoryOutbox } from './delivery-outbox.ts';
 import type { MemoryState } from './state.ts';
 
 /**
  * Live events in memory: each thread's events are an array whose index is `seq - 1`, so `seq` is
- * the array's length after the push (appends cannot interleave on the one JavaScript thread).
+ * the array's length after the push (appends cannot interleave on the one JavaScript thread). An
+ * event's posts go into `outbox` in the same synchronous step, once everything is checked: both or neither.
  */
-export function memoryEventLog(state: MemoryState): EventLog {
+export function memoryEventLog(state: MemoryState, outbox: MemoryOutbox): EventLog {
   return {
-    append: async (threadId, type, data) => appendEvent(state, threadId, type, data),
+    append: async (threadId, type, data, posts = []) => {
+      // As the database's uuid column does: a post without a UUID is refused, and nothing is written.
+      for (const post of posts) if (!UUID_PATTERN.test(post.id)) throw new Error(`Not a delivery id: ${post.id}`);
+      // Copied before the event is stored: a post that cannot be copied throws while nothing is written yet.
+      const copies = posts.map((post) => structuredClone(post));
+      const event = appendEvent(state, threadId, type, data);
+      for (const post of copies) if (!state.deliveries.has(post.id)) outbox.enqueue(post);
+      return event;
+    },
 
     async since(threadId, afterSeq, limit) {
       const events = state.events.get(threadId) ?? [];

@@ -67,7 +67,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     outbox,
     links: memoryChannelLinks(state.channelLinks),
     chatInbox: memoryChatInbox(state.chatInbox),
-    events: memoryEventLog(state),
+    events: memoryEventLog(state, outbox),
     conversations: {
       findForUser: async (userId, conversationId) => {
         const conversation = state.conversations.get(conversationId);

@@ -30,5 +30,15 @@ export function mikroOrmChatInbox(orm: MikroORM): ChatInbox {
       await runStatement(orm, `insert into chat_claims (channel, key, holder, claimed_until, done, created_at) values (?, ?, '', now(), true, now())
         on conflict (channel, key) do update set done = true`, [channel, key]);
     },
+    async isDone(channel, key) {
+      const [row] = await runStatement<{ done: boolean }>(orm, 'select done from chat_claims where channel = ? and key = ?', [channel, key]);
+      return row?.done === true;
+    },
+    async pruneClaims(before) {
+      const [row] = await runStatement<{ pruned: number }>(orm, `with gone as (
+        delete from chat_claims where created_at < ?::timestamptz and (done or claimed_until <= now()) returning 1)
+        select count(*)::int as pruned from gone`, [before.toISOString()]);
+      return row?.pruned ?? 0;
+    },
   };
 }

@@ -14,6 +14,24 @@ insert into events (thread_id, seq, type, at, data)
 select ?, coalesce(max(seq), 0) + 1, ?, now(), ?::jsonb from events where thread_id = ?
 returning ${EVENT_COLUMNS}`;
 
+/**
+ * APPEND with the event's posts, as one statement: the event and its rows in `deliveries` are
+ * written together or not at all (a data-modifying `with` is one statement, so one transaction).
+ */
+export const APPEND_WITH_POSTS = `
+with event as (
+  insert into events (thread_id, seq, type, at, data)
+  select ?, coalesce(max(seq), 0) + 1, ?, now(), ?::jsonb from events where thread_id = ?
+  returning seq, type, thread_id, at, data
+), posted as (
+  insert into deliveries (id, channel, place, new_thread, address, title, text, attempts, due_at, holder)
+  select p.id, p.channel, p.place, p.new_thread, p.address, p.title, p.text, 0, now(), null
+  from jsonb_to_recordset(?::jsonb) as p(id uuid, channel text, place text, new_thread boolean, address jsonb, title text, text text)
+  where exists (select 1 from event)
+  on conflict (id) do nothing
+)
+select ${EVENT_COLUMNS} from event`;
+
 const SINCE = `select ${EVENT_COLUMNS} from events where thread_id = ? and seq > ? order by seq limit ?`;
 
 /** The last entry of the thread's key: one index probe, as for APPEND. */
@@ -26,14 +44,18 @@ const MAX_ATTEMPTS = 50;
  * The event log in the `events` table. Two appends racing for one thread (two instances, or two
  * pool connections) may read the same `max(seq)`: the primary key refuses the second insert, which
  * then runs again and reads the new maximum. Nothing is doubled, nothing lost; under read committed
- * the retried statement sees the winner, which has committed by the time the key refuses.
+ * the retried statement sees the winner, which has committed by the time the key refuses. An event
+ * with posts is one statement with them (APPEND_WITH_POSTS): a refused one wrote no post either.
  */
 export function mikroOrmEventLog(orm: MikroORM): EventLog {
   return {
-    async append(threadId, type, data) {
+    async append(threadId, type, data, posts = []) {
+      const [statement, params] = posts.length === 0
+        ? [APPEND, [threadId, type, JSON.stringify(data), threadId]]
+        : [APPEND_WITH_POSTS, [threadId, type, JSON.stringify(data), threadId, JSON.stringify(posts)]];
       for (let attempt = 1; ; attempt++) {
         try {
-          const [event] = await runStatement<WireEvent>(orm, APPEND, [threadId, type, JSON.stringify(data), threadId]);
+          const [event] = await runStatement<WireEvent>(orm, statement, params);
           return event!;
         } catch (error) {
           if ((error as { code?: unknown }).code !== '23505' || attempt >= MAX_ATTEMPTS) throw error;

@@ -26,6 +26,8 @@ export interface XmppChannelOptions {
   readonly living?: LivingConversations;
   /** The bot's reconnection wait (tests shorten it). */
   readonly backoff?: Backoff;
+  /** How long a room message's claim holds before another instance may take it (60 s by default). */
+  readonly claimMs?: number;
 }
 
 /** An XMPP channel's port, with what the composition root needs besides: its connection, and closing it. */
@@ -110,7 +112,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     listen(handlers) {
       if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
-      inbound = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log });
+      inbound = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }) });
       // Rooms joined before (a delivery's) are read from their cursors now.
       for (const room of connection.rooms()) void inbound.catchUp(room);
       return inbound;

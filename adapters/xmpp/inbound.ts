@@ -12,8 +12,17 @@ import { bareJid, directMessage, messageFacts, NS } from './stanzas.ts';
 /** The conversations living on the channel: the rooms the bot joins. */
 export type LivingRooms = () => Promise<readonly { address: string }[]>;
 
-/** How long one instance holds a message it handles before another may take it (it died meanwhile). */
+/** How long one instance holds a message it handles before another may take it (it died meanwhile), unless told. */
 const CLAIM_MS = 60_000;
+
+/**
+ * A room message another holder has claimed and not done: it may be handling it now, or it died
+ * mid-way (kill -9). The room's cursor must not move past it: the archive is read again from before it
+ * until it is done, or its claim lapses and this instance takes it.
+ */
+class HeldElsewhere extends Error {
+  override readonly name = 'HeldElsewhere';
+}
 /** A failed message is read again from the archive after this long. */
 const RETRY_MS = 5_000;
 /** The rooms where conversations live are looked up again this often (another instance may have landed one). */
@@ -68,8 +77,11 @@ export function xmppInbound(options: {
   readonly handlers: ChatHandlers;
   readonly living: LivingRooms;
   readonly log: Logger;
+  /** How long a claim of a message holds before another instance may take it (60 s by default). */
+  readonly claimMs?: number;
 }) {
   const { channelId: channel, connection, handlers, log } = options;
+  const claimMs = options.claimMs ?? CLAIM_MS;
   const { inbox } = handlers;
   const account = connection.account;
   const botJid = account.jid.toLowerCase();
@@ -89,7 +101,8 @@ export function xmppInbound(options: {
   const enqueue = (room: string, work: () => Promise<void>): Promise<void> => {
     const next = (chains.get(room) ?? Promise.resolve()).then(work).catch((error: unknown) => {
       if (closed) return;
-      log.warn({ err: error, room }, 'an xmpp room message could not be handled; the archive is read again');
+      if (error instanceof HeldElsewhere) log.info({ room, message: error.message }, 'an xmpp room message is claimed and not done yet; the archive is read again');
+      else log.warn({ err: error, room }, 'an xmpp room message could not be handled; the archive is read again');
       dirty.add(room);
       later(() => void catchUp(room), RETRY_MS);
     });
@@ -144,7 +157,11 @@ export function xmppInbound(options: {
     const body = facts.body ?? '';
     if (body.trim() === '') return cursor;
     const key = `${room}/${facts.stanzaId}`;
-    if (!(await inbox.claim(channel, key, holder, CLAIM_MS))) return cursor;
+    if (!(await inbox.claim(channel, key, holder, claimMs))) {
+      // Done: handled (here or elsewhere), read past it. Not done: held, perhaps by an instance that died.
+      if (await inbox.isDone(channel, key)) return cursor;
+      throw new HeldElsewhere(facts.stanzaId);
+    }
     const thread = facts.thread === null || facts.thread === '' ? null : facts.thread;
     const addressed = addressedText(body, account.nick);
     // A new thread of the room, named by the message's stanza id: a repeat opens the same one.
@@ -157,7 +174,7 @@ export function xmppInbound(options: {
       const at = thread === null ? opened : address.id;
       // The how-to-link reply goes to a sender once per channel (remembered in the inbox).
       const told = `told/${sender}`;
-      const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, CLAIM_MS));
+      const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, claimMs));
       if (tell) {
         await handlers.post({
           id: derivedUuid(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
@@ -210,7 +227,7 @@ export function xmppInbound(options: {
     if (body === '') return;
     const id = stanza.getChildren('stanza-id', NS.sid).find((s) => bareJid(s.attrs.by) === botJid)?.attrs.id ?? stanza.attrs.id ?? null;
     const key = id === null ? null : `dm/${sender}/${id}`;
-    if (key !== null && !(await inbox.claim(channel, key, holder, CLAIM_MS))) return;
+    if (key !== null && !(await inbox.claim(channel, key, holder, claimMs))) return;
     const link = /^link\s+(.+)$/is.exec(body);
     let reply: string | null;
     if (link !== null) {

@@ -1,10 +1,10 @@
 import { askText, chatParts } from '../../domain/chat-text.ts';
 import type { EventType, WireEvent } from '../../domain/events.ts';
 import { CONSOLE_CHANNEL, type Pending } from '../../domain/model.ts';
-import type { Logger } from '../../ports/logger.ts';
+import type { Delivery } from '../../ports/channel-port.ts';
+import type { EventLog } from '../../ports/event-log.ts';
 import type { NewId } from '../../ports/new-id.ts';
 import type { Storage } from '../../ports/storage.ts';
-import type { Emit } from '../runs/emit.ts';
 
 /** The events a chat place hears of: the turn's reply, what it asks, and how it ended when not well. */
 const RELAYED: ReadonlySet<EventType> = new Set(['message', 'approval_requested', 'question_asked', 'run_error', 'run_cancelled']);
@@ -33,37 +33,38 @@ export function chatTextOf(event: Pick<WireEvent, 'type' | 'data'>): string | nu
 
 /**
  * Relays a conversation's turn to the chat place it lives at (contract section 9, outbound): each
- * event `emit` stores on a thread whose latest conversation lives on a chat channel, and that the place
+ * event stored on a thread whose latest conversation lives on a chat channel, and that the place
  * should hear of (the reply when the turn ends, split to fit; an approval or question with numbered
- * options; an error or a stop), is put in the delivery outbox as a post at that address, and the
- * dispatcher is poked. The event is stored first: a relay that fails loses a post, never an event.
+ * options; an error or a stop), is stored with its posts at that address in the delivery outbox, in
+ * the event's own write (EventLog.append): a crash right after the event loses no post, and an event
+ * that failed to store posts nothing. The dispatcher is poked once it is written. The log answered
+ * wraps `log`: the emitter stores every event through it.
  */
 export function chatRelay(deps: {
-  readonly storage: Storage;
+  readonly storage: Pick<Storage, 'conversations'>;
   readonly newId: NewId;
   /** Pokes the delivery dispatcher: a post goes out at once. */
   readonly poke: () => void;
-  readonly log: Logger;
 }) {
-  const { storage } = deps;
-
-  async function relay(threadId: string, event: WireEvent): Promise<void> {
+  /** The posts `event` makes at the chat place the thread's conversation lives at: none for the console, or a conversation that moved away. */
+  async function postsOf(threadId: string, event: Pick<WireEvent, 'type' | 'data'>): Promise<Delivery[]> {
+    if (!RELAYED.has(event.type)) return [];
     const text = chatTextOf(event);
-    if (text === null) return;
-    const conversation = await storage.conversations.latestByThread(threadId);
+    if (text === null) return [];
+    const conversation = await deps.storage.conversations.latestByThread(threadId);
     const address = conversation?.address ?? null;
-    if (conversation === null || address === null || conversation.moved_to !== null || address.channel === CONSOLE_CHANNEL) return;
-    for (const part of chatParts(text)) {
-      await storage.outbox.add({ id: deps.newId(), channel: address.channel, place: address.id, new_thread: false, address, title: '', text: part });
-    }
-    deps.poke();
+    if (conversation === null || address === null || conversation.moved_to !== null || address.channel === CONSOLE_CHANNEL) return [];
+    // Ids taken in order (UUIDv7): the outbox hands the parts over oldest first.
+    return chatParts(text).map((part) => ({ id: deps.newId(), channel: address.channel, place: address.id, new_thread: false, address, title: '', text: part }));
   }
 
-  return (emit: Emit): Emit => async (threadId, type, data) => {
-    const event = await emit(threadId, type, data);
-    if (RELAYED.has(type)) {
-      await relay(threadId, event).catch((error: unknown) => deps.log.warn({ err: error, thread: threadId }, 'a post to the chat place could not be stored'));
-    }
-    return event;
-  };
+  return (log: EventLog): EventLog => ({
+    ...log,
+    async append(threadId, type, data, posts = []) {
+      const own = await postsOf(threadId, { type, data });
+      const event = await log.append(threadId, type, data, [...posts, ...own]);
+      if (own.length > 0) deps.poke();
+      return event;
+    },
+  });
 }

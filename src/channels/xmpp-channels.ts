@@ -19,6 +19,8 @@ export async function xmppChannels(options: {
   file: string;
   /** The conversations living on a channel (`ConversationStore.livingOn`): listed in their rooms, whose rooms the bot joins. */
   living?: (channel: string) => Promise<readonly { address: string; title: string }[]>;
+  /** How long a chat message's claim holds before another instance may take it (the adapter's default without). */
+  claimMs?: number;
 }): Promise<ListeningChannels | null> {
   const settings = options.world?.xmpp ?? [];
   if (settings.length === 0) return null;
@@ -38,6 +40,7 @@ export async function xmppChannels(options: {
     catalog: options.catalog,
     log: options.log.child({ channel: setting.channel }),
     ...(options.living === undefined ? {} : { living: options.living }),
+    ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
   })));
   return routedChannelPort(memoryChannelPort(options.catalog), routed);
 }

@@ -43,8 +43,11 @@ export function parseWorld(value: unknown): Result<World, Issue[]> {
   });
 }
 
-/** Reads and validates a world file; a file that cannot be read or is not JSON is an issue too. */
-export async function loadWorldFile(path: string | URL): Promise<Result<World, Issue[]>> {
+/**
+ * Reads and validates a world file; a file that cannot be read or is not JSON is an issue too.
+ * `extend` changes the JSON before it is validated (the demo world's optional XMPP channel).
+ */
+export async function loadWorldFile(path: string | URL, extend: (value: unknown) => unknown = (value) => value): Promise<Result<World, Issue[]>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -57,5 +60,5 @@ export async function loadWorldFile(path: string | URL): Promise<Result<World, I
   } catch (error) {
     return fail([{ path: '', message: `is not JSON: ${(error as Error).message}` }]);
   }
-  return parseWorld(value);
+  return parseWorld(extend(value));
 }

@@ -5,7 +5,7 @@ import { PERMISSION_OPTION_KINDS, RUN_STATUSES } from '../../domain/model.ts';
 import { isStorableText } from '../../domain/text.ts';
 import { isBranchName } from '../../domain/worktree.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
-import { BARE_JID_PATTERN, DOMAIN_PATTERN } from '../../domain/xmpp.ts';
+import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN } from '../../domain/xmpp.ts';
 
 const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
@@ -90,7 +90,7 @@ const domainName = v.pipe(v.string('must be a domain name'), v.regex(DOMAIN_PATT
 /** The `xmpp` object of an xmpp channel: the server, the bot's account and nick; its password stays in the environment. */
 const XmppAccount = v.strictObject(
   {
-    service: v.pipe(v.string(), v.regex(/^xmpps?:\/\/[^\s/?#]+\/?$/, 'must be xmpp://host:port or xmpps://host:port')),
+    service: v.pipe(v.string(), v.regex(XMPP_SERVICE_PATTERN, 'must be xmpp://host:port or xmpps://host:port')),
     domain: domainName,
     muc: domainName,
     jid: bareJid,

@@ -64,6 +64,37 @@ export function chatInboxContract(name: string, open: () => Promise<OpenedStorag
       }
     });
 
+    it('isDone tells a done key from one another holder has (or had, and died)', async () => {
+      const c = channel();
+      assert.equal(await inbox().isDone(c, 'm1'), false, 'never claimed');
+      assert.equal(await inbox().claim(c, 'm1', 'dead', 60_000), true);
+      assert.equal(await other.chatInbox.claim(c, 'm1', 'live', 60_000), false);
+      assert.equal(await other.chatInbox.isDone(c, 'm1'), false, 'refused, but not done: it must be read again');
+      await inbox().done(c, 'm1');
+      assert.equal(await other.chatInbox.isDone(c, 'm1'), true);
+    });
+
+    it('pruning forgets claims made before the horizon (a pruned key is claimed again); a recent one still blocks', async () => {
+      const c = channel();
+      assert.equal(await inbox().claim(c, 'old-done', 'a', 60_000), true);
+      await inbox().done(c, 'old-done');
+      assert.equal(await inbox().claim(c, 'old-lapsed', 'a', 1), true);
+      assert.equal(await inbox().claim(c, 'old-held', 'a', 60_000), true);
+      await sleep(50);
+      const horizon = new Date();
+      await sleep(50);
+      assert.equal(await inbox().claim(c, 'recent-done', 'a', 60_000), true);
+      await inbox().done(c, 'recent-done');
+      assert.equal(await inbox().claim(c, 'recent-held', 'a', 60_000), true);
+      assert.ok(await other.chatInbox.pruneClaims(horizon) >= 2, 'the old done and the old lapsed claims went');
+      assert.equal(await other.chatInbox.claim(c, 'old-done', 'b', 60_000), true, 'a pruned claim no longer blocks');
+      assert.equal(await other.chatInbox.claim(c, 'old-lapsed', 'b', 60_000), true);
+      assert.equal(await other.chatInbox.claim(c, 'old-held', 'b', 60_000), false, 'a claim whose lease runs is kept, however old');
+      assert.equal(await other.chatInbox.claim(c, 'recent-done', 'b', 60_000), false, 'a recent done claim still blocks');
+      assert.equal(await other.chatInbox.isDone(c, 'recent-done'), true);
+      assert.equal(await other.chatInbox.claim(c, 'recent-held', 'b', 60_000), false, 'a recent held claim still blocks');
+    });
+
     it('livingOn lists the conversations living on a channel with their titles, in address order, not those of other channels', async () => {
       const c = channel();
       const make = (id: string, title: string, on = c) => backend.storage.writer.createConsoleThread({

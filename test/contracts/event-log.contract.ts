@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import type { WireEvent } from '../../domain/events.ts';
+import type { Delivery } from '../../ports/channel-port.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 
 /** Builds an empty storage backend; the suite imports the fixture world and logs events on fresh threads. */
 export type EventLogFactory = () => Promise<Storage>;
 
-/** The EventLog contract: per-thread seq from 1 without gaps, whatever the concurrency, and replay by seq. */
+/**
+ * The EventLog contract: per-thread seq from 1 without gaps, whatever the concurrency, and replay by
+ * seq; an event's chat posts are stored with it in the delivery outbox, both or neither (issue 26).
+ */
 export function eventLogContract(name: string, factory: EventLogFactory): void {
   describe(`event log contract: ${name}`, () => {
     let storage: Storage;
@@ -75,6 +80,89 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
     it('answers nothing for a thread without events', async () => {
       assert.deepEqual(await storage.events.since(await freshThread(), 0, 10), []);
       assert.deepEqual(await storage.events.since('not-a-uuid', 0, 10), []);
+    });
+
+    describe('posts stored with their event (the chat relay, contract section 9)', () => {
+      /** UUIDv7-like ids in increasing order, as the relay takes them: the outbox hands them over oldest first. */
+      const run = randomUUID().slice(9, 13);
+      let ids = 0;
+      const postId = () => `01900000-${run}-7000-8000-${String(ids++).padStart(12, '0')}`;
+      const post = (text: string, id = postId()): Delivery => ({
+        id, channel: 'team-chat', place: 'general/relay', new_thread: false, address: { channel: 'team-chat', id: 'general/relay' }, title: '', text,
+      });
+      /** Takes every delivery an earlier case left in the outbox: a case then sees its own alone. */
+      const drain = async () => {
+        for (let batch = await storage.outbox.claimDue('drain', 60_000, 1_000); batch.length > 0; batch = await storage.outbox.claimDue('drain', 60_000, 1_000)) {
+          for (const d of batch) await storage.outbox.delivered(d.id);
+        }
+      };
+      const queued = async () => (await storage.outbox.claimDue(`look-${randomUUID()}`, 60_000, 100)).map(({ attempts, ...d }) => ({ ...d, attempts }));
+
+      it('an event with posts stores them in the outbox, due at once, in id order; without posts it stores none', async () => {
+        await drain();
+        const thread = await freshThread();
+        const plain = await storage.events.append(thread, 'message', { i: 0 });
+        assert.deepEqual(await queued(), [], 'no post without posts');
+        const parts = [post('part one, "quoted" ? marked ünïcode 🚀'), post('part two'), post('part three')];
+        const event = await storage.events.append(thread, 'message', { i: 1 }, parts);
+        assert.equal(event.seq, plain.seq + 1);
+        assert.deepEqual(await storage.events.since(thread, plain.seq, 10), [event]);
+        assert.deepEqual(await queued(), parts.map((p) => ({ ...p, attempts: 0 })));
+        await drain();
+      });
+
+      it('a post whose id the outbox holds already is left as it is: a replay doubles no post', async () => {
+        await drain();
+        const thread = await freshThread();
+        const first = post('the reply');
+        await storage.events.append(thread, 'message', { i: 0 }, [first]);
+        const second = post('another');
+        await storage.events.append(thread, 'message', { i: 1 }, [{ ...first, text: 'changed' }, second]);
+        assert.deepEqual(await queued(), [{ ...first, attempts: 0 }, { ...second, attempts: 0 }]);
+        await drain();
+      });
+
+      it('an event that cannot be stored stores none of its posts', async () => {
+        await drain();
+        await assert.rejects(storage.events.append(randomUUID(), 'message', {}, [post('orphan')]), 'no such thread');
+        assert.deepEqual(await queued(), []);
+      });
+
+      it('a post that cannot be stored stores no event, and no other post: nothing is written halfway', async () => {
+        await drain();
+        const thread = await freshThread();
+        await storage.events.append(thread, 'message', { i: 0 });
+        await assert.rejects(storage.events.append(thread, 'message', { i: 1 }, [post('fine'), post('bad id', 'not-a-uuid')]));
+        assert.equal(await storage.events.lastSeq(thread), 1, 'the event was not stored');
+        assert.deepEqual(await queued(), [], 'nor its good post');
+        const next = await storage.events.append(thread, 'message', { i: 2 }, [post('after')]);
+        assert.equal(next.seq, 2, 'no seq was used up');
+        assert.equal((await queued()).length, 1);
+        await drain();
+      });
+
+      it('a post the storage cannot copy as it is (a function in it) is stored whole with its event, or neither is', async () => {
+        await drain();
+        const thread = await freshThread();
+        await storage.events.append(thread, 'message', { i: 0 });
+        const odd = { ...post('with a function'), address: { channel: 'team-chat', id: 'general/relay', at: () => 'x' } } as unknown as Delivery;
+        const stored = await storage.events.append(thread, 'message', { i: 1 }, [post('fine'), odd]).then(() => true, () => false);
+        // Refused: nothing of it is written. Taken (JSON drops the function): the event and both posts are.
+        assert.equal(await storage.events.lastSeq(thread), stored ? 2 : 1, 'the event goes with its posts');
+        assert.equal((await queued()).length, stored ? 2 : 0, 'the posts go with their event');
+        await drain();
+      });
+
+      it('concurrent appends with posts each store their own: none lost, none doubled', async () => {
+        await drain();
+        const thread = await freshThread();
+        const made = Array.from({ length: 12 }, (_, i) => [post(`a${i}`), post(`b${i}`)]);
+        const events = await Promise.all(made.map((posts, i) => storage.events.append(thread, 'message', { i }, posts)));
+        assert.deepEqual(seqs(events).sort((x, y) => x - y), Array.from({ length: 12 }, (_, i) => i + 1));
+        const stored = await queued();
+        assert.deepEqual(stored.map((d) => d.id).sort(), made.flat().map((d) => d.id).sort());
+        await drain();
+      });
     });
 
     it('answers the last stored seq of a thread, 0 for none', async () => {
