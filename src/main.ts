@@ -36,37 +36,8 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
 const embedded = config.storage === 'embedded' ? startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
 // Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
 embedded?.catch(() => {});
-// The HTTP surfaces load while the database opens and the agents are asked what they offer.
-const loading = Promise.all([
-  import('../adapters/memory/event-bus.ts'),
-  import('../adapters/postgres/event-bus.ts'),
-  import('./app.ts'),
-  import('./server.ts'),
-  import('./demo/provider-mount.ts'),
-  import('./exit-on-signals.ts'),
-  import('./demo/provider-url.ts'),
-]);
-// Awaited below, once storage is open; a failure meanwhile is answered there.
-loading.catch(() => {});
-const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
-const [{ createAcpAgentRunner }, { agentVocabularies }] = await Promise.all([
-  import('../adapters/acp/agent-runner.ts'),
-  import('../core/agents/vocabularies.ts'),
-  // Loaded here, beside the database's start, rather than inside openStorage after it.
-  config.storage === 'memory' ? null : import('./database.ts'),
-]).catch((error: unknown) => refuseStart(error, releaseEmbedded));
-const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
-const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
-const runner = createAcpAgentRunner({ log, env: process.env });
-// Readiness waits for every agent's first answer (docs/operations.md): they are asked now, their
-// processes starting on the other cores while the rest of the service loads here, rather than once
-// the app is built. The app's own ask, for readiness, joins these (one probe per agent at a time).
-void agentVocabularies(storage.catalog, runner.offers).warm().catch(() => {});
-const releaseStorage = async () => {
-  await runner.close();
-  await storage.close();
-};
 const [
+  { createAcpAgentRunner },
   { createMemoryEventBus },
   { createPostgresEventBus },
   { createApp },
@@ -74,14 +45,28 @@ const [
   { demoProviderMount },
   { exitOnSignals },
   { demoProviderFetch },
-] = await loading.catch((error: unknown) => refuseStart(error, releaseStorage));
+] = await Promise.all([
+  import('../adapters/acp/agent-runner.ts'),
+  import('../adapters/memory/event-bus.ts'),
+  import('../adapters/postgres/event-bus.ts'),
+  import('./app.ts'),
+  import('./server.ts'),
+  import('./demo/provider-mount.ts'),
+  import('./exit-on-signals.ts'),
+  import('./demo/provider-url.ts'),
+  // Loaded here, beside the database's start, rather than inside openStorage after it.
+  config.storage === 'memory' ? null : import('./database.ts'),
+]).catch((error: unknown) => refuseStart(error, async () => (await embedded)?.close()));
+const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
+const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 // A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
 const channels = await xmppChannels({
   world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world'), living: (channel) => storage.conversations.livingOn(channel),
   // A chat message's claim lapses after two turn leases: an instance killed mid-message is taken for dead as its turns are.
   claimMs: 2 * config.turnLeaseMs,
 })
-  .catch((error: unknown) => refuseStart(error, releaseStorage));
+  .catch((error: unknown) => refuseStart(error, storage.close));
 const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });
 const bus = await (config.storage === 'postgres'
   ? createPostgresEventBus({
@@ -90,7 +75,8 @@ const bus = await (config.storage === 'postgres'
       onError: (error) => log.warn({ err: error }, 'event bus'),
     })
   : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))
-).catch((error: unknown) => refuseStart(error, releaseStorage));
+).catch((error: unknown) => refuseStart(error, storage.close));
+const runner = createAcpAgentRunner({ log, env: process.env });
 // The MCP SDK client is imported on the first artifact load, or once the service listens: a start to
 // /readyz needs none of it (docs/benchmarks.md, cold start).
 const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log, maxBytes: config.limits.uiResourceBytes }));
