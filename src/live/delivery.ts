@@ -45,8 +45,11 @@ export class Delivery {
     private readonly maxBuffered: number,
     /** Event to frame bytes; shared by every socket, so an event is serialized once, not once per socket. */
     private readonly frame: (event: WireEvent) => string | Buffer = JSON.stringify,
-    /** Told of a client closed for being too slow, and of stored events read to fill a gap (metrics). */
-    private readonly hooks: { readonly slow?: () => void; readonly gap?: (events: number) => void } = {},
+    /**
+     * Told of a client closed for being too slow, and of stored events read to fill a gap (metrics);
+     * `sending`, just before each frame is handed to the socket (the router batches a tick's frames).
+     */
+    private readonly hooks: { readonly slow?: () => void; readonly gap?: (events: number) => void; readonly sending?: () => void } = {},
     /** How long stored events wait for room in the send buffer ({@link REPLAY_STALL_MS}). */
     private readonly stallMs = REPLAY_STALL_MS,
   ) {
@@ -143,6 +146,7 @@ export class Delivery {
     if (this.#closed || (this.#last !== null && event.seq <= this.#last)) return;
     if (this.ws.bufferedAmount > this.maxBuffered) return this.#tooSlow();
     this.#last = event.seq;
+    this.hooks.sending?.();
     // Bytes are sent as a text frame all the same: the frame is JSON.
     this.ws.send(this.frame(event), { binary: false });
   }

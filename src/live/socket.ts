@@ -76,6 +76,21 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (bytes === undefined) frames.set(event, (bytes = Buffer.from(JSON.stringify(event), 'utf8')));
     return bytes;
   };
+  // A burst of events delivered in one tick (notifications from another instance come several to a
+  // read) leaves each socket as one write, not one per event: a socket is corked at its first frame
+  // of the tick, and every corked socket uncorked once the tick's deliveries are done (docs/benchmarks.md,
+  // two instances). Node counts corks, so ws's own cork around a frame's two parts nests inside.
+  const corked = new Set<Duplex>();
+  const uncorkAll = (): void => {
+    for (const socket of corked) socket.uncork();
+    corked.clear();
+  };
+  const batching = (socket: Duplex) => (): void => {
+    if (corked.has(socket)) return;
+    if (corked.size === 0) process.nextTick(uncorkAll);
+    socket.cork();
+    corked.add(socket);
+  };
   const pings = setInterval(() => {
     for (const ws of wss.clients) {
       if (alive.get(ws) === false) ws.terminate();
@@ -95,7 +110,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   /** Where the socket's events come from: a thread row id now, or a key whose row is not written yet. */
   const resolve = (userId: string, ref: string) => liveTarget(storage, userId, ref);
 
-  function attach(ws: WebSocket, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
+  function attach(ws: WebSocket, socket: Duplex, userId: string, target: { thread: string } | { key: string }, after: number | null): void {
     alive.set(ws, true);
     options.metrics?.opened();
     ws.once('close', () => options.metrics?.closed());
@@ -104,7 +119,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     const cleanups: (() => void)[] = [];
     ws.on('close', () => cleanups.forEach((cleanup) => cleanup()));
     const start = (threadId: string, from: number | null) => {
-      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame, { slow: options.metrics?.slow, gap: options.metrics?.gap });
+      const delivery = new Delivery(ws, storage.events, threadId, from, maxBuffered, frame, { slow: options.metrics?.slow, gap: options.metrics?.gap, sending: batching(socket) });
       // Subscribe before replaying: an event published meanwhile waits behind the replay, never lost.
       deliveries.add(delivery);
       cleanups.push(bus.subscribe(threadId, delivery.push), () => {
@@ -181,7 +196,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
       wss.handleUpgrade(ctx.req, socket, head, (ws) => {
         ctx.log.info({ user: user.id }, 'live socket open');
         ws.once('close', uncount);
-        attach(ws, user.id, target, after.length === 1 ? Number(after[0]) : null);
+        attach(ws, socket, user.id, target, after.length === 1 ? Number(after[0]) : null);
       });
     } catch (error) {
       uncount();
