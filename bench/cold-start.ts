@@ -7,8 +7,19 @@ import { createInterface } from 'node:readline';
 
 const LIMIT_MS = 60_000;
 
+/** Milliseconds from spawning `npm start` to its listening log line, and to `/readyz` answering 200. */
+export interface StartTimes {
+  readonly listening: number;
+  readonly ready: number;
+}
+
 /** Milliseconds from spawning `npm start` (embedded, on `dataDir`) to `/readyz` answering 200; the group is stopped after. */
 async function startToReady(dataDir: string): Promise<number> {
+  return (await startTimes(dataDir)).ready;
+}
+
+/** One `npm start` (embedded, on `dataDir`) timed to listening and to ready; the group is stopped after. */
+export async function startTimes(dataDir: string): Promise<StartTimes> {
   const started = performance.now();
   const child = spawn('npm', ['start'], {
     detached: true,
@@ -19,11 +30,13 @@ async function startToReady(dataDir: string): Promise<number> {
   const killer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), LIMIT_MS);
   try {
     let port: number | undefined;
+    let listening = 0;
     for await (const line of createInterface({ input: child.stdout! })) {
       if (!line.startsWith('{')) continue;
       const entry = JSON.parse(line) as { msg?: string; url?: string };
       if (entry.msg === 'console service listening') {
         port = Number(new URL(entry.url!).port);
+        listening = performance.now() - started;
         break;
       }
     }
@@ -31,7 +44,7 @@ async function startToReady(dataDir: string): Promise<number> {
     child.stdout!.resume();
     for (;;) {
       const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status, () => 0);
-      if (status === 200) return performance.now() - started;
+      if (status === 200) return { listening, ready: performance.now() - started };
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   } finally {
@@ -43,7 +56,7 @@ async function startToReady(dataDir: string): Promise<number> {
 }
 
 /** Milliseconds from spawning a bare node process to PGlite open on `dataDir` and answering `select 1`. */
-async function pgliteReopen(dataDir: string): Promise<number> {
+export async function pgliteReopen(dataDir: string): Promise<number> {
   const started = performance.now();
   const script = `import { PGlite } from '@electric-sql/pglite';
 const db = await PGlite.create(${JSON.stringify(dataDir)}); await db.query('select 1'); process.stdout.write('open\\n'); await db.close();`;

@@ -4,7 +4,11 @@
 // baseline (which ignores the path and the header), so both sides are read by the same client.
 //
 // Protocol on stdin/stdout, one JSON line each: `{open, openMs}` once every socket is open; on
-// `count`, `{received}`; on `report`, `{received, closed, p50, p99, max}` and the process exits.
+// `count`, `{received}`; on `report`, `{received, closed, p50, p99, max, fewest, most, repeats, gaps}` and the
+// process exits. Per socket, each event's `seq` is checked against the one before it: `repeats` counts
+// events that came again or behind a later one, `gaps` events that skipped some; `fewest` and `most`
+// are the fewest and most events one socket received (so every socket got every event once when both
+// equal the number published and there is no repeat).
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 
@@ -15,11 +19,17 @@ const now = () => performance.timeOrigin + performance.now();
 let latencies = new Float64Array(1 << 16);
 let received = 0;
 let closed = 0;
+let repeats = 0;
+let gaps = 0;
+/** Per socket, the events received and the last `seq`. */
+const perSocket: { count: number; last: number }[] = [];
 const sockets: WebSocket[] = [];
 const write = (value: unknown, done?: () => void) => process.stdout.write(JSON.stringify(value) + '\n', done);
 
 function connect(): Promise<void> {
   return new Promise((resolve) => {
+    const mine = { count: 0, last: -1 };
+    perSocket.push(mine);
     const ws = new WebSocket(`ws://127.0.0.1:${port}/api/console/live?thread=${thread}`, { headers: { authorization: 'Bearer token-alice' } });
     ws.on('open', () => resolve());
     ws.on('message', (data) => {
@@ -30,6 +40,10 @@ function connect(): Promise<void> {
         latencies = grown;
       }
       latencies[received++] = now() - event.data.sent_at;
+      mine.count += 1;
+      if (mine.last !== -1 && event.seq <= mine.last) repeats += 1;
+      else if (mine.last !== -1 && event.seq > mine.last + 1) gaps += 1;
+      if (event.seq > mine.last) mine.last = event.seq;
     });
     // A server that closes a socket (too slow, 1013) is counted, so a missing delivery has a reason.
     ws.on('close', () => (closed += 1));
@@ -51,7 +65,10 @@ for await (const line of createInterface({ input: process.stdin })) {
     const sorted = latencies.subarray(0, received).sort();
     // Nearest rank, as bench/stats.ts, over a typed array (2,000,000 deliveries at 10,000 sockets).
     const at = (q: number) => (received === 0 ? 0 : sorted[Math.min(received - 1, Math.max(0, Math.ceil(q * received) - 1))]!);
-    const summary = { received, closed, p50: at(0.5), p99: at(0.99), max: at(1) };
+    const counts = perSocket.map((socket) => socket.count);
+    const fewest = counts.length === 0 ? 0 : Math.min(...counts);
+    const most = counts.length === 0 ? 0 : Math.max(...counts);
+    const summary = { received, closed, p50: at(0.5), p99: at(0.99), max: at(1), fewest, most, repeats, gaps };
     for (const ws of sockets) ws.terminate();
     write(summary, () => process.exit(0));
   }

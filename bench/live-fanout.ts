@@ -306,7 +306,7 @@ moves by a few hundred KiB of its own, a fair share of what 1,000 sockets hold);
 What one open socket holds (heap snapshots with 1,000 sockets open on each side, bench/live-heap.ts,
 compared by constructor): bare \`ws\` holds about 3.2 KB per socket (node's \`Socket\` and its
 handle and stream states, ws's \`WebSocket\`, \`Receiver\` and \`Sender\`, their listeners). The service
-adds about 0.4 KB: its four fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 32 B),
+adds about 0.4 KB: its five fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 40 B),
 the socket's \`Delivery\` (96 B: its cursor and a promise chain only while a step is queued), an entry in
 three sets (open sockets, the thread's deliveries, the listener's upgraded connections), the connection
 cap's \`close\` listener, a second \`error\` listener (the edge's) and the peer address node keeps once the

@@ -1,3 +1,6 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 import pg from 'pg';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { runStatement } from '../adapters/mikro-orm/sql.ts';
@@ -8,16 +11,96 @@ import { testId } from '../test/support/ids.ts';
 import { createScratchDatabase } from '../test/support/scratch-database.ts';
 import { recordedHeaders, startBare } from './bare-http.ts';
 import { startBenchService } from './bench-service.ts';
-import { sideBySide, type LoadTool } from './load.ts';
+import type { LoadTool, Target } from './load.ts';
 import type { Measured } from './sandbox-side.ts';
 
 const MESSAGES = 200;
 const AUTH = { authorization: 'Bearer token-alice' };
 
+/** A read's rounds, with the bench process's CPU time per request in each (µs; the database's own is not in it). */
+export interface ReadMeasured extends Measured {
+  readonly projectCpu: number[];
+  readonly bareCpu: number[];
+}
+
 /** Where the reads ran, as the section names it. */
 export interface ReadsMeasured {
   readonly database: string;
-  readonly results: Measured[];
+  readonly results: ReadMeasured[];
+}
+
+/**
+ * One load run, with the CPU time this process spent per answered request over it. Both sides run in
+ * this process, never loaded at the same time, so the CPU is the side's (and wrk's is not in it): a
+ * figure a busy machine moves much less than the rate.
+ */
+async function timed(tool: LoadTool, target: Target, connections: number, seconds: number): Promise<{ rate: number; cpu: number }> {
+  const before = process.cpuUsage();
+  const calls = systemCalls();
+  const start = performance.now();
+  const rate = await tool.run(target, connections, seconds);
+  const used = process.cpuUsage(before);
+  const elapsed = (performance.now() - start) / 1000;
+  const after = systemCalls();
+  if (process.env.BENCH_READS_SYSCALLS && calls !== null && after !== null) {
+    const requests = rate * elapsed;
+    console.log(`  ${target.url}: ${(after.reads - calls.reads) / requests} read and ${(after.writes - calls.writes) / requests} write system calls per request, user ${used.user / requests} µs, system ${used.system / requests} µs`);
+  }
+  return { rate, cpu: (used.user + used.system) / (rate * elapsed) };
+}
+
+/** This process's read and write system calls so far (Linux's /proc/self/io), or null elsewhere. */
+function systemCalls(): { reads: number; writes: number } | null {
+  try {
+    const text = readFileSync('/proc/self/io', 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(text)![1]), writes: Number(/syscw: (\d+)/.exec(text)![1]) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * With BENCH_READS_PROFILE=<dir>, one more round of each side after the measured ones, under V8's CPU
+ * profiler (node:inspector, in this process), written to <dir>/<side>-<read>.cpuprofile: both sides pay
+ * the profiler alike, and the database's and wrk's processes are not in it.
+ */
+async function profiled(dir: string, name: string, run: () => Promise<unknown>): Promise<void> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  try {
+    await run();
+  } finally {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    session.disconnect();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
+  }
+}
+
+/** The project and its baseline in turn (A B A B …) after a short untimed warm-up of each, as load.ts's `sideBySide`, with CPU per request. */
+async function alternate(tool: LoadTool, project: Target, bare: Target, options: { rounds: number; seconds: number; connections: number; name: string }) {
+  await tool.run(project, options.connections, 1);
+  await tool.run(bare, options.connections, 1);
+  const result = { project: [] as number[], bare: [] as number[], projectCpu: [] as number[], bareCpu: [] as number[] };
+  for (let round = 0; round < options.rounds; round++) {
+    const a = await timed(tool, project, options.connections, options.seconds);
+    result.project.push(a.rate);
+    result.projectCpu.push(a.cpu);
+    const b = await timed(tool, bare, options.connections, options.seconds);
+    result.bare.push(b.rate);
+    result.bareCpu.push(b.cpu);
+  }
+  const dir = process.env.BENCH_READS_PROFILE;
+  if (dir) {
+    await profiled(dir, `project-${options.name}`, () => tool.run(project, options.connections, options.seconds));
+    await profiled(dir, `bare-${options.name}`, () => tool.run(bare, options.connections, options.seconds));
+  }
+  return result;
 }
 
 /**
@@ -54,7 +137,7 @@ export async function readsSideBySide(tool: LoadTool, load: { rounds: number; se
     // The sweep at start is waited out, so the statements caught are the read's alone.
     await new Promise((resolve) => setTimeout(resolve, 500));
 
-    const results: Measured[] = [];
+    const results: ReadMeasured[] = [];
     for (const { name, path } of [
       { name: 'thread read', path: `/api/console/threads/${threadId}` },
       { name: 'messages page (50)', path: `/api/console/threads/${threadId}/messages?limit=50` },
@@ -80,11 +163,11 @@ export async function readsSideBySide(tool: LoadTool, load: { rounds: number; se
         });
       });
       try {
-        const measured = await sideBySide(
+        const measured = await alternate(
           tool,
           { url: `http://127.0.0.1:${service.port}${path}`, headers: AUTH },
           { url: `http://127.0.0.1:${server.port}${path}`, headers: AUTH },
-          load,
+          { ...load, name },
         );
         results.push({ path: name, request: `GET ${path.replace(threadId, '{id}')}, ${statements.length} statements`, ...measured });
       } finally {

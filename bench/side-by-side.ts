@@ -2,7 +2,6 @@ import { cpus, hostname, totalmem } from 'node:os';
 import { artifactSideBySide } from './artifact-side.ts';
 import { coldStart } from './cold-start.ts';
 import { loadTool, mean } from './load.ts';
-import { readsSideBySide } from './reads-side.ts';
 import { writeSection } from './report.ts';
 import type { Measured } from './sandbox-side.ts';
 import { fixed } from './stats.ts';
@@ -41,7 +40,6 @@ const rate = (value: number): string => Math.round(value).toLocaleString('en');
 export async function sideBySideBench(): Promise<void> {
   const tool = await loadTool();
   const load = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
-  const reads = await readsSideBySide(tool, load);
   const artifact = await artifactSideBySide(tool, { ...load, connections: ARTIFACT_CONNECTIONS });
   const start = await coldStart();
 
@@ -53,9 +51,7 @@ export async function sideBySideBench(): Promise<void> {
     console.log(`${m.path}${where}: project ${rate(mean(m.project))} req/s, bare ${rate(mean(m.bare))} req/s, ratio ${fixed(ratio, 2)}× (goal ${shown}: ${met ? 'met' : 'MISSED'})`);
     return `| ${m.path}${where} | ${m.request} | ${rate(mean(m.project))} (${m.project.map(rate).join(', ')}) | ${rate(mean(m.bare))} (${m.bare.map(rate).join(', ')}) | **${fixed(ratio, 2)}×** | ${shown} ${met ? 'met' : '**missed**'} |`;
   };
-  const where = reads.database.startsWith('PostgreSQL') ? ' on PostgreSQL' : ' on PGlite';
   const rows = [
-    ...reads.results.map((m) => row(m, where)),
     row(artifact, ' (memory storage)', ARTIFACT_GOAL, `≥ ${fixed(ARTIFACT_GOAL, 2)}× (time ≤ 1.2×)`),
   ];
   const secondMet = start.second < SECOND_START_GOAL_MS;
@@ -76,10 +72,6 @@ its ceiling (a bare server may be limited by ${tool.name} itself).
 
 - The **project** is the real composition root (\`createApp\` on \`node:http\`), logging at the default level
   into a sink that drops the bytes.
-- The read **baseline** is a bare \`node:http\` + \`pg\` server (a pool of the service's size) running, per
-  request, the very statements the service sent for that request (caught on the knex client), and answering
-  the last one's rows as JSON with the same headers. Database: ${reads.database}; one thread of alice's
-  with 200 messages.
 - The artifact read's **baseline** is the MCP resource fetch alone: a bare \`node:http\` server whose every
   answer is one call of the same fetch adapter (connect, \`resources/list\`, \`resources/read\` over
   Streamable HTTP) against the same provider, a real MCP SDK server in a process of its own
@@ -87,7 +79,7 @@ its ceiling (a bare server may be limited by ${tool.name} itself).
   fetch's, so a rate of at least 0.83× of it.
 
 The sandbox page and script are measured in the edge section below, beside a bare server, Fastify and
-Hono, each in a process of its own.
+Hono, each in a process of its own; the thread read and the messages page in the reads section above.
 
 Requests per second, mean of the rounds (each round in brackets):
 
@@ -105,9 +97,7 @@ first start creates the database; the second reopens it):
 
 ${missed.length === 0 ? 'Every goal is met in this run.' : `Missed in this run: ${missed.join(', ')}. Why, from the profiles: "What the profiles showed" below.`}
 
-Reproduce with \`${reproduce()}\` (the reads run on embedded PGlite when neither
-\`BENCH_DATABASE_URL\` nor \`TEST_DATABASE_URL\` is set;
-\`BENCH_ROUNDS\`, \`BENCH_SECONDS\`, \`BENCH_CONNECTIONS\` change the load; wrk is used when on the PATH, else
+Reproduce with \`${reproduce()}\` (\`BENCH_ROUNDS\`, \`BENCH_SECONDS\`, \`BENCH_CONNECTIONS\` change the load; wrk is used when on the PATH, else
 autocannon is installed into \`$TMPDIR/console-bench-autocannon-8\`).
 `);
 }

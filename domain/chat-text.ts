@@ -68,3 +68,20 @@ export function answerFromChat(pending: Pick<Pending, 'id' | 'kind' | 'options'>
   if (pending.kind === 'question' && said !== '') return { id: pending.id, answer: said };
   return null;
 }
+
+/** The text after the bot's nick when a chat message addresses it (`nick: …`, `nick, …`), else null. */
+export function addressedText(body: string, nick: string): string | null {
+  const trimmed = body.trimStart();
+  if (trimmed.slice(0, nick.length).toLowerCase() !== nick.toLowerCase()) return null;
+  const rest = /^\s*[:,]\s*/.exec(trimmed.slice(nick.length));
+  return rest === null ? null : trimmed.slice(nick.length + rest[0].length);
+}
+
+/**
+ * The ids this service posts with on a chat platform: UUIDv7 (deliveries, a turn's posts) and the v8 ids
+ * its adapters derive for replies. A sender whose message carries one is a bot of this kind (another
+ * console): never answered, so two bots never talk to each other. People's clients use v4 ids, or none.
+ */
+export function isConsoleOrigin(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(id);
+}

@@ -1,4 +1,5 @@
 import type { Address, Channel, ChannelPlace, Id } from '../domain/model.ts';
+import type { ChatHandlers } from './chat-inbound.ts';
 
 /**
  * A conversation handed to a place of a channel, as the delivery outbox stores it until the channel
@@ -36,6 +37,26 @@ export interface ChannelPort {
    * it now; the outbox asks again later.
    */
   deliver(delivery: Delivery): Promise<void>;
+  /**
+   * From now on, people's messages on the channel's places go to `handlers` (inbound, contract section
+   * 9): each message once, with the platform's stable id, the sender's address and the text as written;
+   * never the bot's own posts nor another bot's. What was posted while nobody listened (before, or
+   * between a `close` and the next `listen`) is read from the place's history, from where the last
+   * listener stopped (`handlers.inbox`). One listener at a time.
+   */
+  listen(handlers: ChatHandlers): ChannelListener;
+}
+
+/** A channel's inbound side once it listens. */
+export interface ChannelListener {
+  /**
+   * Reads a top-level place's history (a room's archive) again from where the listener stopped, each
+   * message through the same path: nothing handed over already is handed over again. Resolves once
+   * what was heard there so far, and the history read, was handed over.
+   */
+  catchUp(channelId: string, place: string): Promise<void>;
+  /** Stops handing messages over (the channel may be listened to again). */
+  close(): void;
 }
 
 /**

@@ -1,12 +1,13 @@
 import type { Failure } from '../domain/errors.ts';
-import type { Thread } from '../domain/model.ts';
+import type { Project, Thread } from '../domain/model.ts';
 import type { Result } from '../domain/result.ts';
 
 /**
  * Where runs of a plain project work (their session's `cwd`, recorded as the run's `directory`), for
- * the project (null: none). The host answers it: a directory on disk, or whatever its agents take.
+ * the project named `name` (null: none), whose catalog entry `project` the caller has read already (null: none, or
+ * no longer in the catalog). The host answers it: a directory on disk, or whatever its agents take.
  */
-export type ProjectDirectory = (project: string | null) => Promise<string>;
+export type ProjectDirectory = (name: string | null, project: Pick<Project, 'directory'> | null) => Promise<string>;
 
 /**
  * Where a thread's runs work: its worktree for a repository project (made on its first turn; a fork's

@@ -163,7 +163,7 @@ export function createApp(options: AppOptions): ComposedApp {
   rechecks.unref();
   const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
   const runDirectory = threadDirectories({
-    catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(storage.catalog, config.dataDir),
+    catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
   });
   // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
   const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });

@@ -66,6 +66,11 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const log = options.log.child({ component: 'acp' });
   const demoAgent = options.demoAgent ?? defaultDemoAgent();
   const processes = new Map<string, Promise<AgentProcess>>();
+  /**
+   * Each process's redactor, made from the `env_pass` values it was started with (the service's
+   * environment is read when an agent starts, not again for every turn: reading `process.env` whole is slow).
+   */
+  const redactors = new WeakMap<Promise<AgentProcess>, (text: string) => string>();
   /** Agents a process was started for, so a later start of one counts as a restart. */
   const startedBefore = new Set<string>();
   let restarts = 0;
@@ -83,6 +88,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       env, secrets: agentSecrets(agent, env), startTimeoutMs: options.startTimeoutMs, signal: closing.signal,
     });
     processes.set(agent.id, started);
+    redactors.set(started, redactor(passedSecrets(agent, env)));
     if (startedBefore.has(agent.id)) restarts += 1;
     else startedBefore.add(agent.id);
     const forget = () => {
@@ -103,7 +109,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
    * model), never what the agent offers. The process stays up for the turns that follow.
    */
   async function probe(agent: Agent): Promise<AgentOffer> {
-    const proc = await processFor(agent);
+    const { proc } = await processFor(agent);
     scratch ??= mkdtemp(join(tmpdir(), 'agent-offers-'));
     const cwd = join(await scratch, agent.id.replace(/[^A-Za-z0-9._-]/g, '_'));
     await mkdir(cwd, { recursive: true });
@@ -113,13 +119,14 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
 
   const offerCache = createOfferCache({ probe, log, timeoutMs: options.offerTimeoutMs ?? 10_000, retryMs: options.offerRetryMs ?? 30_000 });
 
-  async function processFor(agent: Agent): Promise<AgentProcess> {
+  /** The agent's live process (started when none is), and the redactor of what it sends. */
+  async function processFor(agent: Agent): Promise<{ proc: AgentProcess; redact: (text: string) => string }> {
     // A process may have died before its exit was noticed: try once more with a fresh one.
     for (let attempt = 0; ; attempt++) {
       if (closed) throw new Error('the agent runner is closed');
       const entry = processes.get(agent.id) ?? start(agent);
       const proc = await entry;
-      if (proc.alive()) return proc;
+      if (proc.alive()) return { proc, redact: redactors.get(entry)! };
       if (processes.get(agent.id) === entry) processes.delete(agent.id);
       if (attempt === 1) throw new Error(`the agent ${agent.id} exits as soon as it starts`);
     }
@@ -188,11 +195,11 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       // turn rejects at once; the start and the session request go on, bounded, since other turns
       // may wait on the same process.
       if (request.signal?.aborted) throw notReady();
-      const proc = await unlessAborted(processFor(request.agent), request.signal);
+      const { proc, redact } = await unlessAborted(processFor(request.agent), request.signal);
       const { sessionId, fresh } = await unlessAborted(sessionFor(proc, request), request.signal);
       if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
       const turnLog = log.child({ agent: request.agent.id, sessionId });
-      const route = openTurnRoute(request, turnLog, redactor(passedSecrets(request.agent, agentEnvironment(request.agent, options.env ?? {}).env)));
+      const route = openTurnRoute(request, turnLog, redact);
       proc.routes.set(sessionId, route);
       let grace: NodeJS.Timeout | undefined;
       let abandon!: (error: Error) => void;

@@ -90,20 +90,27 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
           return { kind: 'queued', answer: queued, item, event, interrupts: first ? running?.turn_run_id ?? null : null };
         }
         if (conversations.at(-1)!.id !== target.id) return rollback({ kind: 'changed' });
-        await sql(`
-          update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
-            turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-          where id = ?`, [write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id]);
         const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };
         const run: Run = {
           id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
           started_at: uuid7Time(runId), ended_at: null,
         };
-        await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
-          [messageId, write.thread_id, write.text, message.created_at]);
-        await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
-          values (?, ?, ?, 'running', null, ?, null)`, [runId, write.conversation_id, write.directory, run.started_at]);
-        const [event] = await sql<WireEvent>(APPEND, [write.thread_id, 'message', JSON.stringify({ run_id: runId, message }), write.thread_id]);
+        // The claim, the user's message, the run and its `message` event in one statement: one round trip, not four
+        // (a turn waits for each before its agent is prompted; on the embedded database each is a statement of its one session).
+        const [event] = await sql<WireEvent>(`
+          with claimed as (
+            update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
+              turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+            where id = ?),
+          said as (insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)),
+          started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
+            values (?, ?, ?, 'running', null, ?, null))
+          ${APPEND.trim()}`, [
+          write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id,
+          messageId, write.thread_id, write.text, message.created_at,
+          runId, write.conversation_id, write.directory, run.started_at,
+          write.thread_id, 'message', JSON.stringify({ run_id: runId, message }), write.thread_id,
+        ]);
         return { kind: 'started', answer, message, run, event: event! };
       })),
 

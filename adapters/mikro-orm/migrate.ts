@@ -33,11 +33,22 @@ export const MIGRATIONS: readonly LazyMigration[] = [
 /** The table that records applied migrations. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
-/** Whether every migration is recorded as applied (a database without the table has none). */
+/** PostgreSQL's "undefined_table": the migrations table does not exist yet (a fresh database). */
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * Whether every migration is recorded as applied (a database without the table has none). One
+ * statement, one round trip: a start on an up-to-date database sends nothing else for migrations
+ * (test/adapters/mikro-orm-migrate.test.ts counts it).
+ */
 async function upToDate(orm: MikroORM): Promise<boolean> {
-  const [table] = await runStatement<{ found: string | null }>(orm, 'select to_regclass(?) as found', [MIGRATIONS_TABLE]);
-  if (table?.found === null || table === undefined) return false;
-  const rows = await runStatement<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`, []);
+  let rows: { name: string }[];
+  try {
+    rows = await runStatement<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`, []);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
+    throw error;
+  }
   const applied = new Set(rows.map((row) => row.name));
   return MIGRATIONS.every((migration) => applied.has(migration.name));
 }

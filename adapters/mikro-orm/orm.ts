@@ -1,4 +1,5 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { postgresql } from './packages.ts';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS_TABLE } from './migrate.ts';
 import { DatabaseOpenError } from './open-error.ts';
@@ -30,7 +31,7 @@ export interface OrmOptions {
  */
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   const timeout = options.queryTimeoutMs === undefined ? QUERY_TIMEOUT_MS : options.queryTimeoutMs;
-  const orm = await MikroORM.init({
+  const orm = await postgresql.MikroORM.init({
     clientUrl: options.clientUrl,
     entities: [...ENTITIES],
     // The migrator is not an extension: `migrate` imports it, with the migrations, only when one is pending.

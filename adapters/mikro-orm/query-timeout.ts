@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 /** pg's error when a statement got no answer within `query_timeout`. */
 export const QUERY_READ_TIMEOUT = 'Query read timeout';
 
-interface PgConnection {
+export interface PgConnection {
   __knex__disposed?: unknown;
   readonly connection?: { readonly stream?: { destroy: () => void } };
 }
@@ -23,10 +23,19 @@ export function discardTimedOutConnections(orm: MikroORM): void {
   const run = client._query.bind(client);
   client._query = (connection, query) =>
     run(connection, query).catch((error: unknown) => {
-      if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) {
-        connection.__knex__disposed = QUERY_READ_TIMEOUT; // not the error: its message holds the statement
-        connection.connection?.stream?.destroy();
-      }
+      discardIfTimedOut(connection, error);
       throw error;
     });
+}
+
+/**
+ * Cuts a connection whose statement got no answer in time and marks it for the pool to discard (see
+ * `discardTimedOutConnections`); any other error leaves it be. `runStatement` sends its statements
+ * on the connection itself, not through knex's `_query`, and calls this on their errors.
+ */
+export function discardIfTimedOut(connection: PgConnection, error: unknown): void {
+  if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) {
+    connection.__knex__disposed = QUERY_READ_TIMEOUT; // not the error: its message holds the statement
+    connection.connection?.stream?.destroy();
+  }
 }

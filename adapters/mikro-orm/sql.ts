@@ -2,13 +2,103 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Id, Page } from '../../domain/model.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
+import { discardIfTimedOut, type PgConnection } from './query-timeout.ts';
 
-/** What `select` needs of knex's client: its pool, and the statement call the time-out guard wraps. */
+/** What `runStatement` needs of knex's client: its pool, and its `query` event. */
 interface KnexClient {
+  readonly pool?: { readonly max: number; numPendingAcquires(): number };
   acquireConnection(): Promise<unknown>;
   releaseConnection(connection: unknown): Promise<unknown>;
-  _query(connection: unknown, query: { sql: string }): Promise<{ response: { rows: unknown[] } }>;
   emit(event: 'query', query: { sql: string; bindings: readonly unknown[] }): boolean;
+}
+
+/** A pooled pg client, as far as telling whether it can take another statement goes. */
+interface PooledConnection {
+  readonly __knex__disposed?: unknown;
+  readonly _ending?: boolean;
+  readonly _queryable?: boolean;
+}
+
+/**
+ * Per knex client: how many connections `runStatement` holds or has asked the pool for, and the
+ * statements waiting for one of them because that is already the pool's size.
+ */
+interface Lane {
+  held: number;
+  readonly waiting: { resolve: (connection: unknown) => void; reject: (error: unknown) => void }[];
+}
+
+const lanes = new WeakMap<KnexClient, Lane>();
+
+/**
+ * A connection for one statement. While the statements hold fewer connections than the pool has,
+ * it is asked of the pool (tarn: an acquire costs some twenty promises and a timer, a validation
+ * included); once they hold them all, the statement waits here and is handed the next connection a
+ * statement gives back (`giveBack`), as pg's own pool does, without the pool in between. Bounded:
+ * every held connection is given back within the statement time-out.
+ */
+function lease(client: KnexClient, lane: Lane): Promise<unknown> {
+  const pool = client.pool;
+  if (pool !== undefined && lane.held >= pool.max) return new Promise((resolve, reject) => lane.waiting.push({ resolve, reject }));
+  lane.held += 1;
+  return client.acquireConnection().catch((error: unknown) => {
+    lane.held -= 1;
+    pump(client, lane);
+    throw error;
+  });
+}
+
+/** Asks the pool for a connection for each waiting statement there is room for (after a connection went back to it, or an ask failed). */
+function pump(client: KnexClient, lane: Lane): void {
+  const max = client.pool?.max ?? 0;
+  while (lane.waiting.length > 0 && lane.held < max) {
+    const waiter = lane.waiting.shift()!;
+    lane.held += 1;
+    client.acquireConnection().then(waiter.resolve, (error: unknown) => {
+      lane.held -= 1;
+      waiter.reject(error);
+      pump(client, lane);
+    });
+  }
+  // No pool any more (destroyed): whoever still waits is told, as the pool would tell them.
+  if (client.pool === undefined) for (const waiter of lane.waiting.splice(0)) waiter.reject(new Error('Unable to acquire a connection'));
+}
+
+/**
+ * Gives a statement's connection back: straight to the next statement waiting, unless the
+ * connection cannot take another (discarded after a time-out, broken, ending) or someone else
+ * (a transaction) waits for the pool, who is then not passed over; else to the pool.
+ */
+function giveBack(client: KnexClient, lane: Lane, connection: unknown): void {
+  const pooled = connection as PooledConnection;
+  const usable = pooled.__knex__disposed === undefined && pooled._ending !== true && pooled._queryable !== false;
+  if (usable && lane.waiting.length > 0 && client.pool !== undefined && client.pool.numPendingAcquires() === 0) {
+    lane.waiting.shift()!.resolve(connection);
+    return;
+  }
+  lane.held -= 1;
+  void client.releaseConnection(connection);
+  pump(client, lane);
+}
+
+/**
+ * Sends one statement as a simple-protocol query on the connection itself, what knex's `_query`
+ * does for a statement without bindings, without its promise and the time-out guard's around it: one
+ * promise, and a connection whose statement timed out is discarded as the guard does.
+ */
+function send<Row>(connection: unknown, text: string): Promise<Row[]> {
+  return new Promise((resolve, reject) => {
+    (connection as PgClient).query(text, (error, result) => {
+      if (error === null || error === undefined) return resolve(result.rows as Row[]);
+      discardIfTimedOut(connection as PgConnection, error);
+      reject(error);
+    });
+  });
+}
+
+/** A pg client as `send` uses it. */
+interface PgClient {
+  query(text: string, callback: (error: Error | null | undefined, result: { rows: unknown[] }) => void): void;
 }
 
 /**
@@ -18,19 +108,23 @@ interface KnexClient {
  * then sent as one simple-protocol query on a connection of the ORM's own pool. `execute`'s query
  * builder, logging and result wrapping are skipped: they cost a read more than the driver does (see
  * docs/benchmarks.md). The statement still goes through knex's client: its `query` event (the counts in
- * tests), its pool's time-out, and the guard that discards a connection whose statement timed out.
+ * tests), its pool and the pool's time-out; a connection whose statement timed out is discarded as the
+ * guard on knex's `_query` does (`send`); under load a connection goes from one statement to the next
+ * waiting one without the pool (`lease`).
  */
 export async function runStatement<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
   const connection = orm.em.getConnection();
   const text = connection.getPlatform().formatQuery(sql, [...params]);
   const client = connection.getKnex().client as unknown as KnexClient;
+  let lane = lanes.get(client);
+  if (lane === undefined) lanes.set(client, (lane = { held: 0, waiting: [] }));
   try {
-    const pooled = await client.acquireConnection();
+    const pooled = await lease(client, lane);
     try {
       client.emit('query', { sql: text, bindings: [] });
-      return (await client._query(pooled, { sql: text })).response.rows as Row[];
+      return await send<Row>(pooled, text);
     } finally {
-      await client.releaseConnection(pooled);
+      giveBack(client, lane, pooled);
     }
   } catch (error) {
     throw isConnectionError(error) ? new StorageUnavailableError({ cause: error }) : error;

@@ -172,11 +172,15 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
   return {
     async publish(event) {
       if (closed) return;
-      void local.publish(event); // synchronous: this instance's subscribers have it before the NOTIFY is sent
       const whole = JSON.stringify({ o: origin, e: event } satisfies EventNote);
       const address = JSON.stringify({ o: origin, t: event.thread_id, s: event.seq } satisfies EventNote);
-      // Kept for later by address only: a backlog of whole events could hold megabytes.
-      await send(EVENTS_CHANNEL, [Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES ? whole : address], [address]);
+      // The NOTIFY is written to the connection first (pg writes an idle connection's query at once),
+      // so the other instances' sockets do not wait behind this instance's own fan-out; kept for later
+      // by address only: a backlog of whole events could hold megabytes.
+      const sent = send(EVENTS_CHANNEL, [Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES ? whole : address], [address]);
+      // Synchronous: this instance's subscribers have it before publish returns, whatever the NOTIFY's fate.
+      void local.publish(event);
+      await sent;
     },
     subscribe(threadId, listener) {
       subscribed.set(threadId, (subscribed.get(threadId) ?? 0) + 1);

@@ -1,13 +1,13 @@
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { ChannelListener, ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
 import { XmppConnection, type Backoff } from './connection.ts';
 import { deliverToRoom } from './deliver.ts';
-import { xmppInbound, type XmppInbound } from './inbound.ts';
+import { occupantDirectory, xmppInbound, type XmppInbound } from './inbound.ts';
 import { barredReason, publicRooms, roomFacts, roomPlace, roomThreads, threadPlaces, type RoomFacts } from './places.ts';
 
 /** The conversations living on a channel, by address (`room@muc#thread`) with their thread's title: what the listing adds to a room's archived threads. */
@@ -37,9 +37,9 @@ export interface XmppChannelPort extends ChannelPort {
   /**
    * From now on, people's messages in the bot's rooms and direct messages go to `handlers` (the app's,
    * built after the channels), the rooms where conversations live are joined, and each room's archive
-   * is read from where the bot stopped. Once; answers the inbound side (tests wait on it).
+   * is read from where the bot stopped. One listener at a time (another once it is closed).
    */
-  listen(handlers: ChatHandlers): XmppInbound;
+  listen(handlers: ChatHandlers): ChannelListener;
   close(): Promise<void>;
 }
 
@@ -59,6 +59,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
   const threads = new Map<string, ChannelPlace[]>();
   const inFlight = new Map<string, Promise<void>>();
   let inbound: XmppInbound | null = null;
+  const occupants = occupantDirectory(connection);
 
   const top = (): ChannelPlace[] => rooms.map(({ facts, barred }) => roomPlace(facts, barred, threads.get(facts.jid) ?? []));
 
@@ -112,13 +113,23 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     listen(handlers) {
       if (inbound !== null) throw new Error(`the xmpp channel ${channelId} listens already`);
-      inbound = xmppInbound({ channelId, connection, handlers, living: () => living(channelId), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }) });
-      // Rooms joined before (a delivery's) are read from their cursors now.
-      for (const room of connection.rooms()) void inbound.catchUp(room);
-      return inbound;
+      const listening = xmppInbound({
+        channelId, connection, handlers, living: () => living(channelId), occupants, log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
+      });
+      inbound = listening;
+      // Rooms joined before (a delivery's, an earlier listener's) are read from their cursors now.
+      for (const room of connection.rooms()) void listening.catchUp(room);
+      return {
+        catchUp: (id, room) => (id === channelId ? listening.catchUp(room) : Promise.resolve()),
+        close() {
+          listening.close();
+          if (inbound === listening) inbound = null;
+        },
+      };
     },
     async close() {
       inbound?.close();
+      occupants.stop();
       await connection.close();
     },
   };

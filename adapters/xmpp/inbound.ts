@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Element } from '@xmpp/client';
+import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
 import { parseRoomThread, roomThreadAddress } from '../../domain/xmpp.ts';
 import type { ChatCursor } from '../../ports/chat-inbox.ts';
@@ -33,13 +34,6 @@ const PAGE = 100;
 /** A sender is sent the help text at most once in this long (a bot answering the bot's help ends there). */
 const HELP_EVERY_MS = 10 * 60_000;
 
-/**
- * The origin-ids this adapter posts with: UUIDv7 (deliveries, a turn's posts) and the v8 ids it derives
- * for replies. A sender whose message carries one is a bot of this kind (another console): never
- * answered, so two bots never talk to each other. People's clients use v4 ids, or none.
- */
-const BOT_ORIGIN = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
 export const DIRECT_HELP =
   'I am the console bot. To link this address to your console user, ask the console for a link code (Chat links) ' +
   'and send me "link <code>" here. In a room, talk in the thread of a conversation, or start a message with my nick ' +
@@ -54,12 +48,36 @@ export function derivedUuid(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The text after the bot's nick when the message addresses it (`nick: …`, `nick, …`), else null. */
-export function addressedText(body: string, nick: string): string | null {
-  const trimmed = body.trimStart();
-  if (trimmed.slice(0, nick.length).toLowerCase() !== nick.toLowerCase()) return null;
-  const rest = /^\s*[:,]\s*/.exec(trimmed.slice(nick.length));
-  return rest === null ? null : trimmed.slice(nick.length + rest[0].length);
+export { addressedText };
+
+/** Real bare JIDs of the occupants of the bot's rooms, by `room/nick` and by `room occupant-id`. */
+export interface OccupantDirectory {
+  get(key: string): string | undefined;
+  /** Stops listening to presence. */
+  stop(): void;
+}
+
+/**
+ * Remembers each occupant's real JID from the presence the rooms send the bot (on its join, and as people
+ * come and go). It listens from when the connection is made, not from when the channel listens: a room
+ * joined before (a delivery's) sends its occupants' presence once, on the join, and a live message there
+ * names its sender by nick only.
+ */
+export function occupantDirectory(connection: XmppConnection): OccupantDirectory {
+  const occupants = new Map<string, string>();
+  const stop = connection.listen((stanza) => {
+    if (!stanza.is('presence')) return;
+    const from = stanza.attrs.from ?? '';
+    const slash = from.indexOf('/');
+    if (slash < 0) return;
+    const room = from.slice(0, slash);
+    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
+    if (jid === null) return;
+    occupants.set(from, jid);
+    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
+    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
+  });
+  return { get: (key) => occupants.get(key), stop };
 }
 
 /**
@@ -76,6 +94,8 @@ export function xmppInbound(options: {
   readonly connection: XmppConnection;
   readonly handlers: ChatHandlers;
   readonly living: LivingRooms;
+  /** Who the occupants of the bot's rooms are, from their presence since the connection started (see {@link occupantDirectory}). */
+  readonly occupants: OccupantDirectory;
   readonly log: Logger;
   /** How long a claim of a message holds before another instance may take it (60 s by default). */
   readonly claimMs?: number;
@@ -86,8 +106,7 @@ export function xmppInbound(options: {
   const account = connection.account;
   const botJid = account.jid.toLowerCase();
   const holder = `xmpp-${randomBytes(6).toString('hex')}`;
-  /** Real bare JIDs of occupants, by `room/nick` and by `room occupant-id`, from their presence. */
-  const occupants = new Map<string, string>();
+  const { occupants } = options;
   /** Senders seen posting as a bot (a console origin-id): ignored from then on. */
   const bots = new Set<string>();
   const helped = new Map<string, number>();
@@ -123,18 +142,6 @@ export function xmppInbound(options: {
     if (cursor !== null && !dirty.has(room)) await inbox.advance(channel, room, cursor);
   };
 
-  function rememberOccupant(stanza: Element): void {
-    const from = stanza.attrs.from ?? '';
-    const slash = from.indexOf('/');
-    if (slash < 0) return;
-    const room = from.slice(0, slash);
-    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
-    if (jid === null) return;
-    occupants.set(from, jid);
-    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
-    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
-  }
-
   /**
    * Handles one room message (live, or archived under `archiveId`: an archived message carries no
    * stanza id of its own, the archive's id is it); answers the cursor it leaves the room at.
@@ -152,7 +159,7 @@ export function xmppInbound(options: {
       ?? null;
     // No real JID: the room hides who writes (it is barred for conversations anyway).
     if (sender === null || sender === botJid) return cursor;
-    if (facts.originId !== null && BOT_ORIGIN.test(facts.originId)) bots.add(sender);
+    if (facts.originId !== null && isConsoleOrigin(facts.originId)) bots.add(sender);
     if (bots.has(sender)) return cursor;
     const body = facts.body ?? '';
     if (body.trim() === '') return cursor;
@@ -258,7 +265,6 @@ export function xmppInbound(options: {
   const stops = [
     connection.listen((stanza) => {
       if (closed) return;
-      if (stanza.is('presence')) return rememberOccupant(stanza);
       if (!stanza.is('message') || stanza.getChild('result', NS.mam) !== undefined) return;
       const from = stanza.attrs.from ?? '';
       if (stanza.attrs.type === 'groupchat') {

@@ -40,9 +40,12 @@ export function agentVocabularies(catalog: Pick<Catalog, 'agents' | 'channels'>,
       const agents = await catalog.agents();
       return Promise.all(agents.filter((agent) => ids === undefined || ids.includes(agent.id)).map((agent) => know(agent, wait(agent.id))));
     },
-    /** One agent by id with what is known of it (waited for when `wait`); null when the catalog has no such agent. */
-    async one(id: string, wait = false): Promise<KnownAgent | null> {
-      const agent = (await catalog.agents()).find((candidate) => candidate.id === id);
+    /**
+     * One agent by id with what is known of it (waited for when `wait`); null when the catalog has no such agent.
+     * `agents` is the catalog's agents when the caller has begun reading them already.
+     */
+    async one(id: string, wait = false, agents: Promise<readonly Agent[]> = catalog.agents()): Promise<KnownAgent | null> {
+      const agent = (await agents).find((candidate) => candidate.id === id);
       return agent === undefined ? null : know(agent, wait);
     },
     /**

@@ -50,13 +50,16 @@ export function directives(deps: {
    * new key. Owned, unless `member` (a directive that queues: members may queue, contract section 7).
    */
   async function existing(user: User, ref: string, member: boolean): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
-    const found = (await storage.threads.findRow(user.id, ref)) ?? (await storage.writer.findByKey(user.id, ref));
+    // A ref is mostly a row id: its latest conversation is read beside the row, and used only once the
+    // row is found for this user (a key's, or a refused one, is dropped unread by anyone).
+    const [byRow, latestOfRef] = await Promise.all([storage.threads.findRow(user.id, ref), storage.conversations.latestByThread(ref)]);
+    const found = byRow ?? (await storage.writer.findByKey(user.id, ref));
     // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
     if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
     if (found.owner !== user.id && !member) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'not_console_thread' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
-    const conversation = await storage.conversations.latestByThread(found.id);
+    const conversation = found.id === ref ? latestOfRef : await storage.conversations.latestByThread(found.id);
     if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to continue' });
     // A conversation teleported away is continued where it is now: the answer names it.
     if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });
@@ -81,6 +84,9 @@ export function directives(deps: {
   return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
     // The thread first: one the caller cannot use answers 404 (or its refusal) whatever the body names.
     const whenBusy = body.when_busy === 'reject' ? null : body.when_busy ?? null;
+    // The agents are read beside the thread (one round trip, not two): a continued thread's agent is looked up in them.
+    const agents = storage.catalog.agents();
+    agents.catch(() => {});
     const found = await existing(user, ref, whenBusy !== null);
     if (!found.ok) return found;
     const issues: Issue[] = [];
@@ -111,7 +117,7 @@ export function directives(deps: {
       if (known === null && down.length > 0) return fail(unavailableFailure(down, 'No agent is offered for this thread: '));
     } else {
       // A directive that picks nothing to check runs on what the thread has: it never waits on the agent's offer.
-      known = await deps.vocabularies.one(found.value.conversation.agent, body.permission_mode !== null || body.effort !== null);
+      known = await deps.vocabularies.one(found.value.conversation.agent, body.permission_mode !== null || body.effort !== null, agents);
     }
     if (known === null) return fail({ code: 'no_agent_offered' });
     const { agent } = known;

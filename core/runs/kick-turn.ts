@@ -38,12 +38,17 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
     throw new Error('the prompt of this run was not taken here');
   };
   try {
-    await emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id });
-    // A dequeued directive's prompt is recorded as it is taken, just before the agent gets it.
-    if (request.unsent !== true) await writer.appendModelMessage(runId, { role: 'user', content: request.prompt });
+    // One round trip before the agent is asked, not three: `run_started`, the prompt's model message and the
+    // session's id are independent writes and a read, all done (and stored) before the runner starts.
+    const [, , sessionId] = await Promise.all([
+      emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id }),
+      // A dequeued directive's prompt is recorded as it is taken, just before the agent gets it.
+      request.unsent !== true ? writer.appendModelMessage(runId, { role: 'user', content: request.prompt }) : null,
+      writer.sessionOf(conversation.id),
+    ]);
     const result = await runner.runTurn({
       agent: request.agent,
-      sessionId: await writer.sessionOf(conversation.id),
+      sessionId,
       cwd: request.cwd,
       prompt: request.prompt,
       mode: request.mode,

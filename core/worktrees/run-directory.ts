@@ -27,7 +27,7 @@ export function threadDirectories(deps: {
     const repo = project?.repo ?? null;
     if (repo === null) {
       // A thread that has a worktree keeps working there, even when its project stopped naming the repository.
-      return ok(thread.worktree?.path ?? (await deps.projectDirectory(thread.project)));
+      return ok(thread.worktree?.path ?? (await deps.projectDirectory(thread.project, project)));
     }
     const base = thread.worktree?.base ?? project!.base ?? 'main';
     // A fork (a teleport's landing thread) starts from the branch of its nearest ancestor that has one: the work so far comes with it.

@@ -1,18 +1,15 @@
 import type { Channel } from '../../domain/model.ts';
-import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { ChannelListener, ChannelPort } from '../../ports/channel-port.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 
 /** A channel port that serves some channels itself (a platform adapter per channel). */
 export interface RoutedChannel extends ChannelPort {
   readonly channelId: string;
-  /** Hands people's messages on the channel to the app from now on (a chat platform's adapter). */
-  listen?(handlers: ChatHandlers): unknown;
   close(): Promise<void>;
 }
 
 /** Channels whose adapters take people's messages once the app is built: `listen` hands them the app's handlers. */
 export interface ListeningChannels extends ChannelPort {
-  listen(handlers: ChatHandlers): void;
   close(): Promise<void>;
 }
 
@@ -31,8 +28,14 @@ export function routedChannelPort(fallback: ChannelPort, routed: readonly Routed
     },
     places: (channelId, inside) => (byId.get(channelId) ?? fallback).places(channelId, inside),
     deliver: (delivery) => (byId.get(delivery.channel) ?? fallback).deliver(delivery),
-    listen(handlers) {
-      for (const port of routed) port.listen?.(handlers);
+    listen(handlers: ChatHandlers): ChannelListener {
+      const listeners = [fallback, ...routed].map((port) => port.listen(handlers));
+      return {
+        catchUp: async (channelId, place) => {
+          await Promise.all(listeners.map((listener) => listener.catchUp(channelId, place)));
+        },
+        close: () => listeners.forEach((listener) => listener.close()),
+      };
     },
     async close() {
       await Promise.all(routed.map((port) => port.close()));

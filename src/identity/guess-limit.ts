@@ -55,11 +55,15 @@ export function guessLimit(options: {
         limiter.record(key);
       }
     } finally {
-      // Every waiter looks again (the budget may be spent, or have room): none is left behind.
+      // Waiters look again, as many as there is room for now: each woken one starts a lookup (or,
+      // when the budget is spent, every one is woken to be refused). Waking them all on every end
+      // cost each request a promise per waiter under load, and woke many only to wait again; one
+      // not woken now is woken when a lookup under way ends, so none is left behind.
       const state = pending.get(key)!;
       state.running -= 1;
-      const woken = state.waiting.splice(0);
-      if (state.running === 0) pending.delete(key);
+      const room = limiter.blocked(key) === null ? limiter.left(key) - state.running : state.waiting.length;
+      const woken = room > 0 ? state.waiting.splice(0, room) : [];
+      if (state.running === 0 && state.waiting.length === 0) pending.delete(key);
       for (const wake of woken) wake();
     }
     return ok(found);

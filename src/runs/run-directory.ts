@@ -1,5 +1,4 @@
 import { join, resolve } from 'node:path';
-import type { Catalog } from '../../ports/catalog.ts';
 import type { ProjectDirectory } from '../../ports/run-directory.ts';
 
 /** A project's default working directory, under `DATA_DIR`: one path segment, never `..`. */
@@ -10,9 +9,7 @@ export function projectDirectory(dataDir: string, project: string | null): strin
 
 /**
  * Where a plain project's runs work on this host: the directory on disk the world names for the
- * project, else its default under `DATA_DIR`.
+ * project, else its default under `DATA_DIR`. The caller has read the project's entry: it is not read again.
  */
-export const projectDirectories = (catalog: Catalog, dataDir: string): ProjectDirectory => async (project) => {
-  const named = project === null ? null : (await catalog.project(project))?.directory ?? null;
-  return named ?? projectDirectory(dataDir, project);
-};
+export const projectDirectories = (dataDir: string): ProjectDirectory => async (name, project) =>
+  project?.directory ?? projectDirectory(dataDir, name);

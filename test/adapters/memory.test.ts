@@ -23,13 +23,23 @@ eventBusContract('in-process bus on memory', async () => ({
 channelPortContract('memory (the world file channels)', async () => {
   const storage = createMemoryStorage();
   await storage.importWorld(fixtureWorld());
+  const port = memoryChannelPort(storage.catalog);
+  const person = (address: string) => ({
+    address,
+    say: async (at: string, text: string, originId: string | null = null) => {
+      await port.say({ channel: 'team-chat', at, sender: address, text, originId });
+    },
+  });
   return {
-    port: memoryChannelPort(storage.catalog),
+    port,
     channel: { id: 'team-chat', kind: 'chat' },
     open: { id: 'general', inside: 'general' },
     thread: 'general/t1',
     barred: { id: 'ops', reason: /not in this room/ },
-    seen: null,
+    seen: async (id) => port.read('team-chat', 'general').filter((post) => post.originId === id).map((post) => ({ address: post.at, body: post.text })),
+    read: async (at) => port.read('team-chat', at).map((post) => ({ body: post.text, originId: post.originId })),
+    nick: 'console',
+    people: { alice: person('alice@chat.example'), robot: person('robot@chat.example') },
     another: null,
     server: null,
     close: () => storage.close(),

@@ -179,6 +179,48 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     for (const round of rounds) assert.deepEqual(round, sequential);
   });
 
+  // Issue 28: a pool acquire (tarn) cost a statement some twenty promises and a timer; under load a
+  // connection now goes from one statement straight to the next one waiting (adapters/mikro-orm/sql.ts).
+  it('under load a connection goes from one statement to the next waiting one without the pool', async () => {
+    const client = storage.orm.em.getConnection().getKnex().client as { acquireConnection: () => Promise<unknown> };
+    const acquire = client.acquireConnection;
+    let acquired = 0;
+    client.acquireConnection = function (this: unknown) {
+      acquired += 1;
+      return acquire.call(this);
+    };
+    try {
+      const found = await Promise.all(Array.from({ length: 60 }, () => storage.userByTokenHash(sha256('token-alice'))));
+      assert.deepEqual(new Set(found.map((user) => user?.id)), new Set(['alice']));
+      assert.ok(acquired <= 2 * EMBEDDED_POOL_SIZE, `${acquired} acquires from the pool for 60 statements on ${EMBEDDED_POOL_SIZE} connections`);
+    } finally {
+      client.acquireConnection = acquire;
+    }
+  });
+
+  it('a transaction waiting for the pool is not passed over by statements handing connections on', async () => {
+    let stop = false;
+    let reads = 0;
+    const reader = async () => {
+      // Bounded: a transaction passed over forever would let this run out, and the assertion below fail.
+      while (!stop && reads < 3000) {
+        await storage.threads.findRow('alice', F.root);
+        reads += 1;
+      }
+    };
+    const readers = Array.from({ length: 4 * EMBEDDED_POOL_SIZE }, reader);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = reads;
+    try {
+      await storage.orm.em.fork().transactional(async (em) => em.execute('select 1'));
+    } finally {
+      stop = true;
+      await Promise.allSettled(readers);
+    }
+    const during = reads - before;
+    assert.ok(reads < 3000, `the transaction waited for ${during} reads, until the readers ran out`);
+  });
+
   it('reads during an import wait for it instead of deadlocking', async () => {
     const world = fixtureWorld();
     const [, threads, , pending] = await Promise.all([

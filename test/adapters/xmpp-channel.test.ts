@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { archivePage } from '../../adapters/xmpp/archive.ts';
 import { xmppChannelPort, startXmppChannel } from '../../adapters/xmpp/channel-port.ts';
-import type { XmppAccount } from '../../domain/xmpp.ts';
+import { xmlText } from '../../adapters/xmpp/stanzas.ts';
+import { parseRoomThread, roomThreadAddress, type XmppAccount } from '../../domain/xmpp.ts';
 import type { World } from '../../domain/world.ts';
 import { channelPortContract } from '../contracts/channel-port.contract.ts';
 import { ChatClient } from '../support/chat-client.ts';
@@ -21,13 +22,30 @@ if (missing !== null) {
     const server = await startPrivateProsody();
     await server.register('console', BOT_PASSWORD);
     await server.register('alice', 'alice-password-1');
+    await server.register('robot', 'robot-password-1');
     const alice = await ChatClient.connect(server, 'alice', 'alice-password-1');
+    const robot = await ChatClient.connect(server, 'robot', 'robot-password-1');
     const general = `general@${server.muc}`;
     const back = `back@${server.muc}`;
     await alice.createRoom(general, { whois: 'anyone', name: 'General' });
     await alice.createRoom(back, { whois: 'moderators' });
+    await robot.joinRoom(general);
     await alice.post(general, 'seed', 'Release thread: what is left?');
-
+    const where = (at: string) => parseRoomThread(at) ?? { room: at, thread: null };
+    /** A person in the room: posts, and waits for the room to echo the post back (it took it). */
+    const person = (client: ChatClient, user: string) => ({
+      address: `${user}@${server.domain}`,
+      say: async (at: string, text: string, originId: string | null = null) => {
+        const { room, thread } = where(at);
+        const from = client.seen.length;
+        await client.post(room, thread, text, originId);
+        const body = xmlText(text);
+        for (const end = Date.now() + 20_000; !client.seen.slice(from).some((m) => m.room === room && m.body === body);) {
+          if (Date.now() > end) throw new Error(`${room} did not echo ${user}'s post`);
+          await sleep(50);
+        }
+      },
+    });
     const world: World = fixtureWorld();
     const storage = createMemoryStorage();
     await storage.importWorld({
@@ -61,15 +79,23 @@ if (missing !== null) {
         for (const end = Date.now() + 10_000; alice.withOrigin(id).length === 0 && Date.now() < end;) await sleep(100);
         await sleep(700);
         const live = alice.withOrigin(id);
-        if (live.length > 0) return live;
+        const address = (thread: string | null) => (thread === null || thread === '' ? general : roomThreadAddress(general, thread));
+        if (live.length > 0) return live.map((m) => ({ address: address(m.thread), body: m.body }));
         const page = await archivePage(port.connection, general, { max: 200 });
-        return page.messages.filter((m) => m.originId === id).map((m) => ({ thread: m.thread, body: m.body }));
+        return page.messages.filter((m) => m.originId === id).map((m) => ({ address: address(m.thread), body: m.body }));
       },
+      read: async (at) => {
+        const { room, thread } = where(at);
+        return alice.seen.filter((m) => m.room === room && (thread === null || m.thread === thread)).map((m) => ({ body: m.body, originId: m.originId }));
+      },
+      nick: account.nick,
+      people: { alice: person(alice, 'alice'), robot: person(robot, 'robot') },
       another: async () => online(build()),
       server,
       close: async () => {
         await port.close();
         await alice.close();
+        await robot.close();
         await server.destroy();
       },
     };

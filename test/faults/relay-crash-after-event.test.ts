@@ -36,6 +36,7 @@ function recordingChannels(storage: Storage) {
   const port: ChannelPort = {
     channels: () => inner.channels(),
     places: (channel, inside) => inner.places(channel, inside),
+    listen: (handlers) => inner.listen(handlers),
     async deliver(delivery) {
       posted.push(delivery);
     },

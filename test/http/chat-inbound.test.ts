@@ -32,6 +32,7 @@ function recordingChannels(storage: Storage) {
   const port: ChannelPort = {
     channels: () => inner.channels(),
     places: (channel, inside) => inner.places(channel, inside),
+    listen: (handlers) => inner.listen(handlers),
     async deliver(delivery) {
       if (!posted.some((p) => p.id === delivery.id)) posted.push(delivery);
     },

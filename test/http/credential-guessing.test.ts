@@ -228,6 +228,35 @@ describe('the guess limit', () => {
     assert.equal(found[3]!.ok ? null : found[3]!.error.status, 429);
   });
 
+  it('wakes only as many waiters as there is room for: a burst of right credentials costs each request a bounded number of looks', async () => {
+    // Issue 28: every ended lookup woke every waiter, which looked again and mostly waited again: under
+    // 32 connections from one client that was a promise per waiter per request on every read.
+    const inner = windowLimiter({ limit: 10 });
+    let looks = 0;
+    const limiter = { ...inner, left: (key: string) => (looks++, inner.left(key)) };
+    const guesses = guessLimit({ limiter, trustProxy: false });
+    const lookups: (() => void)[] = [];
+    let running = 0;
+    let most = 0;
+    const lookUp = () => {
+      running += 1;
+      most = Math.max(most, running);
+      return new Promise<string | null>((resolve) => lookups.push(() => ((running -= 1), resolve('alice'))));
+    };
+    const requests = 100;
+    const answers = Array.from({ length: requests }, () => guesses(ctx, lookUp));
+    for (let ended = 0; ended < requests; ended++) {
+      await settle();
+      assert.ok(lookups.length > ended, `a waiter was left behind after ${ended} lookups ended`);
+      lookups[ended]!();
+    }
+    assert.deepEqual(new Set((await Promise.all(answers)).map((answer) => JSON.stringify(answer))), new Set([JSON.stringify({ ok: true, value: 'alice' })]));
+    assert.equal(most, 10, 'at most the budget under way at once, and the budget used');
+    // One look to start, and one after being woken (plus one for each end, to size the room); waking
+    // every waiter on every end made it ~ requests² / 20 (about 500 here).
+    assert.ok(looks <= 3 * requests, `${looks} looks at the budget for ${requests} requests`);
+  });
+
   it('a lookup that fails (storage down) is no failed credential', async () => {
     const guesses = guessLimit({ limiter: windowLimiter({ limit: 1 }), trustProxy: false });
     for (let i = 0; i < 3; i++) await assert.rejects(guesses(ctx, () => Promise.reject(new Error('storage unavailable'))));

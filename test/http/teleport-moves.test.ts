@@ -70,6 +70,7 @@ function flakyChannels(storage: Storage, failures: number) {
   const port: ChannelPort = {
     channels: () => inner.channels(),
     places: (channel, inside) => inner.places(channel, inside),
+    listen: (handlers) => inner.listen(handlers),
     async deliver(delivery) {
       const n = (attempts.get(delivery.id) ?? 0) + 1;
       attempts.set(delivery.id, n);

@@ -1,4 +1,5 @@
 import { client, xml, type Client, type Element } from '@xmpp/client';
+import { xmlText } from '../../adapters/xmpp/stanzas.ts';
 import type { PrivateProsody } from './private-prosody.ts';
 
 const MUC = 'http://jabber.org/protocol/muc';
@@ -86,9 +87,16 @@ export class ChatClient {
     );
   }
 
-  /** Posts in a room thread (in the room itself, without a thread, when `thread` is null). */
-  async post(room: string, thread: string | null, body: string): Promise<void> {
-    await this.#client.send(xml('message', { to: room, type: 'groupchat' }, xml('body', {}, body), thread === null ? null : xml('thread', {}, thread)));
+  /**
+   * Posts in a room thread (in the room itself, without a thread, when `thread` is null), with an
+   * origin-id when given. What XML cannot carry (NUL and the other C0 controls, lone surrogates) is sent as
+   * U+FFFD, as a conforming client must: a raw NUL would end the client's own stream.
+   */
+  async post(room: string, thread: string | null, body: string, originId: string | null = null): Promise<void> {
+    await this.#client.send(xml('message', { to: room, type: 'groupchat' },
+      xml('body', {}, xmlText(body)),
+      thread === null ? null : xml('thread', {}, thread),
+      originId === null ? null : xml('origin-id', { xmlns: SID, id: originId })));
   }
 
   /** Joins a room someone else made (answers once the room took the join). */

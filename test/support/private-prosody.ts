@@ -38,9 +38,9 @@ const STOP_GRACE_MS = 5_000;
 
 /** Why no private Prosody can run here (the reason a test skips with), or null when one can. */
 export function prosodyMissing(): string | null {
-  const prosody = process.env.PROSODY_BIN ?? PROSODY;
-  if (!existsSync(prosody) || !existsSync(process.env.PROSODYCTL_BIN ?? PROSODYCTL)) {
-    return 'Prosody is not installed (apt-get install prosody, or set PROSODY_BIN and PROSODYCTL_BIN)';
+  const missing = [process.env.PROSODY_BIN ?? PROSODY, process.env.PROSODYCTL_BIN ?? PROSODYCTL].filter((path) => !existsSync(path));
+  if (missing.length > 0) {
+    return `Prosody is not installed: no ${missing.join(' nor ')} (apt-get install prosody, or set PROSODY_BIN and PROSODYCTL_BIN)`;
   }
   return null;
 }
@@ -64,6 +64,8 @@ https_ports = { }
 component_ports = { }
 c2s_require_encryption = false
 allow_unencrypted_plain_auth = true
+-- A signed-in client's stanza may be up to 2 MiB (Prosody 0.12's default is 256 KiB): a 1 MB chat body reaches the bot.
+c2s_stanza_size_limit = 2 * 1024 * 1024
 authentication = "internal_hashed"
 storage = "internal"
 log = { { levels = { min = "info" }, to = "file", filename = "${join(dir, 'prosody.log')}" } }

@@ -1,4 +1,7 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 // Property names are the column names (snake_case), so raw SQL and the mapping read alike.
 

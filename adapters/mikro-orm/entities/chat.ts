@@ -1,4 +1,7 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /**
  * `chat_cursors`: where a chat adapter stopped reading a place (an XMPP room): the last message handled

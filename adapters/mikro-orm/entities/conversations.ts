@@ -1,6 +1,9 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
 import { RUN_STATUSES } from '../../../domain/model.ts';
 import { ThreadSchema } from './threads.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /** `conversations`: one agent's conversation in a thread, with its posture and agent session. */
 export const ConversationSchema = defineEntity({

@@ -1,5 +1,8 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
 import { ThreadSchema } from './threads.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /**
  * `directives`: the answer each directive got, by the client's `message_id` on its thread. The

@@ -1,4 +1,7 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /**
  * `channel_link_codes`: one-use codes that link a console user to a chat address (contract section 9).

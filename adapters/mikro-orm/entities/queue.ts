@@ -1,6 +1,9 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
 import { ConversationSchema } from './conversations.ts';
 import { ThreadSchema } from './threads.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /**
  * `directive_queue`: directives waiting for their thread's turn, run one per turn by `ordinal` (an

@@ -1,5 +1,8 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { core } from '../packages.ts';
 import type { Worktree } from '../../../domain/model.ts';
+
+/** Loaded with `require`, not `import` (see ../packages.ts). */
+const { defineEntity, p } = core;
 
 /**
  * `threads`: a thread row. `fork_of` is a plain id: the fork chain is read with a recursive query

@@ -1,0 +1,378 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
+import { WebSocket } from 'ws';
+import { agentEnvironment } from '../domain/agent-env.ts';
+import { writeSection } from './report.ts';
+import { fixed, quantile } from './stats.ts';
+
+// A turn's overhead (issue 28): from the POST of a directive to the agent's first text on the live
+// socket, beside a bare ACP client prompting the same demo agent over stdio. Both sides keep one warm
+// agent process and one warm session (the service's runner does: one process per agent, the
+// conversation's session reused), so the window holds what each side does per turn, not a start.
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 50);
+const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_TURN_WARMUP ?? 10);
+/**
+ * A pause after each turn: a service still finishing the turn before (its hand-over, its last writes, on
+ * PGlite tens of statements) would otherwise run beside the next side's timed window and be counted there.
+ */
+const GAP_MS = Number(process.env.BENCH_TURN_GAP_MS ?? 25);
+/** Issue 28's goal: the service's p50 within 1.2× of the bare client's. */
+const GOAL = 1.2;
+const TOKEN = 'dev-alice';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TEXT = 'Say hello';
+
+type Storage = 'memory' | 'embedded';
+const SHOWN: Record<Storage, string> = { memory: 'memory', embedded: 'embedded PGlite' };
+
+/** One side: runs one turn and answers milliseconds from the prompt's send to its first text. */
+interface Side {
+  readonly turn: () => Promise<number>;
+  readonly close: () => Promise<void>;
+  /** Extra figures of a turn (the service: POST to its 202), by name, in milliseconds. */
+  readonly extra?: Map<string, number[]>;
+  /** The service process's CPU time so far (user and system, all its threads, PGlite's included), in milliseconds. */
+  readonly cpu?: () => number;
+}
+
+/** A process's CPU time from /proc (Linux; clock ticks of 10 ms); NaN where there is none. */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill(signal);
+  });
+}
+
+interface Posted {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * The service as `npm start` runs it (compiled `dist/src/main.js`, its default log level, its log to
+ * /dev/null), on `storage`, in a process of its own; its agent is the demo agent it spawns itself.
+ * The directive limit is lifted (the bench sends hundreds a minute); nothing else is changed.
+ */
+async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'console-bench-turn-'));
+  const profile = process.env.BENCH_TURN_PROFILE;
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), join(root, 'dist', 'src', 'main.js')], {
+    cwd: root,
+    env: { ...process.env, CONSOLE_STORAGE: storage, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dataDir, 'data'), DIRECTIVES_PER_MINUTE: '100000' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const post = (path: string, body: unknown): Promise<Posted> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, method: 'POST', path, agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      await stop(child);
+      throw new Error(`the service did not get ready in 60 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  // The live socket on a new thread key, subscribed before the first directive, as the console page does.
+  const key = crypto.randomUUID();
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/api/console/live?thread=${key}&after=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  await once(ws, 'open');
+  let onText: (() => void) | null = null;
+  let onAsleep: (() => void) | null = null;
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data)) as { type: string; data: { delta?: unknown } };
+    if (event.type === 'message' && typeof event.data.delta === 'string' && onText !== null) {
+      const done = onText;
+      onText = null;
+      done();
+    } else if (event.type === 'reflex_asleep' && onAsleep !== null) {
+      const done = onAsleep;
+      onAsleep = null;
+      done();
+    }
+  });
+  let path = `/api/console/threads/${key}/directives`;
+  let first = true;
+  const accepted: number[] = [];
+
+  return {
+    extra: new Map([['POST to 202', accepted]]),
+    cpu: () => cpuOf(child.pid),
+    async turn() {
+      for (;;) {
+        const text = new Promise<void>((resolve) => (onText = resolve));
+        const asleep = new Promise<void>((resolve) => (onAsleep = resolve));
+        const started = performance.now();
+        const posted = post(path, first ? { text: TEXT, project: 'acme-web' } : { text: TEXT });
+        const answered = posted.then((answer) => (answer.status === 202 ? performance.now() - started : Number.NaN));
+        const answer = await posted;
+        // The turn before is handed over just after its `reflex_asleep`: a directive a moment early is refused, and sent again.
+        if (answer.status === 409 && answer.body.includes('turn_running')) {
+          onText = onAsleep = null;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          continue;
+        }
+        if (answer.status !== 202) throw new Error(`the directive was answered ${answer.status}: ${answer.body}`);
+        if (first) {
+          path = `/api/console/threads/${(JSON.parse(answer.body) as { thread_id: string }).thread_id}/directives`;
+          first = false;
+        }
+        await text;
+        const ms = performance.now() - started;
+        accepted.push(await answered);
+        await asleep;
+        return ms;
+      }
+    },
+    async close() {
+      ws.terminate();
+      agent.destroy();
+      // SIGTERM: the service drains and (embedded) closes PGlite, writing the CPU profile if asked.
+      await stop(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A bare ACP client over stdio: the demo agent spawned as the service's runner spawns it (the same
+ * compiled script, the same allow-listed environment, its own process group), `initialize` and one
+ * `session/new` untimed, then per turn `session/prompt` timed to the first `agent_message_chunk`, and
+ * the prompt's answer awaited before the next.
+ */
+async function bareSide(): Promise<Side> {
+  // The demo world's `claude` agent has no `env` and no `env_pass`: the allow-listed variables alone.
+  const { env } = agentEnvironment({}, process.env);
+  const cwd = mkdtempSync(join(tmpdir(), 'console-bench-turn-bare-'));
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'demo', 'acp-agent.js')], { stdio: ['pipe', 'pipe', 'ignore'], env, detached: true });
+  let onText: (() => void) | null = null;
+  const connection = acp
+    .client({ name: 'bench-bare' })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (params.update.sessionUpdate === 'agent_message_chunk' && onText !== null) {
+        const done = onText;
+        onText = null;
+        done();
+      }
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async () => ({ outcome: { outcome: 'cancelled' } }))
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin!), Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>));
+  await connection.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
+  const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  return {
+    async turn() {
+      const text = new Promise<void>((resolve) => (onText = resolve));
+      const started = performance.now();
+      const answered = connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: TEXT }] });
+      await text;
+      const ms = performance.now() - started;
+      await answered;
+      return ms;
+    },
+    async close() {
+      connection.close();
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // Gone already.
+      }
+      await stop(child);
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Figures {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+const figures = (samples: readonly number[]): Figures => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99) };
+};
+
+async function runTurns(side: Side, count: number, into: number[] | null): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const ms = await side.turn();
+    into?.push(ms);
+    await new Promise((resolve) => setTimeout(resolve, GAP_MS));
+  }
+}
+
+export async function turnOverheadBench(): Promise<void> {
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const storages = (process.env.BENCH_TURN_STORAGE ?? 'memory,embedded').split(',') as Storage[];
+  // Another checkout of the project (built with scripts/build.mjs), run beside this one: before and after a change, in one run.
+  const before = process.env.BENCH_TURN_BEFORE;
+  if (before) execFileSync(process.execPath, [join(before, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const sides = new Map<string, Side>();
+  sides.set('bare', await bareSide());
+  for (const storage of storages) {
+    sides.set(storage, await serviceSide(storage));
+    if (before) sides.set(`${storage} before`, await serviceSide(storage, before));
+  }
+  const samples = new Map<string, number[]>([...sides.keys()].map((name) => [name, []]));
+  const cpuPerTurn = new Map<string, number>();
+  try {
+    for (const side of sides.values()) await runTurns(side, WARMUP, null);
+    for (const side of sides.values()) side.extra?.forEach((values) => values.splice(0));
+    // Alternating: the bare client, then each service, turn after turn, so a load spike on this
+    // shared machine falls on every side alike.
+    const cpuAtStart = new Map([...sides].map(([name, side]) => [name, side.cpu?.() ?? Number.NaN]));
+    // Alternating turn by turn within each round: the load here moves within a second.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < TURNS; i++) for (const [name, side] of sides) await runTurns(side, 1, samples.get(name)!);
+      console.log(`turn overhead: round ${round + 1}/${ROUNDS} done`);
+    }
+    for (const [name, side] of sides) cpuPerTurn.set(name, ((side.cpu?.() ?? Number.NaN) - cpuAtStart.get(name)!) / (ROUNDS * TURNS));
+  } finally {
+    for (const side of sides.values()) await side.close().catch((error: unknown) => console.error(error));
+  }
+
+  const bare = figures(samples.get('bare')!);
+  const rows: string[] = [];
+  const lines: string[] = [];
+  const row = (label: string, f: Figures, ratio: string) => rows.push(`| ${label} | ${fixed(f.p50, 2)} | ${fixed(f.p95, 2)} | ${fixed(f.p99, 2)} | ${ratio} |`);
+  row('bare ACP client over stdio', bare, '1.00');
+  for (const storage of storages) {
+    for (const name of before ? [storage, `${storage} before`] : [storage]) {
+      const label = `service, ${SHOWN[storage]}${name === storage ? '' : ` (${process.env.BENCH_TURN_BEFORE_LABEL ?? 'before'})`}`;
+      const f = figures(samples.get(name)!);
+      const ratio = f.p50 / bare.p50;
+      row(label, f, `${fixed(ratio, 2)} ${ratio <= GOAL ? '(goal met)' : `(goal ${GOAL}× missed)`}`);
+      const accepted = figures(sides.get(name)!.extra!.get('POST to 202')!);
+      // Each round's p50 beside the bare client's of the same round: the load on this machine moves between rounds.
+      const rounds = Array.from({ length: ROUNDS }, (_, r) => {
+        const of = (side: string) => figures(samples.get(side)!.slice(r * TURNS, (r + 1) * TURNS)).p50;
+        return fixed(of(name) / of('bare'), 2);
+      });
+      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms; the service's CPU per whole turn ${fixed(cpuPerTurn.get(name)!, 2)} ms.`);
+      console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
+    }
+  }
+  // What embedded PGlite adds over memory, per statement waited for (14 before the prompt, 1 after the agent's text).
+  const perStatement = samples.has('memory') && samples.has('embedded')
+    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 15, 2)} ms each in this run (the embedded p50 minus the memory p50, over 15)`
+    : '';
+  const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
+  writeSection(
+    'turn-overhead',
+    `## A turn's overhead beside a bare ACP client
+
+\`${command}\` (bench/turn-overhead.ts; \`BENCH_TURNS\`, \`BENCH_TURN_ROUNDS\`, \`BENCH_TURN_STORAGE\`;
+\`BENCH_TURN_PROFILE=<dir>\` writes the service's CPU profile there; \`BENCH_TURN_BEFORE=<dir>\` runs another checkout's
+service beside, built there, for a before and after in one run). ${ROUNDS} rounds of ${TURNS} turns per side after
+${WARMUP} warm-up turns each, the sides alternating turn by turn, each turn ${GAP_MS} ms after the one before has ended (so
+no side's tail, such as a hand-over's writes, runs in the next side's window), on
+${cpus().length} cores shared with other work (load ${loadavg()[0]!.toFixed(1)} at the end: the figures move with it,
+so only ratios within this run mean anything, and the service's CPU per turn is the steadier before and after).
+
+What is timed, on each side, with the same demo agent (\`dist/src/demo/acp-agent.js\`, \`claude\` profile, spawned
+with the allow-listed environment in its own process group) kept warm: one agent process and one session for
+the whole run, as the service's runner keeps one process per agent and continues the conversation's session.
+- **Service**: \`npm start\`'s compiled service in a process of its own (its default log level, its log to /dev/null,
+  \`DIRECTIVES_PER_MINUTE\` lifted), one thread of the demo user's. From writing \`POST /api/console/threads/{id}/directives\`
+  (\`{"text": "${TEXT}"}\`, a kept-alive connection) to the first \`message\` event carrying a \`delta\` read from the
+  live socket subscribed to the thread. Inside: authentication, the directive's checks and its transaction, the
+  \`message\` event, the kick (\`run_started\` stored and published, the prompt's model message), \`session/prompt\`,
+  the agent's first chunk, its \`delta\` event stored then published, the socket frame.
+- **Bare**: a client made with the SDK (\`acp.client(...).connect(ndJsonStream(...))\`, the SDK 2.x successor of
+  \`ClientSideConnection\`) after \`initialize\` and \`session/new\`: from sending \`session/prompt\` to the first
+  \`agent_message_chunk\` notification.
+
+| side | p50 ms | p95 ms | p99 ms | p50 ÷ bare |
+|---|---|---|---|---|
+${rows.join('\n')}
+
+${lines.join('\n')}
+
+What the service waits for before the prompt, counted by \`test/http/turn-round-trips.test.ts\` (so no change
+undoes it unseen): 5 storage round trips (the token's user; the thread, its latest conversation and the agents,
+read together; the project; the directive's transaction; \`run_started\`, the prompt's model message and the
+session's id, stored and read together), 14 SQL statements on PGlite and PostgreSQL (the transaction 6 of them, its
+four writes one statement). Before issue 28's work it was 10 round trips one after another and 18 statements: the
+thread, its conversation and the agents each waited for the one before, the project was read twice, the kick
+stored \`run_started\`, then the model message, then read the session, and the transaction sent its claim, message,
+run and event one by one. The runner also stopped reading the service's whole environment on every turn to build
+its redactor (\`agentEnvironment\` was about 1% of the busy service's CPU): it is made once per agent process.
+
+What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
+- The bare window is one stdio round trip to an idle agent process. The service's holds that same round trip
+  (session/prompt out, the first \`agent_message_chunk\` in, parsed and checked by the SDK), plus an HTTP request
+  (the body parsed, the token hashed and looked up, the directive checked), the storage above, and a WebSocket
+  frame; and the first delta is appended to the thread's event log before it is published (contract section 5:
+  nothing reaches a socket that a reconnect could not replay), one more round trip after the agent's text. Four
+  processes take part in the service's window (client, service, PGlite's thread on embedded, agent) against two in
+  the bare one; on a loaded two-core machine each hand-over may wait for a core, which the p95 and p99 show.
+- On memory the service's own work is about a millisecond (traced in the service: request to prompt sent 1.0 ms,
+  agent chunk to its socket frame 0.2 ms); what the ratio shows beyond that is scheduling, and it moves with the
+  load from round to round.
+- On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
+  socket: 14 before the prompt and 1 after the agent's text${perStatement}. That is the gap, and
+  the 1.2× goal is out of reach while each turn stores what it stores before prompting. Next cuts, each a
+  statement or a round trip: \`run_started\` and the prompt's model message written in the directive's transaction
+  and the session's id read there (3 statements, 1 round trip); the queue count read with the conversations' lock
+  (1 statement); the catalog's agents and projects kept in memory until a world is imported (2 statements).
+`,
+  );
+}
+
+

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import type { AgentRunner } from '../../ports/agent-runner.ts';
+import type { Storage } from '../../ports/storage.ts';
+import { createLogger } from '../../src/logging.ts';
+import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import { startService } from '../support/service.ts';
+import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
+
+const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
+
+/** One storage call: its name, how many calls had answered when it began, and whether it has answered. */
+interface Call {
+  readonly name: string;
+  readonly after: number;
+  done: boolean;
+}
+
+/**
+ * Storage that records every call of its stores, each answered one macrotask late (as a database's
+ * round trip is): calls made together overlap, calls made one after another do not.
+ */
+function countingStorage(inner: Storage): { storage: Storage; calls: Call[] } {
+  const calls: Call[] = [];
+  let answered = 0;
+  const wrap = (target: object, prefix: string): object =>
+    new Proxy(target, {
+      get(object, property) {
+        const value = Reflect.get(object, property) as unknown;
+        const name = `${prefix}${String(property)}`;
+        if (typeof value === 'function') {
+          return (...args: unknown[]) => {
+            const result = (value as (...a: unknown[]) => unknown).apply(object, args);
+            if (!(result instanceof Promise)) return result;
+            const call: Call = { name, after: answered, done: false };
+            calls.push(call);
+            const late = <T>(settle: () => T) =>
+              new Promise<T>((resolve) =>
+                setImmediate(() => {
+                  answered += 1;
+                  call.done = true;
+                  resolve(settle());
+                }),
+              );
+            return result.then(
+              (v) => late(() => v),
+              (error: unknown) => late(() => Promise.reject(error)),
+            );
+          };
+        }
+        if (value !== null && typeof value === 'object' && prefix === '') return wrap(value, `${name}.`);
+        return value;
+      },
+    });
+  return { storage: wrap(inner, '') as Storage, calls };
+}
+
+/** Round trips one after another: calls that began with the same number of calls answered went together. */
+const roundTrips = (calls: readonly Call[]) => new Set(calls.map((call) => call.after)).size;
+
+/** The calls made before the runner was asked for a turn, how many of them had answered then, and the SQL statements sent meanwhile. */
+interface BeforePrompt {
+  readonly calls: Call[];
+  /** Those of `calls` that had not answered when the runner was asked. */
+  readonly unanswered: string[];
+  readonly statements: string[];
+}
+
+/**
+ * A service over `opened` (its calls counted), three turns of one thread run on it (the first makes the
+ * thread and the agent's session, the next two continue both): what was waited for before each prompt.
+ */
+async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<BeforePrompt[]> {
+  await opened.storage.importWorld(fixtureWorld());
+  const counting = countingStorage(opened.storage);
+  const beforePrompt: BeforePrompt[] = [];
+  let mark = { calls: 0, statements: 0 };
+  const acp = createAcpAgentRunner({ log: createLogger('fatal'), env: process.env });
+  const runner: AgentRunner = {
+    runTurn: (request) => {
+      const calls = counting.calls.slice(mark.calls);
+      beforePrompt.push({ calls, unanswered: calls.filter((call) => !call.done).map((call) => call.name), statements: statements.slice(mark.statements) });
+      return acp.runTurn(request);
+    },
+    setMode: acp.setMode.bind(acp),
+    close: acp.close.bind(acp),
+  };
+  // A long lease: no renewal or sweep runs beside the turn.
+  const service = await startService({ TURN_LEASE_MS: '3600000' }, { storage: counting.storage, runner, offers: acp.offers });
+  try {
+    const key = crypto.randomUUID();
+    const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
+    const post = async (path: string, body: unknown) => {
+      const res = await service.ask({ method: 'POST', path: `/api/console/threads/${path}/directives`, headers: ALICE, body: JSON.stringify(body) });
+      assert.equal(res.status, 202, res.text);
+      return res.json() as { thread_id: string };
+    };
+    const asleep = (count: number) => socket.until((events) => events.filter((e) => e.type === 'reflex_asleep').length === count);
+    const { thread_id } = await post(key, { text: 'First', model: 'claude:opus', project: 'acme-web' });
+    await asleep(1);
+    for (let turn = 2; turn <= 3; turn++) {
+      // The turn before hands the thread over just after its last event: its release is no part of this turn.
+      while ((await opened.storage.writer.runningTurn(thread_id)) !== null) await new Promise((resolve) => setTimeout(resolve, 10));
+      mark = { calls: counting.calls.length, statements: statements.length };
+      await post(thread_id, { text: `Turn ${turn}` });
+      await asleep(turn);
+    }
+    socket.close();
+  } finally {
+    await service.close();
+  }
+  assert.equal(beforePrompt.length, 3);
+  return beforePrompt.slice(1);
+}
+
+/**
+ * What a directive on a continued thread waits for before its agent is prompted (issue 28: a turn's
+ * overhead): each storage round trip is a database round trip on PGlite and PostgreSQL, each SQL
+ * statement one more turn of the embedded database's one session. One more here is a slower turn.
+ * Counted, not timed: the speed itself is bench/turn-overhead.ts's.
+ */
+for (const kind of storageKinds('turn_round_trips')) {
+  describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
+    let opened: OpenedStorage;
+    const statements: string[] = [];
+    let turns: BeforePrompt[];
+    before(async () => {
+      opened = await kind.open((sql) => statements.push(sql));
+      turns = await threeTurns(opened, statements);
+    });
+    after(() => opened.close());
+
+    it('five storage round trips: auth, the thread with its conversation and the agents, the project, the directive, the run started; all answered before the prompt', () => {
+      for (const { calls, unanswered } of turns) {
+        const names = calls.map((call) => call.name);
+        for (const name of ['writer.writeDirective', 'events.append', 'writer.appendModelMessage']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+        // What goes together is still all stored first: run_started (before anything the agent does) and the prompt's model message.
+        assert.deepEqual(unanswered, [], 'every call before the prompt had answered when the runner was asked');
+        assert.equal(roundTrips(calls), 5, `round trips before the prompt: ${calls.map((c) => `${c.name}@${c.after}`).join(', ')}`);
+      }
+    });
+
+    if (kind.name !== 'memory') {
+      it("fourteen SQL statements, the directive's transaction six of them (its writes one statement)", () => {
+        for (const { statements: sent } of turns) {
+          assert.equal(sent.length, 14, `statements before the prompt:\n${sent.join('\n')}`);
+        }
+      });
+    }
+  });
+}
