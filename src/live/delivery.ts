@@ -32,8 +32,6 @@ export interface DeliverySettings {
   readonly slow?: (() => void) | undefined;
   /** Told of stored events read to fill a gap (metrics). */
   readonly gap?: ((events: number) => void) | undefined;
-  /** Told just before a frame is handed to a socket (the router batches a tick's frames per socket). */
-  readonly sending?: ((ws: WebSocket) => void) | undefined;
   /** How long stored events wait for room in the send buffer ({@link REPLAY_STALL_MS}). */
   readonly stallMs?: number;
 }
@@ -169,7 +167,6 @@ export class Delivery {
     if (this.#closed || (this.#last !== null && event.seq <= this.#last)) return;
     if (this.ws.bufferedAmount > this.settings.maxBuffered) return this.#tooSlow();
     this.#last = event.seq;
-    this.settings.sending?.(this.ws);
     // Bytes are sent as a text frame all the same: the frame is JSON.
     this.ws.send((this.settings.frame ?? JSON.stringify)(event), { binary: false });
   }

@@ -56,8 +56,6 @@ class LiveWebSocket extends WebSocket {
   delivery: Delivery | null = null;
   /** The console key it waits on, while the key's row is not written yet. */
   waiting: { readonly key: string; readonly after: number | null } | null = null;
-  /** The connection under it: corked while a tick's frames are written to it. */
-  connection: Duplex | null = null;
 }
 
 /** The listener of a socket's `error` (ws then closes it): one function for every socket. */
@@ -110,25 +108,8 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (bytes === undefined) frames.set(event, (bytes = Buffer.from(JSON.stringify(event), 'utf8')));
     return bytes;
   };
-  // A burst of events delivered in one tick (notifications from another instance come several to a
-  // read) leaves each socket as one write, not one per event: a socket is corked at its first frame
-  // of the tick, and every corked socket uncorked once the tick's deliveries are done (docs/benchmarks.md,
-  // two instances). Node counts corks, so ws's own cork around a frame's two parts nests inside.
-  const corked = new Set<Duplex>();
-  const uncorkAll = (): void => {
-    for (const socket of corked) socket.uncork();
-    corked.clear();
-  };
-  /** One function for every socket's delivery: the connection is the socket's own field, not a closure's. */
-  const sending = (ws: WebSocket): void => {
-    const socket = (ws as LiveWebSocket).connection;
-    if (socket === null || corked.has(socket)) return;
-    if (corked.size === 0) process.nextTick(uncorkAll);
-    socket.cork();
-    corked.add(socket);
-  };
   /** Held once for every delivery of this router. */
-  const settings: DeliverySettings = { log: storage.events, maxBuffered: options.maxBuffered ?? 1024 * 1024, frame, slow: options.metrics?.slow, gap: options.metrics?.gap, sending };
+  const settings: DeliverySettings = { log: storage.events, maxBuffered: options.maxBuffered ?? 1024 * 1024, frame, slow: options.metrics?.slow, gap: options.metrics?.gap };
 
   // One timer pings every socket: a client that has not answered the previous ping by the next is dropped.
   const pings = setInterval(() => {
@@ -258,9 +239,8 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (sockets.size === 0) drained?.();
   }
 
-  function open(ws: LiveWebSocket, connection: Duplex, userId: string, target: LiveTarget, after: number | null): void {
+  function open(ws: LiveWebSocket, userId: string, target: LiveTarget, after: number | null): void {
     ws.userId = userId;
-    ws.connection = connection;
     sockets.add(ws);
     options.metrics?.opened();
     ws.on('close', closed);
@@ -303,7 +283,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
         if (answered) perUser.set(user.id, (perUser.get(user.id) ?? 0) + 1);
         answered = true;
         ctx.log.info({ user: user.id }, 'live socket open');
-        open(ws, socket, user.id, target, cursor);
+        open(ws, user.id, target, cursor);
       });
       // Without `verifyClient`, ws accepts or refuses the handshake before `handleUpgrade` returns: one
       // refused (the socket gone meanwhile, a bad header) gives its slot back here. No listener is left
