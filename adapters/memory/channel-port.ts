@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
@@ -77,7 +77,7 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
   function listen(handlers: ChatHandlers): ChannelListener {
     if (listening !== null) throw new Error('the world file channels are listened to already');
     const { inbox } = handlers;
-    const holder = `memory-${randomBytes(6).toString('hex')}`;
+    const holder = `memory-${randomUUID()}`;
     const bots = new Set<string>();
     const chains = new Map<string, Promise<void>>();
     let closed = false;

@@ -1,16 +1,25 @@
 // Chat message claims are forgotten after a horizon (core/channels/chat-claims.ts): 14 days, done or lapsed;
-// the service prunes them at start (then hourly). The per-adapter rule is the chat inbox contract's.
+// the service prunes them at start (then hourly: test/chat-claims-at-start.test.ts). The per-adapter rule is the
+// chat inbox contract's. Runtime-free like the rest of test/core (npm run test:runtimes runs it off Node too).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { memoryChatInbox } from '../../adapters/memory/chat-inbox.ts';
 import { emptyState } from '../../adapters/memory/state.ts';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { CHAT_CLAIM_HORIZON_MS, pruneChatClaims } from '../../core/channels/chat-claims.ts';
-import { createLogger } from '../../src/logging.ts';
-import { startService } from '../support/service.ts';
+import type { Logger } from '../../ports/logger.ts';
 
 const DAY = 86_400_000;
-const quiet = createLogger('silent');
+/** A logger that keeps what it was told. */
+function keeping() {
+  const lines: { level: string; message: string }[] = [];
+  const log: Logger = {
+    info: (_fields, message) => void lines.push({ level: 'info', message }),
+    warn: (_fields, message) => void lines.push({ level: 'warn', message }),
+    error: (_fields, message) => void lines.push({ level: 'error', message }),
+  };
+  return { log, lines };
+}
+const quiet = keeping().log;
 
 describe('chat claims are pruned after the horizon', () => {
   it('a claim made 15 days ago goes, one made 13 days ago stays and still blocks', async () => {
@@ -30,20 +39,9 @@ describe('chat claims are pruned after the horizon', () => {
   });
 
   it('a failing prune is logged, not thrown', async () => {
-    const pruned = await pruneChatClaims({ pruneClaims: async () => { throw new Error('storage away'); } }, quiet);
+    const { log, lines } = keeping();
+    const pruned = await pruneChatClaims({ pruneClaims: async () => { throw new Error('storage away'); } }, log);
     assert.equal(pruned, 0);
-  });
-
-  it('the service prunes at start', async () => {
-    const state = emptyState();
-    state.chatInbox.claims.set('c\u0000old', { holder: '', until: 0, done: true, created: Date.now() - 15 * DAY });
-    state.chatInbox.claims.set('c\u0000recent', { holder: '', until: 0, done: true, created: Date.now() - 13 * DAY });
-    const service = await startService({}, { storage: createMemoryStorage(state) });
-    try {
-      for (const started = Date.now(); state.chatInbox.claims.has('c\u0000old') && Date.now() - started < 5_000;) await new Promise((r) => setTimeout(r, 20));
-      assert.deepEqual([...state.chatInbox.claims.keys()], ['c\u0000recent']);
-    } finally {
-      await service.close();
-    }
+    assert.deepEqual(lines.map((line) => line.level), ['warn']);
   });
 });
