@@ -32,12 +32,19 @@ async function upsert(em: EntityManager, schema: EntitySchema<any>, rows: readon
  * thread's members are replaced. Parents are written before their children (the foreign keys).
  * Every statement runs on the transaction's one connection and nothing else is awaited meanwhile:
  * the embedded socket serves all connections from one session, so waiting on another would deadlock.
+ *
+ * The transaction is the connection's (knex's), its query builders bound to it, never `em.transactional`
+ * (nor `em.flush`): those run in an AsyncLocalStorage, and once one has run, Node keeps a promise hook
+ * on for the rest of the process, which roughly doubles what every await of every request costs
+ * (test/promise-hooks-off.test.ts fails if something on the start path turns it on again).
  */
 export async function importWorld(orm: MikroORM, world: World): Promise<void> {
   const threads = world.threads;
   const conversations = threads.flatMap((t) => t.conversations.map((c) => ({ thread: t, c })));
   const runs = conversations.flatMap(({ c }) => c.runs.map((r) => ({ c, r })));
-  await orm.em.fork().transactional(async (em) => {
+  await orm.em.getConnection().transactional(async (trx) => {
+    const em = orm.em.fork();
+    em.setTransactionContext(trx);
     await upsert(em, UserSchema, world.users, ['id']);
     await upsert(em, ProjectSchema, world.projects, ['name']);
     await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] })), ['id']);
