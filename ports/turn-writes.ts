@@ -134,6 +134,13 @@ export type DirectiveOutcome =
       readonly run: Run;
       /** The `message` event (`{run_id, message}`), stored in the same transaction: publish it. */
       readonly event: WireEvent;
+      /**
+       * The run's `run_started` event (`{run_id, conversation_id}`, the seq after `event`), stored in the same
+       * transaction with the prompt (the text) as the run's first model message: publish it after `event`, before anything the agent does.
+       */
+      readonly runStarted: WireEvent;
+      /** The conversation's agent session, read under the transaction's lock: the turn continues it (null: none yet). */
+      readonly sessionId: string | null;
     }
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
   | {
@@ -171,8 +178,9 @@ export interface TurnWrites {
    * the thread's latest, `changed`. Queued (`when_busy`, on a busy thread): past `QUEUE_LIMIT` (domain/bounds.ts)
    * items `queue_full`, else stores the user's ledger message, the queued item, the answer and the
    * `queued` event, and answers `queued`. Else stores the posture, the user's ledger message, a `running` run, claims the turn under
-   * `lease`, records the answer, stores the `message` event, and answers `started`. Nothing is
-   * written unless all of it is.
+   * `lease`, records the answer, stores the `message` event, then the run's `run_started` event and the
+   * text as the run's first model message (the prompt), and answers `started` with the session to continue.
+   * A queued directive gets neither until it is dequeued and its turn starts. Nothing is written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
   /**

@@ -22,6 +22,9 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
   try {
     const storage = await createMikroOrmStorage(
       embedded === null ? { clientUrl: config.databaseUrl! } : { clientUrl: embedded.url, pool: EMBEDDED_POOL_SIZE },
+      // The embedded database is this process's alone (its data dir locked): its catalog is kept in memory until a
+      // world import. A PostgreSQL server may have other instances importing worlds: read each time there.
+      { catalog: embedded !== null },
     );
     if (world === null) {
       if (await storage.isEmpty()) log.warn('no world imported and the database holds no user: set CONSOLE_WORLD to a world file to import one');

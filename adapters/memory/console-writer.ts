@@ -178,7 +178,11 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       const answer: StartedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
       remember(thread.id, write.message_id, answer);
       const event = appendEvent(state, thread.id, 'message', { run_id: runId, message });
-      return { kind: 'started', answer, message, run, event };
+      // The prompt is the run's first model message, and `run_started` the event after the directive's, written with them.
+      const promptId = uuidv7();
+      state.modelMessages.set(promptId, { id: promptId, run_id: runId, role: 'user', content: write.text, created_at: uuid7Time(promptId) });
+      const runStarted = appendEvent(state, thread.id, 'run_started', { run_id: runId, conversation_id: conversation.id });
+      return { kind: 'started', answer, message, run, event, runStarted, sessionId: state.sessions.get(conversation.id) ?? null };
     },
 
     async setPermissionMode(conversationId, mode) {

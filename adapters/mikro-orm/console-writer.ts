@@ -8,7 +8,7 @@ import type { PendingAnswer } from '../../ports/event-bus.ts';
 import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, QueuedAnswer, StartedAnswer } from '../../ports/console-writer.ts';
 import { enqueueIn, mikroOrmDirectiveQueue } from './directive-queue.ts';
-import { APPEND } from './event-log.ts';
+import { EVENT_COLUMNS } from './event-log.ts';
 import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 import { writeMove } from './move-writer.ts';
@@ -63,16 +63,18 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
             return { kind: 'repeated', answer: first!.answer };
           }
         }
-        const conversations = await sql<{ id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null }>(
-          'select id, turn_running, turn_run_id, moved_to from conversations where thread_id = ? order by id for update', [write.thread_id]);
+        // The queue's length read with them, in one statement: every write of the queue holds the thread's lock
+        // (held here since the statement before), so no queue change can come between this statement's snapshot and its locks.
+        const conversations = await sql<{ id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null; session_id: string | null; waiting: number }>(
+          `select id, turn_running, turn_run_id, moved_to, session_id, (select count(*)::int from directive_queue where thread_id = ?) as waiting
+           from conversations where thread_id = ? order by id for update`, [write.thread_id, write.thread_id]);
         const target = conversations.find((c) => c.id === write.conversation_id);
         if (target === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
         // Refused: the directive row goes too, so a retry may start later.
         if (target.moved_to !== null) return rollback({ kind: 'moved_away', moved_to: target.moved_to });
         // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
         const running = conversations.find((c) => c.turn_running);
-        const [counted] = await sql<{ waiting: number }>('select count(*)::int as waiting from directive_queue where thread_id = ?', [write.thread_id]);
-        const waiting = counted?.waiting ?? 0;
+        const waiting = target.waiting;
         if (running !== undefined || waiting > 0) {
           const whenBusy = write.when_busy ?? null;
           if (whenBusy === null) return rollback(running !== undefined ? { kind: 'busy' } : { kind: 'queue_not_empty' });
@@ -95,23 +97,34 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
           id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
           started_at: uuid7Time(runId), ended_at: null,
         };
-        // The claim, the user's message, the run and its `message` event in one statement: one round trip, not four
-        // (a turn waits for each before its agent is prompted; on the embedded database each is a statement of its one session).
-        const [event] = await sql<WireEvent>(`
+        const promptId = uuidv7();
+        // The claim, the user's message, the run, the prompt as its first model message, and its `message` and
+        // `run_started` events (the next two seqs) in one statement: one round trip, not seven (a turn waits for each
+        // before its agent is prompted; on the embedded database each is a statement of its one session).
+        const events = await sql<WireEvent>(`
           with claimed as (
             update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
               turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
             where id = ?),
           said as (insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)),
           started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
-            values (?, ?, ?, 'running', null, ?, null))
-          ${APPEND.trim()}`, [
+            values (?, ?, ?, 'running', null, ?, null)),
+          prompted as (insert into model_messages (id, run_id, role, content, created_at) values (?, ?, 'user', ?, ?)),
+          last as (select coalesce(max(seq), 0) as seq from events where thread_id = ?)
+          insert into events (thread_id, seq, type, at, data)
+          select ?::uuid, seq + 1, 'message', now(), ?::jsonb from last
+          union all select ?::uuid, seq + 2, 'run_started', now(), ?::jsonb from last
+          returning ${EVENT_COLUMNS}`, [
           write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id,
           messageId, write.thread_id, write.text, message.created_at,
           runId, write.conversation_id, write.directory, run.started_at,
-          write.thread_id, 'message', JSON.stringify({ run_id: runId, message }), write.thread_id,
+          promptId, runId, write.text, uuid7Time(promptId),
+          write.thread_id,
+          write.thread_id, JSON.stringify({ run_id: runId, message }),
+          write.thread_id, JSON.stringify({ run_id: runId, conversation_id: write.conversation_id }),
         ]);
-        return { kind: 'started', answer, message, run, event: event! };
+        const [event, runStarted] = events.sort((a, b) => a.seq - b.seq);
+        return { kind: 'started', answer, message, run, event: event!, runStarted: runStarted!, sessionId: target.session_id };
       })),
 
     async setPermissionMode(conversationId, mode) {

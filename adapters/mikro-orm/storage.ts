@@ -28,9 +28,12 @@ const READY_TIMEOUT_MS = 2_000;
 /**
  * Connects to PostgreSQL (or the embedded PGlite socket), applies pending migrations, and answers
  * every store over that database. Every read is one SQL statement (`onQuery` sees each one).
- * Throws when the database cannot be reached or migrated at open.
+ * Throws when the database cannot be reached or migrated at open. `kept.catalog`: the agents and projects
+ * are kept in memory once read, until a world is imported through this storage; only for a database no
+ * other process writes (the embedded one: its data dir is locked to one process). On a PostgreSQL server
+ * shared by instances, another's world import would go unseen: they are read each time there.
  */
-export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroOrmStorage> {
+export async function createMikroOrmStorage(options: OrmOptions, kept: { readonly catalog?: boolean } = {}): Promise<MikroOrmStorage> {
   const orm = await openOrm(options);
   try {
     await migrate(orm);
@@ -38,20 +41,27 @@ export async function createMikroOrmStorage(options: OrmOptions): Promise<MikroO
     await orm.close(true);
     throw error;
   }
+  const catalog = mikroOrmCatalog(orm, { keep: kept.catalog === true });
   return {
     orm,
     userByTokenHash: mikroOrmUserByTokenHash(orm),
     threads: mikroOrmThreadStore(orm),
     ledger: mikroOrmLedgerStore(orm),
     conversations: mikroOrmConversationStore(orm),
-    catalog: mikroOrmCatalog(orm),
+    catalog,
     artifacts: mikroOrmArtifactStore(orm),
     writer: mikroOrmConsoleWriter(orm),
     events: mikroOrmEventLog(orm),
     outbox: mikroOrmDeliveryOutbox(orm),
     links: mikroOrmChannelLinks(orm),
     chatInbox: mikroOrmChatInbox(orm),
-    importWorld: (world) => importWorld(orm, world),
+    importWorld: async (world) => {
+      try {
+        await importWorld(orm, world);
+      } finally {
+        catalog.forget();
+      }
+    },
     isEmpty: async () => (await runStatement<{ empty: boolean }>(orm, 'select not exists (select 1 from users) as empty', []))[0]!.empty,
     ready: () => probe(orm),
     close: () => orm.close(true),

@@ -230,9 +230,9 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
     if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
-    // Stored with the turn; published first (this instance's sockets get it at once), then the run is
-    // kicked whatever the bus does: a lost announcement is filled from the log.
-    const published = bus.publish(outcome.event).catch(() => {});
+    // Stored with the turn (`message`, then `run_started`); published first, in order (this instance's sockets get
+    // them at once, before anything the agent does), then the run is kicked whatever the bus does: a lost announcement is filled from the log.
+    const published = Promise.all([bus.publish(outcome.event), bus.publish(outcome.runStarted)]).catch(() => {});
     kicker.kick({
       threadId: thread.id,
       conversation,
@@ -241,6 +241,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       prompt: turn.text,
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
+      started: { sessionId: outcome.sessionId },
       ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
     });
     await published;

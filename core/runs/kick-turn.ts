@@ -38,14 +38,15 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
     throw new Error('the prompt of this run was not taken here');
   };
   try {
-    // One round trip before the agent is asked, not three: `run_started`, the prompt's model message and the
-    // session's id are independent writes and a read, all done (and stored) before the runner starts.
-    const [, , sessionId] = await Promise.all([
+    // A directive's turn had `run_started`, the prompt's model message and the session's id stored and read with
+    // the directive (TurnWrites.writeDirective): nothing is waited for here. Else (a dequeued directive, a move's
+    // turn) one round trip before the agent is asked, not three: independent writes and a read, all done (and stored) before the runner starts.
+    const sessionId = request.started !== undefined ? request.started.sessionId : (await Promise.all([
       emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id }),
       // A dequeued directive's prompt is recorded as it is taken, just before the agent gets it.
       request.unsent !== true ? writer.appendModelMessage(runId, { role: 'user', content: request.prompt }) : null,
       writer.sessionOf(conversation.id),
-    ]);
+    ]))[2];
     const result = await runner.runTurn({
       agent: request.agent,
       sessionId,

@@ -28,6 +28,11 @@ export interface KickRequest {
    * just before the agent gets it, and lets the run go, unsent, when it cannot (see DirectiveQueue.takeUnsentPrompt).
    */
   readonly unsent?: boolean;
+  /**
+   * `run_started` and the prompt's model message were stored with the directive (and the event published by
+   * its caller), and the conversation's session read there: the kick prompts at once, on this session.
+   */
+  readonly started?: { readonly sessionId: string | null };
 }
 
 export interface KickDeps {

@@ -40,7 +40,7 @@ export const teleportOf = (t: Source) => {
 /** The console writer contract, continued: turns as leases, the directive's event, stored answers. */
 export function turnLeaseTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
   describe('TurnLeases: turns are leases', () => {
-    it("a directive stores its message event with the thread's next seq, in the same write", async () => {
+    it("a directive stores its message event with the thread's next seq, then run_started, and the prompt as the run's model message, in the same write", async () => {
       const t = await newThread();
       await storage().events.append(t.thread.id, 'gateway', { before: true });
       const started = await storage().writer.writeDirective(directive(t, { text: 'Hello' }));
@@ -48,10 +48,24 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.equal(started.event.seq, 2);
       assert.equal(started.event.type, 'message');
       assert.deepEqual(started.event.data, { run_id: started.run.id, message: started.message });
-      assert.deepEqual(await storage().events.since(t.thread.id, 1, 10), [started.event]);
+      assert.equal(started.runStarted.seq, 3);
+      assert.equal(started.runStarted.type, 'run_started');
+      assert.deepEqual(started.runStarted.data, { run_id: started.run.id, conversation_id: t.conversation.id });
+      assert.deepEqual(await storage().events.since(t.thread.id, 1, 10), [started.event, started.runStarted]);
+      const prompt = (await storage().conversations.modelMessagesPage(t.thread.id, started.run.id, { limit: 10, before: null }))?.items;
+      assert.deepEqual(prompt?.map(({ role, content }) => ({ role, content })), [{ role: 'user', content: 'Hello' }]);
+      assert.equal(started.sessionId, null, 'no session yet');
       const busy = await storage().writer.writeDirective(directive(t));
       assert.equal(busy.kind, 'busy');
-      assert.equal((await storage().events.since(t.thread.id, 0, 10)).length, 2, 'a busy directive stores no event');
+      assert.equal((await storage().events.since(t.thread.id, 0, 10)).length, 3, 'a busy directive stores no event');
+    });
+
+    it("a directive answers the conversation's session, read in its write", async () => {
+      const t = await newThread();
+      await storage().writer.setSession(t.conversation.id, 'session-7');
+      const started = await storage().writer.writeDirective(directive(t));
+      assert.ok(started.kind === 'started');
+      assert.equal(started.sessionId, 'session-7');
     });
 
     it('the running turn of a thread names its run and holder, until released', async () => {

@@ -231,7 +231,10 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         const model = await storage.writer.appendModelMessage(started.run.id, { role: 'assistant', content: 'thinking' });
         assert.deepEqual(model, { id: model.id, run_id: started.run.id, role: 'assistant', content: 'thinking', created_at: uuid7Time(model.id) });
         const page = await storage.conversations.modelMessagesPage(t.thread.id, started.run.id, { limit: 10, before: null });
-        assert.deepEqual(page?.items, [model]);
+        // After the prompt, which the directive's write stored as the run's first model message.
+        const items = [...(page?.items ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1));
+        assert.deepEqual(items.map(({ role, content }) => ({ role, content })), [{ role: 'user', content: 'Fix the build' }, { role: 'assistant', content: 'thinking' }]);
+        assert.deepEqual(items.at(-1), model);
       });
     });
 

@@ -78,6 +78,9 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       for (const item of items) assert.equal(messages.find((m) => m.id === item.message_id)?.text, item.text, 'its ledger message is written when queued');
       const queuedEvents = (await storage().events.since(t.thread.id, 0, 100)).filter((e) => e.type === 'queued');
       assert.deepEqual(queuedEvents.map((e) => e.data), items);
+      // Only the running turn has its run_started (written with its directive): a queued one gets it when its turn starts.
+      const runStarts = (await storage().events.since(t.thread.id, 0, 100)).filter((e) => e.type === 'run_started');
+      assert.deepEqual(runStarts.map((e) => (e.data as { run_id: string }).run_id), [t.run], 'no run_started for a queued directive');
 
       let run = t.run;
       for (const item of items) {

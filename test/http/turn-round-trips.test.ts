@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import type { WireEvent } from '../../domain/events.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { createLogger } from '../../src/logging.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { startService } from '../support/service.ts';
-import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
+import { storageKinds, type OpenedStorage, type StorageKind } from '../support/storage-kinds.ts';
+import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 
@@ -72,10 +75,11 @@ interface BeforePrompt {
  * A service over `opened` (its calls counted), three turns of one thread run on it (the first makes the
  * thread and the agent's session, the next two continue both): what was waited for before each prompt.
  */
-async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<BeforePrompt[]> {
+async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<{ turns: BeforePrompt[]; events: WireEvent[] }> {
   await opened.storage.importWorld(fixtureWorld());
   const counting = countingStorage(opened.storage);
   const beforePrompt: BeforePrompt[] = [];
+  let events: WireEvent[] = [];
   let mark = { calls: 0, statements: 0 };
   const acp = createAcpAgentRunner({ log: createLogger('fatal'), env: process.env });
   const runner: AgentRunner = {
@@ -108,11 +112,12 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
       await asleep(turn);
     }
     socket.close();
+    events = await opened.storage.events.since(thread_id, 0, 1000);
   } finally {
     await service.close();
   }
   assert.equal(beforePrompt.length, 3);
-  return beforePrompt.slice(1);
+  return { turns: beforePrompt.slice(1), events };
 }
 
 /**
@@ -121,31 +126,60 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
  * statement one more turn of the embedded database's one session. One more here is a slower turn.
  * Counted, not timed: the speed itself is bench/turn-overhead.ts's.
  */
-for (const kind of storageKinds('turn_round_trips')) {
+/** Embedded PGlite as `npm start` opens it (src/database.ts): its catalog kept in memory, the database being this process's alone. */
+const embeddedAsStarted: StorageKind = {
+  name: 'embedded PGlite as npm start opens it (its catalog kept)',
+  open: async (onQuery) => {
+    const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, ...(onQuery === undefined ? {} : { onQuery }) }, { catalog: true });
+    return { storage, reopen: async () => storage, close: async () => { await storage.close(); await server.close(); } };
+  },
+};
+
+/** Statements before the prompt: 10, of which the agents' and the project's reads are 2 that a kept catalog answers from memory. */
+const STATEMENTS = { kept: 8, read: 10 };
+
+for (const kind of [...storageKinds('turn_round_trips'), embeddedAsStarted]) {
   describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
     let opened: OpenedStorage;
     const statements: string[] = [];
     let turns: BeforePrompt[];
+    let events: WireEvent[];
     before(async () => {
       opened = await kind.open((sql) => statements.push(sql));
-      turns = await threeTurns(opened, statements);
+      ({ turns, events } = await threeTurns(opened, statements));
     });
     after(() => opened.close());
 
-    it('five storage round trips: auth, the thread with its conversation and the agents, the project, the directive, the run started; all answered before the prompt', () => {
+    it('four storage round trips: auth, the thread with its conversation and the agents, the project, the directive (run_started, the prompt and the session with it); all answered before the prompt', () => {
       for (const { calls, unanswered } of turns) {
         const names = calls.map((call) => call.name);
-        for (const name of ['writer.writeDirective', 'events.append', 'writer.appendModelMessage']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
-        // What goes together is still all stored first: run_started (before anything the agent does) and the prompt's model message.
+        assert.ok(names.includes('writer.writeDirective'), names.join(', '));
+        // run_started, the prompt's model message and the session's id are the directive's transaction's: no call of their own.
+        for (const name of ['events.append', 'writer.appendModelMessage', 'writer.sessionOf']) assert.ok(!names.includes(name), `${name} in ${names.join(', ')}`);
         assert.deepEqual(unanswered, [], 'every call before the prompt had answered when the runner was asked');
-        assert.equal(roundTrips(calls), 5, `round trips before the prompt: ${calls.map((c) => `${c.name}@${c.after}`).join(', ')}`);
+        assert.equal(roundTrips(calls), 4, `round trips before the prompt: ${calls.map((c) => `${c.name}@${c.after}`).join(', ')}`);
+      }
+    });
+
+    it('run_started and the prompt stored with the directive: the message event, then run_started, then the agent, each once per turn', () => {
+      const starts = events.flatMap((event, at) => (event.type === 'run_started' ? [at] : []));
+      assert.equal(starts.length, 3, events.map((e) => e.type).join(', '));
+      for (const at of starts) {
+        // Right after the directive's own message event, of the same run, and before anything the agent said.
+        const said = events[at - 1]!;
+        assert.equal(said.type, 'message');
+        assert.equal((said.data as { message?: { role?: string } }).message?.role, 'user');
+        assert.equal((said.data as { run_id?: string }).run_id, (events[at]!.data as { run_id?: string }).run_id);
       }
     });
 
     if (kind.name !== 'memory') {
-      it("fourteen SQL statements, the directive's transaction six of them (its writes one statement)", () => {
+      const kept = kind === embeddedAsStarted;
+      it(`${kept ? 'eight' : 'ten'} SQL statements, the directive's transaction five of them (its writes, run_started and the prompt one statement, the queue counted under the conversations' lock)${kept ? ', no catalog read' : ''}`, () => {
         for (const { statements: sent } of turns) {
-          assert.equal(sent.length, 14, `statements before the prompt:\n${sent.join('\n')}`);
+          assert.equal(sent.length, kept ? STATEMENTS.kept : STATEMENTS.read, `statements before the prompt:\n${sent.join('\n')}`);
+          if (kept) assert.ok(!sent.some((sql) => /from (agents|projects)\b/.test(sql)), sent.join('\n'));
         }
       });
     }
