@@ -308,9 +308,9 @@ export async function turnOverheadBench(): Promise<void> {
       console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
     }
   }
-  // What embedded PGlite adds over memory, per statement waited for (14 before the prompt, 1 after the agent's text).
+  // What embedded PGlite adds over memory, per statement waited for (8 before the prompt, 1 after the agent's text).
   const perStatement = samples.has('memory') && samples.has('embedded')
-    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 15, 2)} ms each in this run (the embedded p50 minus the memory p50, over 15)`
+    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 9, 2)} ms each in this run (the embedded p50 minus the memory p50, over 9)`
     : '';
   const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
   writeSection(
@@ -332,7 +332,7 @@ the whole run, as the service's runner keeps one process per agent and continues
   \`DIRECTIVES_PER_MINUTE\` lifted), one thread of the demo user's. From writing \`POST /api/console/threads/{id}/directives\`
   (\`{"text": "${TEXT}"}\`, a kept-alive connection) to the first \`message\` event carrying a \`delta\` read from the
   live socket subscribed to the thread. Inside: authentication, the directive's checks and its transaction, the
-  \`message\` event, the kick (\`run_started\` stored and published, the prompt's model message), \`session/prompt\`,
+  \`message\` and \`run_started\` events (stored with the directive, with the prompt's model message) published, the kick, \`session/prompt\`,
   the agent's first chunk, its \`delta\` event stored then published, the socket frame.
 - **Bare**: a client made with the SDK (\`acp.client(...).connect(ndJsonStream(...))\`, the SDK 2.x successor of
   \`ClientSideConnection\`) after \`initialize\` and \`session/new\`: from sending \`session/prompt\` to the first
@@ -345,14 +345,24 @@ ${rows.join('\n')}
 ${lines.join('\n')}
 
 What the service waits for before the prompt, counted by \`test/http/turn-round-trips.test.ts\` (so no change
-undoes it unseen): 5 storage round trips (the token's user; the thread, its latest conversation and the agents,
-read together; the project; the directive's transaction; \`run_started\`, the prompt's model message and the
-session's id, stored and read together), 14 SQL statements on PGlite and PostgreSQL (the transaction 6 of them, its
-four writes one statement). Before issue 28's work it was 10 round trips one after another and 18 statements: the
-thread, its conversation and the agents each waited for the one before, the project was read twice, the kick
-stored \`run_started\`, then the model message, then read the session, and the transaction sent its claim, message,
-run and event one by one. The runner also stopped reading the service's whole environment on every turn to build
-its redactor (\`agentEnvironment\` was about 1% of the busy service's CPU): it is made once per agent process.
+undoes it unseen): 4 storage round trips (the token's user; the thread, its latest conversation and the agents,
+read together; the project; the directive's transaction, which now also stores \`run_started\` and the prompt's model
+message and reads the session's id), 10 SQL statements on PostgreSQL (the transaction 5 of them: begin, the thread's
+lock, the conversations' lock with the queue's length, one statement for the claim, the user's message, the run, the
+prompt's model message and the \`message\` and \`run_started\` events, commit), 8 on embedded PGlite as \`npm start\`
+opens it: its catalog (agents, projects) is kept in memory until a world is imported, the database being this
+process's alone (its data dir is locked), so 3 round trips there. Before issue 28's work it was 10 round trips one
+after another and 18 statements: the thread, its conversation and the agents each waited for the one before, the
+project was read twice, the kick stored \`run_started\`, then the model message, then read the session, and the
+transaction sent its claim, message, run and event one by one. The runner also stopped reading the service's whole
+environment on every turn to build its redactor (\`agentEnvironment\` was about 1% of the busy service's CPU): it is
+made once per agent process. And no promise hook runs any more: the world import at start used MikroORM's
+\`em.transactional\`, whose AsyncLocalStorage left Node's promise hook on for the whole process (about 125 ns more on
+every await); it is a knex transaction now, and \`test/promise-hooks-off.test.ts\` fails if a hook comes back.
+The ordering rules hold: \`run_started\` is stored in the same write as the directive's \`message\` event (the next
+seq), published after it and before the kick, so before anything the agent does; a queued directive gets neither
+until a hand-over starts its turn; a refused or failed write stores neither. The catalog is not kept on PostgreSQL:
+another instance's world import would go unseen there without a statement per read (or a listener) to learn of it.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The bare window is one stdio round trip to an idle agent process. The service's holds that same round trip
@@ -366,11 +376,9 @@ What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=m
   agent chunk to its socket frame 0.2 ms); what the ratio shows beyond that is scheduling, and it moves with the
   load from round to round.
 - On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
-  socket: 14 before the prompt and 1 after the agent's text${perStatement}. That is the gap, and
-  the 1.2× goal is out of reach while each turn stores what it stores before prompting. Next cuts, each a
-  statement or a round trip: \`run_started\` and the prompt's model message written in the directive's transaction
-  and the session's id read there (3 statements, 1 round trip); the queue count read with the conversations' lock
-  (1 statement); the catalog's agents and projects kept in memory until a world is imported (2 statements).
+  socket: 8 before the prompt and 1 after the agent's text${perStatement}. That is the gap, and
+  the 1.2× goal is out of reach while each turn stores what it stores before prompting (the token's user, the
+  thread and its conversation, the transaction's five).
 `,
   );
 }
