@@ -3,13 +3,16 @@ import type * as acp from '@agentclientprotocol/sdk';
 /** What replaces a secret in a log line. */
 export const REDACTED = '[redacted]';
 
+/** The redactor of an agent with no secrets: the text as it is. One function, so a caller can tell there is nothing to hide and skip the work. */
+export const unredacted = (text: string): string => text;
+
 /**
  * Hides every occurrence of each secret in a text (an agent's stderr line, its error message): the
- * longest first, so a secret that holds another is hidden whole. No secrets: the text as it is.
+ * longest first, so a secret that holds another is hidden whole. No secrets: {@link unredacted}.
  */
 export function redactor(secrets: readonly string[]): (text: string) => string {
   const sorted = [...new Set(secrets.filter((secret) => secret !== ''))].sort((a, b) => b.length - a.length);
-  if (sorted.length === 0) return (text) => text;
+  if (sorted.length === 0) return unredacted;
   return (text) => sorted.reduce((out, secret) => out.split(secret).join(REDACTED), text);
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ToolCall } from '../../domain/model.ts';
 import type { TurnRequest } from '../../ports/agent-runner.ts';
 import type { TurnRoute } from './agent-process.ts';
+import { unredacted } from './agent-diagnostics.ts';
 import { mergeToolCall, toPermissionAsk, toPermissionResponse, toTurnUpdate } from './update-mapping.ts';
 
 /** A turn's route, plus `settle` to wait until everything received has been delivered. */
@@ -19,9 +20,10 @@ export function openTurnRoute(
   request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>,
   log: Logger,
   /** Hides the agent's own secrets (its env and env_pass values) in what it sends, before anyone stores or sees it. */
-  redact: (text: string) => string = (text) => text,
+  redact: (text: string) => string = unredacted,
 ): OpenTurnRoute {
-  const hide = <T>(value: T): T => redactedValue(value, redact);
+  // An agent with no secrets (the usual case): each update is passed on as mapped, not copied string by string.
+  const hide = redact === unredacted ? <T>(value: T): T => value : <T>(value: T): T => redactedValue(value, redact);
   let chain: Promise<void> = Promise.resolve();
   let failure: { readonly error: unknown } | null = null;
   // The turn's tool calls as known so far: a permission ask about one carries all of it.
