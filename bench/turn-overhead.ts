@@ -364,6 +364,10 @@ seq), published after it and before the kick, so before anything the agent does;
 until a hand-over starts its turn; a refused or failed write stores neither. The catalog is not kept on PostgreSQL:
 another instance's world import would go unseen there without a statement per read (or a listener) to learn of it.
 
+Measured beside main (before these cuts) in one sitting, \`BENCH_TURN_BEFORE\`, on a machine loaded by other
+work (load 9 to 10): embedded p50 15.96 ms against 23.01 ms, the service's CPU per whole turn 43.2 ms against 47.9 ms;
+memory (a run of its own) p50 7.04 ms against 6.95 ms, CPU 8.05 ms against 8.35 ms (unchanged within the noise: memory has no round trips to save).
+
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The bare window is one stdio round trip to an idle agent process. The service's holds that same round trip
   (session/prompt out, the first \`agent_message_chunk\` in, parsed and checked by the SDK), plus an HTTP request
@@ -375,6 +379,14 @@ What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=m
 - On memory the service's own work is about a millisecond (traced in the service: request to prompt sent 1.0 ms,
   agent chunk to its socket frame 0.2 ms); what the ratio shows beyond that is scheduling, and it moves with the
   load from round to round.
+- Where the service's own CPU goes on memory (a CPU profile of 210 turns on a loaded machine, 3.3 s busy): the
+  socket's frame writes (\`writev\`, one per event sent) 13%; the ACP SDK checking each \`session/update\` with zod
+  (its unions build an issue, message and all, for each branch that fails) 6%, which the bare client pays alike;
+  the directive from its transaction to the prompt written 5%; the memory event log's copy of each event 3%. The
+  redactor rebuilt every update string by string even for an agent with no secrets (0.8%): such an agent's
+  updates are now passed on as mapped (\`test/adapters/acp-turn-route.test.ts\`). No logging shows per turn, and
+  no promise hook runs. Cutting \`structuredClone\` in the memory log for a JSON copy was measured at 0.4 µs an
+  event: dropped.
 - On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
   socket: 8 before the prompt and 1 after the agent's text${perStatement}. That is the gap, and
   the 1.2× goal is out of reach while each turn stores what it stores before prompting (the token's user, the
