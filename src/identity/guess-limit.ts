@@ -15,6 +15,13 @@ import type { WindowLimiter } from '../limits/window-limiter.ts';
  */
 export type GuessLimit = <T>(ctx: RequestContext, lookUp: () => Promise<T | null>) => Promise<Result<T | null, Reply>>;
 
+/** A request waiting for its lookup to be admitted, and how to tell it what came of it. */
+interface Waiter {
+  readonly lookUp: () => Promise<unknown>;
+  readonly resolve: (result: Result<unknown, Reply>) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export function guessLimit(options: {
   readonly limiter: WindowLimiter;
   readonly trustProxy: boolean;
@@ -23,7 +30,7 @@ export function guessLimit(options: {
 }): GuessLimit {
   const { limiter, trustProxy, observe } = options;
   /** Per client: its lookups under way, and the requests waiting for one of them to end. */
-  const pending = new Map<string, { running: number; waiting: (() => void)[] }>();
+  const pending = new Map<string, { running: number; waiting: Waiter[] }>();
   const refusal = (wait: number): Reply => {
     observe?.refused();
     // A blocked client learns nothing about its credential, right or wrong: it is not looked up.
@@ -59,7 +66,7 @@ export function guessLimit(options: {
     const room = limiter.blocked(key) === null ? limiter.left(key) - state.running : state.waiting.length;
     const woken = room > 0 ? state.waiting.splice(0, room) : [];
     if (state.running === 0 && state.waiting.length === 0) pending.delete(key);
-    for (const wake of woken) wake();
+    for (const waiter of woken) retry(key, waiter);
   };
   /** An admitted lookup, its result told to `settle` as it ends (counted first). */
   const look = <T>(key: string, lookUp: () => Promise<T | null>, resolve: (result: Result<T | null, Reply>) => void, reject: (error: unknown) => void): void => {
@@ -82,19 +89,20 @@ export function guessLimit(options: {
       },
     );
   };
+  /** A waiting request woken: admitted (its lookup starts), refused, or back among the waiters. */
+  const retry = (key: string, waiter: Waiter): void => {
+    const admitted = admit(key);
+    if (admitted === true) look(key, waiter.lookUp, waiter.resolve, waiter.reject);
+    else if (admitted !== false) waiter.resolve(fail(admitted));
+    else pending.get(key)!.waiting.push(waiter);
+  };
   /**
-   * A request past the budget: waits (a callback among the client's waiters, no promise of its own)
-   * for a lookup under way to end, then is admitted, refused, or waits again.
+   * A request past the budget: waits among its client's waiters (a plain record: no promise and no
+   * closure of its own) for a lookup under way to end, then is admitted, refused, or waits again.
    */
   const queued = <T>(key: string, lookUp: () => Promise<T | null>): Promise<Result<T | null, Reply>> =>
     new Promise((resolve, reject) => {
-      const retry = (): void => {
-        const admitted = admit(key);
-        if (admitted === true) look(key, lookUp, resolve, reject);
-        else if (admitted !== false) resolve(fail(admitted));
-        else pending.get(key)!.waiting.push(retry);
-      };
-      pending.get(key)!.waiting.push(retry);
+      pending.get(key)!.waiting.push({ lookUp, resolve, reject } as Waiter);
     });
   return <T>(ctx: RequestContext, lookUp: () => Promise<T | null>): Promise<Result<T | null, Reply>> => {
     // Any lookup under way may yet be a failure: checking the failures alone let a pipelined burst
