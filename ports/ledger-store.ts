@@ -7,9 +7,12 @@ export interface ReferencedApp {
   readonly provider_name: string;
 }
 
-/** A ledger message, with the title and provider of the artifact it references (null when none, or gone). */
+/**
+ * A ledger message, with the title and provider of the artifact it references; without `app` when
+ * it references none (or one that is gone): then the entry is the message as answered, field for field.
+ */
 export interface LedgerEntry extends Message {
-  readonly app: ReferencedApp | null;
+  readonly app?: ReferencedApp;
 }
 
 /** The chat ledger: the one store that reads thread messages. */

@@ -56,8 +56,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
           [...state.messages.values()].filter((m) => isInLedger(segments, m)).map(({ thread_id: _, ...message }) => {
             const artifact = message.artifact_id === null ? undefined : state.artifacts.get(message.artifact_id);
             const installation = artifact === undefined ? undefined : state.installations.get(artifact.installation);
-            const app = artifact === undefined ? null : { title: artifact.title, provider_name: installation?.provider_name ?? '' };
-            return { ...message, app };
+            return artifact === undefined ? message : { ...message, app: { title: artifact.title, provider_name: installation?.provider_name ?? '' } };
           }),
           page,
         ),

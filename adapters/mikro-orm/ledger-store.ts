@@ -1,8 +1,28 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Message } from '../../domain/model.ts';
+import type { Message, Page } from '../../domain/model.ts';
 import type { LedgerEntry, LedgerStore } from '../../ports/ledger-store.ts';
 import { MESSAGE_OF } from './columns.ts';
-import { pageOf, runStatement } from './sql.ts';
+import { runStatement } from './sql.ts';
+
+/** A ledger row as the page's statement answers it: the message, and its artifact's title and provider (null when none). */
+type LedgerRow = Message & { app_title: string | null; app_provider: string | null };
+
+/**
+ * The page cut from rows fetched with `limit + 1` (as `pageOf`), each message built field by field,
+ * in the answer's order, with `app` only when it references an artifact: an object rest per row cost
+ * more than the rest of the mapping, and a message without `app` is then answered as it is built here.
+ */
+function entriesPage(rows: readonly LedgerRow[], limit: number): Page<LedgerEntry> {
+  const count = Math.min(rows.length, limit);
+  const items: LedgerEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const row = rows[i]!;
+    items.push(row.app_title === null
+      ? { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at }
+      : { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at, app: { title: row.app_title, provider_name: row.app_provider ?? '' } });
+  }
+  return { items, next: rows.length > limit ? items[count - 1]!.id : null };
+}
 
 /**
  * The chat ledger. A page is one query: per segment, a backward range scan of (thread_id, id) cut at
@@ -11,8 +31,8 @@ import { pageOf, runStatement } from './sql.ts';
  */
 export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
   return {
-    async page(segments, page) {
-      if (segments.length === 0) return { items: [], next: null };
+    page(segments, page) {
+      if (segments.length === 0) return Promise.resolve({ items: [], next: null });
       const take = page.limit + 1;
       const parts: string[] = [];
       const params: unknown[] = [];
@@ -38,17 +58,7 @@ export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
         left join artifacts a on a.id = m.artifact_id
         left join installations i on i.id = a.installation
         order by m.id desc`;
-      const rows = await runStatement<Message & { app_title: string | null; app_provider: string | null }>(orm, sql, params);
-      // Each message built field by field: an object rest per row cost more than the rest of the mapping.
-      const messages: LedgerEntry[] = rows.map((row) => ({
-        id: row.id,
-        role: row.role,
-        text: row.text,
-        artifact_id: row.artifact_id,
-        created_at: row.created_at,
-        app: row.app_title === null ? null : { title: row.app_title, provider_name: row.app_provider ?? '' },
-      }));
-      return pageOf(messages, page.limit);
+      return runStatement(orm, sql, params, (rows: LedgerRow[]) => entriesPage(rows, page.limit));
     },
   };
 }

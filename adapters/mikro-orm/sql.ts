@@ -19,49 +19,63 @@ interface PooledConnection {
   readonly _queryable?: boolean;
 }
 
+/** A statement waiting for a connection: told the connection, or why there is none. */
+type Waiter = (error: unknown, connection?: unknown) => void;
+
 /**
  * Per knex client: how many connections `runStatement` holds or has asked the pool for, and the
  * statements waiting for one of them because that is already the pool's size.
  */
 interface Lane {
   held: number;
-  readonly waiting: { resolve: (connection: unknown) => void; reject: (error: unknown) => void }[];
+  readonly waiting: Waiter[];
 }
 
 const lanes = new WeakMap<KnexClient, Lane>();
 
+/** The lane of a knex client, made on its first statement. */
+function laneOf(client: KnexClient): Lane {
+  let lane = lanes.get(client);
+  if (lane === undefined) lanes.set(client, (lane = { held: 0, waiting: [] }));
+  return lane;
+}
+
 /**
- * A connection for one statement. While the statements hold fewer connections than the pool has,
- * it is asked of the pool (tarn: an acquire costs some twenty promises and a timer, a validation
- * included); once they hold them all, the statement waits here and is handed the next connection a
- * statement gives back (`giveBack`), as pg's own pool does, without the pool in between. Bounded:
- * every held connection is given back within the statement time-out.
+ * A connection for one statement, told to `use`. While the statements hold fewer connections than
+ * the pool has, it is asked of the pool (tarn: an acquire costs some twenty promises and a timer, a
+ * validation included); once they hold them all, the statement waits here (a callback, no promise)
+ * and is handed the next connection a statement gives back (`giveBack`), as pg's own pool does,
+ * without the pool in between. Bounded: every held connection is given back within the statement
+ * time-out.
  */
-function lease(client: KnexClient, lane: Lane): Promise<unknown> {
+function lease(client: KnexClient, lane: Lane, use: Waiter): void {
   const pool = client.pool;
-  if (pool !== undefined && lane.held >= pool.max) return new Promise((resolve, reject) => lane.waiting.push({ resolve, reject }));
+  if (pool !== undefined && lane.held >= pool.max) {
+    lane.waiting.push(use);
+    return;
+  }
+  acquire(client, lane, use);
+}
+
+/** Asks the pool for a connection for `use` (counted as held until it is given back, or the ask failed). */
+function acquire(client: KnexClient, lane: Lane, use: Waiter): void {
   lane.held += 1;
-  return client.acquireConnection().catch((error: unknown) => {
-    lane.held -= 1;
-    pump(client, lane);
-    throw error;
-  });
+  client.acquireConnection().then(
+    (connection) => use(undefined, connection),
+    (error: unknown) => {
+      lane.held -= 1;
+      use(error);
+      pump(client, lane);
+    },
+  );
 }
 
 /** Asks the pool for a connection for each waiting statement there is room for (after a connection went back to it, or an ask failed). */
 function pump(client: KnexClient, lane: Lane): void {
   const max = client.pool?.max ?? 0;
-  while (lane.waiting.length > 0 && lane.held < max) {
-    const waiter = lane.waiting.shift()!;
-    lane.held += 1;
-    client.acquireConnection().then(waiter.resolve, (error: unknown) => {
-      lane.held -= 1;
-      waiter.reject(error);
-      pump(client, lane);
-    });
-  }
+  while (lane.waiting.length > 0 && lane.held < max) acquire(client, lane, lane.waiting.shift()!);
   // No pool any more (destroyed): whoever still waits is told, as the pool would tell them.
-  if (client.pool === undefined) for (const waiter of lane.waiting.splice(0)) waiter.reject(new Error('Unable to acquire a connection'));
+  if (client.pool === undefined) for (const waiter of lane.waiting.splice(0)) waiter(new Error('Unable to acquire a connection'));
 }
 
 /**
@@ -73,7 +87,7 @@ function giveBack(client: KnexClient, lane: Lane, connection: unknown): void {
   const pooled = connection as PooledConnection;
   const usable = pooled.__knex__disposed === undefined && pooled._ending !== true && pooled._queryable !== false;
   if (usable && lane.waiting.length > 0 && client.pool !== undefined && client.pool.numPendingAcquires() === 0) {
-    lane.waiting.shift()!.resolve(connection);
+    lane.waiting.shift()!(undefined, connection);
     return;
   }
   lane.held -= 1;
@@ -81,54 +95,122 @@ function giveBack(client: KnexClient, lane: Lane, connection: unknown): void {
   pump(client, lane);
 }
 
-/**
- * Sends one statement as a simple-protocol query on the connection itself, what knex's `_query`
- * does for a statement without bindings, without its promise and the time-out guard's around it: one
- * promise, and a connection whose statement timed out is discarded as the guard does.
- */
-function send<Row>(connection: unknown, text: string): Promise<Row[]> {
-  return new Promise((resolve, reject) => {
-    (connection as PgClient).query(text, (error, result) => {
-      if (error === null || error === undefined) return resolve(result.rows as Row[]);
-      discardIfTimedOut(connection as PgConnection, error);
-      reject(error);
-    });
-  });
-}
-
-/** A pg client as `send` uses it. */
+/** A pg client as `runStatement` uses it: a simple-protocol query with a callback. */
 interface PgClient {
   query(text: string, callback: (error: Error | null | undefined, result: { rows: unknown[] }) => void): void;
 }
 
+/** Why an asked statement failed, as its caller is told: a connection error as the storage being unavailable. */
+const failure = (error: unknown): unknown => (isConnectionError(error) ? new StorageUnavailableError({ cause: error }) : error);
+
 /**
- * Runs one statement with `?` bindings and answers its rows. The values are escaped into the text by
- * MikroORM's platform (pg's escapeLiteral; objects as JSON), as its own `execute` does, so values are
- * never concatenated by hand here and a `?` inside a value is never taken for a binding; the text is
- * then sent as one simple-protocol query on a connection of the ORM's own pool. `execute`'s query
- * builder, logging and result wrapping are skipped: they cost a read more than the driver does (see
- * docs/benchmarks.md). The statement still goes through knex's client: its `query` event (the counts in
- * tests), its pool and the pool's time-out; a connection whose statement timed out is discarded as the
- * guard on knex's `_query` does (`send`); under load a connection goes from one statement to the next
- * waiting one without the pool (`lease`).
+ * Runs one statement with `?` bindings and answers its rows, or `map` of them. The values are
+ * escaped into the text (`statementText`: pg's escapeLiteral, as MikroORM's platform does, the
+ * same text byte for byte), so values are never concatenated by hand elsewhere and a `?` inside a
+ * value is never taken for a binding; the text is then sent as one simple-protocol query on a
+ * connection of the ORM's own pool. MikroORM's `execute` (query builder, logging, result wrapping)
+ * is skipped: it cost a read more than the driver does (see docs/benchmarks.md). The statement still
+ * goes through knex's client: its `query` event (the counts in tests), its pool and the pool's
+ * time-out; a connection whose statement timed out is discarded as the guard on knex's `_query`
+ * does; under load a connection goes from one statement to the next waiting one without the pool
+ * (`lease`). One promise per statement, whatever the load: the connection is leased and the
+ * statement sent with callbacks, and `map` (a store's mapping of the rows) runs before it settles,
+ * so a store that answers what `map` makes adds no promise of its own.
  */
-export async function runStatement<Row>(orm: MikroORM, sql: string, params: readonly unknown[]): Promise<Row[]> {
-  const connection = orm.em.getConnection();
-  const text = connection.getPlatform().formatQuery(sql, [...params]);
-  const client = connection.getKnex().client as unknown as KnexClient;
-  let lane = lanes.get(client);
-  if (lane === undefined) lanes.set(client, (lane = { held: 0, waiting: [] }));
-  try {
-    const pooled = await lease(client, lane);
-    try {
+export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string, params: readonly unknown[], map?: (rows: Row[]) => T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const connection = orm.em.getConnection();
+    const text = statementText(connection.getPlatform(), sql, params);
+    const client = connection.getKnex().client as unknown as KnexClient;
+    const lane = laneOf(client);
+    lease(client, lane, (leaseError, pooled) => {
+      if (leaseError !== undefined) return reject(failure(leaseError));
       client.emit('query', { sql: text, bindings: [] });
-      return await send<Row>(pooled, text);
-    } finally {
-      giveBack(client, lane, pooled);
-    }
-  } catch (error) {
-    throw isConnectionError(error) ? new StorageUnavailableError({ cause: error }) : error;
+      (pooled as PgClient).query(text, (error, result) => {
+        if (error !== null && error !== undefined) discardIfTimedOut(pooled as PgConnection, error);
+        giveBack(client, lane, pooled);
+        if (error !== null && error !== undefined) return reject(failure(error));
+        if (map === undefined) return resolve(result.rows as T);
+        try {
+          resolve(map(result.rows as Row[]));
+        } catch (mapError) {
+          reject(mapError);
+        }
+      });
+    });
+  });
+}
+
+/** What `statementText` needs of MikroORM's platform: its quoting of any value but the plain ones. */
+interface QuotingPlatform {
+  quoteValue(value: unknown): string;
+  quoteIdentifier(id: string): string;
+  /** A value's literal (a string: pg's escapeLiteral), what `quoteValue` ends in for the plain kinds. */
+  escape(value: unknown): string;
+}
+
+/** A string that pg's escapeLiteral would answer in plain quotes: no quote, no backslash. */
+const PLAIN = /^[^'\\]*$/;
+
+/**
+ * One value as MikroORM's PostgreSQL platform quotes it in a statement's text, the common kinds
+ * without its detour: a string with no quote or backslash in plain quotes (what escapeLiteral makes
+ * of it, without building it a character at a time), a number, a boolean, null. Anything else
+ * (an object as JSON, a Date, a Buffer, a list) is the platform's. Unlike the platform, a string
+ * is always a value: never taken for one of MikroORM's raw SQL fragments by its text.
+ */
+function quote(platform: QuotingPlatform, value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return PLAIN.test(value) ? `'${value}'` : platform.escape(value);
+    case 'number':
+      return String(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+      return 'NULL';
+    default:
+      return value === null ? 'NULL' : platform.quoteValue(value);
   }
+}
+
+/**
+ * A statement's text with its `?` bindings filled, as MikroORM's `formatQuery` does it (`??` an
+ * identifier, `\?` a plain question mark), each value quoted by `quote`: the same text, byte for byte
+ * (test/adapters/mikro-orm-statement-text.test.ts).
+ */
+export function statementText(platform: QuotingPlatform, sql: string, params: readonly unknown[]): string {
+  if (params.length === 0) return sql;
+  let j = 0;
+  let pos = 0;
+  let text = '';
+  if (sql[0] === '?') {
+    if (sql[1] === '?') {
+      text += platform.quoteIdentifier(params[j++] as string);
+      pos = 2;
+    } else {
+      text += quote(platform, params[j++]);
+      pos = 1;
+    }
+  }
+  while (pos < sql.length) {
+    const at = sql.indexOf('?', pos + 1);
+    if (at === -1) {
+      text += sql.substring(pos, sql.length);
+      break;
+    }
+    if (sql[at - 1] === '\\') {
+      text += sql.substring(pos, at - 1) + '?';
+      pos = at + 1;
+    } else if (sql[at + 1] === '?') {
+      text += sql.substring(pos, at) + platform.quoteIdentifier(params[j++] as string);
+      pos = at + 2;
+    } else {
+      text += sql.substring(pos, at) + quote(platform, params[j++]);
+      pos = at + 1;
+    }
+  }
+  return text;
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import type { Thread, ThreadListItem } from '../../domain/model.ts';
-import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { AccessibleThread, ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
@@ -60,21 +60,31 @@ where t.id in (
 )
 order by t.id desc limit ?`;
 
+/** What a read of an id that is not a UUID finds: nothing, and no statement is sent. */
+const NOTHING: Promise<null> = Promise.resolve(null);
+
+const firstRow = (rows: Thread[]): Thread | null => rows[0] ?? null;
+
+/** The thread (the first row) and its fork chain (every row, nearest first), or null. */
+function withChain(rows: Thread[]): AccessibleThread | null {
+  const row = rows[0];
+  if (row === undefined) return null;
+  const chain: ForkLink[] = rows.map(({ id, fork_of, fork_cutoff }) => ({ id, fork_of, fork_cutoff }));
+  return { row, chain };
+}
+
 /** Thread rows for a user, from the `threads` and `thread_members` tables. */
 export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
   return {
-    async findAccessible(userId, threadId) {
-      if (!isUuid(threadId)) return null;
-      const rows = await runStatement<Thread>(orm, FIND_ACCESSIBLE, [userId, threadId, userId]);
-      const row = rows[0];
-      if (row === undefined) return null;
-      const chain: ForkLink[] = rows.map(({ id, fork_of, fork_cutoff }) => ({ id, fork_of, fork_cutoff }));
-      return { row, chain };
+    // Both map their rows as the statement settles: no promise of their own (runStatement's `map`).
+    findAccessible(userId, threadId) {
+      if (!isUuid(threadId)) return NOTHING;
+      return runStatement(orm, FIND_ACCESSIBLE, [userId, threadId, userId], withChain);
     },
 
-    async findRow(userId, threadId) {
-      if (!isUuid(threadId)) return null;
-      return (await runStatement<Thread>(orm, FIND_ROW, [userId, threadId, userId]))[0] ?? null;
+    findRow(userId, threadId) {
+      if (!isUuid(threadId)) return NOTHING;
+      return runStatement(orm, FIND_ROW, [userId, threadId, userId], firstRow);
     },
 
     async exists(threadId) {

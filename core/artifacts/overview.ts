@@ -20,19 +20,24 @@ export type LedgerMessage = Message & { readonly app?: McpAppOverview };
 
 /**
  * Turns a ledger entry into the message answered, offering the overview when a viewer origin is
- * configured. It grants nothing: opening the viewer still needs the artifact's owner.
+ * configured. It grants nothing: opening the viewer still needs the artifact's owner. An entry
+ * without `app` (most: a message that references nothing) is the message itself, answered as it is:
+ * no copy per message.
  */
 export function ledgerMessage(config: ViewerRouting) {
-  return ({ app, ...message }: LedgerEntry): LedgerMessage =>
-    app === null || message.artifact_id === null || config.viewerOrigin === null
-      ? message
-      : {
-          ...message,
-          app: {
-            artifact_id: message.artifact_id,
-            title: app.title,
-            provider_name: app.provider_name,
-            viewer_url: `${config.viewerOrigin}${config.viewerPath}/${message.artifact_id}`,
-          },
-        };
+  return (entry: LedgerEntry): LedgerMessage => {
+    const app = entry.app;
+    if (app === undefined) return entry as Message;
+    const message: Message = { id: entry.id, role: entry.role, text: entry.text, artifact_id: entry.artifact_id, created_at: entry.created_at };
+    if (message.artifact_id === null || config.viewerOrigin === null) return message;
+    return {
+      ...message,
+      app: {
+        artifact_id: message.artifact_id,
+        title: app.title,
+        provider_name: app.provider_name,
+        viewer_url: `${config.viewerOrigin}${config.viewerPath}/${message.artifact_id}`,
+      },
+    };
+  };
 }

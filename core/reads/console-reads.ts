@@ -4,7 +4,6 @@ import { CONSOLE_CHANNEL, type Conversation, type ModelMessage, type Page, type 
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Storage } from '../../ports/storage.ts';
-import type { AccessibleThread } from '../../ports/thread-store.ts';
 import { offeredOnly, standings, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { ledgerMessage, type LedgerMessage, type ViewerRouting } from '../artifacts/overview.ts';
 
@@ -21,6 +20,12 @@ export interface ChannelInfo {
   readonly browsable: boolean;
 }
 
+/** The answer of every read under a thread the caller cannot use (one value, frozen: shared by every such answer). */
+const UNAVAILABLE = Object.freeze(fail(Object.freeze({ code: 'thread_unavailable' } as const)));
+
+/** A thread the store found for the caller, or `thread_unavailable`. */
+const orUnavailable = <T>(value: T | null): Result<T, Failure> => (value === null ? UNAVAILABLE : ok(value));
+
 /**
  * The console's reads. Each read under a thread resolves the thread for the caller first (one
  * query, no messages: the row alone, or with its fork chain for the ledger read only) and answers
@@ -30,14 +35,8 @@ export interface ChannelInfo {
 export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: ViewerRouting) {
   const toMessage = ledgerMessage(config);
   // The ledger read alone resolves the fork chain; every other read under a thread wants the row only.
-  const withChain = async (user: User, id: string): Read<AccessibleThread> => {
-    const found = await storage.threads.findAccessible(user.id, id);
-    return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
-  };
-  const thread = async (user: User, id: string): Read<Thread> => {
-    const found = await storage.threads.findRow(user.id, id);
-    return found === null ? fail({ code: 'thread_unavailable' }) : ok(found);
-  };
+  // The row read maps the store's answer as it settles (one promise, no `async` step of its own).
+  const thread = (user: User, id: string): Read<Thread> => storage.threads.findRow(user.id, id).then(orUnavailable);
 
   return {
     // What the agents advertised, narrowed by the catalog: what is known now, never waited for (an agent
@@ -57,11 +56,11 @@ export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, 
       return agentPostures(standings(await vocabularies.all(linked)));
     },
     threads: (user: User, page: PageRequest): Promise<Page<ThreadListItem>> => storage.threads.listAccessible(user.id, page),
-    thread: (user: User, id: string): Read<Thread> => thread(user, id),
+    thread,
     messages: async (user: User, id: string, page: PageRequest): Read<Page<LedgerMessage>> => {
-      const found = await withChain(user, id);
-      if (!found.ok) return found;
-      const entries = await storage.ledger.page(ledgerSegments(found.value.chain), page);
+      const accessible = await storage.threads.findAccessible(user.id, id);
+      if (accessible === null) return UNAVAILABLE;
+      const entries = await storage.ledger.page(ledgerSegments(accessible.chain), page);
       return ok({ items: entries.items.map(toMessage), next: entries.next });
     },
     conversations: async (user: User, id: string): Read<Conversation[]> => {

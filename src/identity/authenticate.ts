@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { UserByTokenHash } from '../../ports/user-store.ts';
@@ -10,8 +10,14 @@ import type { GuessLimit } from './guess-limit.ts';
 /** Resolves the calling user of a request, or the answer that refuses it (401, or 429 for a client that guessed too often). */
 export type Authenticate = (ctx: RequestContext) => Promise<Result<User, Reply>>;
 
-/** SHA-256 hex of a token: tokens are looked up, and stored, only by this hash. */
-export const tokenHash = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+/** node's one-shot digest (20.12 and later): no Hash object per call. Older runtimes (the engines allow 20.0) build one. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
+/** SHA-256 hex of a token (UTF-8): tokens are looked up, and stored, only by this hash. Once per authenticated request. */
+export const tokenHash: (token: string) => string =
+  oneShot !== undefined
+    ? (token) => oneShot('sha256', token, 'hex')
+    : (token) => crypto.createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** The answer to a request with no credential, or one that names no user. */
 export const unauthenticated = (): Reply => problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' });
@@ -22,11 +28,12 @@ export const unauthenticated = (): Reply => problem({ code: 'unauthenticated' },
  * A request with no credential at all is no guess: it is answered 401 and counted nowhere.
  */
 export function authenticator(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Authenticate {
-  return async (ctx) => {
+  // The found user mapped as the lookup settles: one promise, no `async` step of its own.
+  const caller = (found: Result<User | null, Reply>): Result<User, Reply> =>
+    !found.ok ? found : found.value === null ? fail(unauthenticated()) : ok(found.value);
+  return (ctx) => {
     const token = credentialOf(ctx.req);
-    if (token === null) return fail(unauthenticated());
-    const found = await guesses(ctx, () => userByTokenHash(tokenHash(token)));
-    if (!found.ok) return found;
-    return found.value === null ? fail(unauthenticated()) : ok(found.value);
+    if (token === null) return Promise.resolve(fail(unauthenticated()));
+    return guesses(ctx, () => userByTokenHash(tokenHash(token))).then(caller);
   };
 }

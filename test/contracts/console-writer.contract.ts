@@ -123,7 +123,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         assert.deepEqual(outcome.message, {
           id: outcome.message.id, role: 'user', text: 'Run the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id),
         });
-        assert.deepEqual(await ledger(t.thread.id), [{ ...outcome.message, app: null }]);
+        assert.deepEqual(await ledger(t.thread.id), [outcome.message]);
         assert.deepEqual(await runs(t), [outcome.run]);
         assert.deepEqual(await conversationOf(t), { ...t.conversation, permission_mode: 'plan', turn_running: true });
       });

@@ -136,7 +136,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.deepEqual(page.items, [
         { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: F.artifact, created_at: '2026-01-01T00:00:01.005Z',
           app: { title: 'Forecast', provider_name: 'Weather' } },
-        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z', app: null },
+        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z' },
       ] satisfies LedgerEntry[]);
       assert.equal(page.next, F.rootMsgs[3]);
       const rest = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 10, before: page.next });
