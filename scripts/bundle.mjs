@@ -6,7 +6,7 @@
 // (docs/benchmarks.md, second start). Run by scripts/build.mjs after it has compiled the tree, whose
 // other files (the PGlite thread, the demo agent, the sandbox script, the world) stay where they are.
 import { readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 /** Packages left to node: the PGlite thread's (it runs in a worker, from its own file), esbuild, optional drivers knex names. */
 export const EXTERNAL = [
@@ -28,6 +28,9 @@ const SOURCE_EDITS = {
 const PACKAGE_EDITS = [
   // MikroORM reads its version from `../../package.json` (its sources) or `../package.json` (as published).
   { file: /@mikro-orm[\\/]core[\\/]utils[\\/]Utils\.js$/, edits: [["require('../../package.json')", "require('../package.json')"]] },
+  // pg asks whether it runs in a Cloudflare Worker as it loads: on node the answer is no, but asking
+  // (`typeof Response`) makes node load undici, ~100 ms of a start, for nothing the service uses then.
+  { file: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/, edits: [['if (isCloudflareRuntime()) {', 'if (false) { // node (scripts/bundle.mjs)']] },
 ];
 
 const edit = (text, edits, file) => {
@@ -39,17 +42,18 @@ const edit = (text, edits, file) => {
 };
 
 /**
- * Writes the bundle of src/main.ts under `out` (a dist tree): `out/src/main.js` and its chunks.
- * `import.meta.url` in each bundled source file is that file's own URL in `out` (its compiled .js), so
- * the files it finds beside itself (the PGlite thread, the demo agent, the world) are found there.
+ * Bundles the entry `entry` (a source path under `root`) into `out` (a dist tree), at the entry's own
+ * place (src/main.ts → out/src/main.js), its chunks beside it when `splitting`. `import.meta.url` in
+ * each bundled source file is that file's own URL in `out` (its compiled .js), so the files it finds
+ * beside itself (the PGlite thread, the demo agent, the world) are found there.
  */
-export async function bundleService(root, out) {
+async function bundleEntry(root, out, entry, splitting) {
   const { build } = await import('esbuild');
-  const outdir = join(out, 'src');
+  const outdir = dirname(join(out, entry));
   const result = await build({
-    entryPoints: [join(root, 'src', 'main.ts')],
+    entryPoints: [join(root, entry)],
     bundle: true,
-    splitting: true,
+    splitting,
     format: 'esm',
     platform: 'node',
     target: 'node20',
@@ -80,5 +84,15 @@ export async function bundleService(root, out) {
       },
     ],
   });
-  if (result.errors.length > 0) throw new Error('bundle: esbuild failed');
+  if (result.errors.length > 0) throw new Error(`bundle: esbuild failed on ${entry}`);
+}
+
+/**
+ * Writes the service's bundle (out/src/main.js and its chunks) and the demo agent's
+ * (out/src/demo/acp-agent.js, one file: the agents a demo start asks what they offer load the ACP SDK
+ * and zod from it), over their compiled files.
+ */
+export async function bundleService(root, out) {
+  await bundleEntry(root, out, 'src/main.ts', true);
+  await bundleEntry(root, out, 'src/demo/acp-agent.ts', false);
 }

@@ -14,11 +14,11 @@ const root = new URL('..', import.meta.url).pathname;
  * by the built service, started on `storage` until `/readyz` answers 200. (MikroORM's check that its
  * packages share one version reads their package.json files: data, not modules.)
  */
-async function modulesLoaded(storage: 'embedded' | 'memory'): Promise<string[]> {
+async function modulesLoaded(storage: 'embedded' | 'memory'): Promise<{ packages: string[]; builtins: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'console-bundle-'));
   const report = join(dir, 'loaded.json');
   const preload = join(dir, 'report.cjs');
-  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(Object.keys(require.cache))));\n`);
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ cache: Object.keys(require.cache), builtins: process.moduleLoadList })));\n`);
   const child = spawn(process.execPath, ['--require', preload, join(root, 'dist', 'src', 'main.js')], {
     env: { ...process.env, PORT: '0', CONSOLE_STORAGE: storage, DATA_DIR: join(dir, 'data'), ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -42,7 +42,14 @@ async function modulesLoaded(storage: 'embedded' | 'memory'): Promise<string[]> 
     child.kill('SIGTERM');
     await exited;
   }
-  return (JSON.parse(readFileSync(report, 'utf8')) as string[]).filter((file) => file.includes('/node_modules/') && !file.endsWith('.json'));
+  const { cache, builtins } = JSON.parse(readFileSync(report, 'utf8')) as { cache: string[]; builtins: string[] };
+  return { packages: cache.filter((file) => file.includes('/node_modules/') && !file.endsWith('.json')), builtins };
+}
+
+/** Checks a start: no package module loaded by node, and no undici (pg's question whether it runs on Cloudflare loaded it). */
+function assertBundled({ packages, builtins }: { packages: string[]; builtins: string[] }): void {
+  assert.deepEqual(packages, []);
+  assert.deepEqual(builtins.filter((name) => name.includes('undici')), [], 'node loaded undici before /readyz');
 }
 
 describe('dist/src/main.js bundles the service with its dependencies (docs/benchmarks.md, second start)', () => {
@@ -50,11 +57,16 @@ describe('dist/src/main.js bundles the service with its dependencies (docs/bench
     assert.equal(spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' }).status, 0);
   });
 
-  it('a start on embedded storage to /readyz loads no CommonJS module from node_modules: MikroORM, knex, pg, pino are in the bundle', { timeout: 120_000 }, async () => {
-    assert.deepEqual(await modulesLoaded('embedded'), []);
+  it('a start on embedded storage to /readyz loads no CommonJS module from node_modules (MikroORM, knex, pg, pino are in the bundle), nor undici', { timeout: 120_000 }, async () => {
+    assertBundled(await modulesLoaded('embedded'));
   });
 
   it('and none in memory mode', { timeout: 60_000 }, async () => {
-    assert.deepEqual(await modulesLoaded('memory'), []);
+    assertBundled(await modulesLoaded('memory'));
+  });
+
+  it('the demo agent is one file: it imports no package (the ACP SDK and zod are in it)', () => {
+    const agent = readFileSync(join(root, 'dist', 'src', 'demo', 'acp-agent.js'), 'utf8');
+    assert.deepEqual([...agent.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]).filter((name) => !name!.startsWith('node:')), []);
   });
 });
