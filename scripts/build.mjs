@@ -2,42 +2,17 @@
 // imports pointing at .js), so `npm start` runs node on JavaScript: no TypeScript compiled at every start,
 // no loader hooks on every import. esbuild strips the types exactly as tsx does when the tests run the
 // sources; `npm run typecheck` is what checks them. Every other file of the tree (the sandbox proxy script,
-// the demo world, the database thread) is copied beside. Run by `npm start` when a source is newer than
-// the last build (a few hundred ms); `--force` builds anyway.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// the demo world, the database thread) is copied beside. The entry, dist/src/main.js, is then a bundle of
+// the service with its JavaScript dependencies (scripts/bundle.mjs). Run by `npm start` (scripts/start.mjs)
+// when a source is newer than the last build (a few seconds); `--force` builds anyway.
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildState } from './freshness.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
-const stamp = join(out, '.built');
-const TREES = ['domain', 'ports', 'core', 'adapters', 'src', 'client'];
-
-function* walk(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walk(path);
-    else yield path;
-  }
-}
-
-const sources = TREES.flatMap((tree) => [...walk(join(root, tree))]);
-const builtAt = (() => {
-  try {
-    return statSync(stamp).mtimeMs;
-  } catch {
-    return -1;
-  }
-})();
-const listed = (() => {
-  try {
-    return readFileSync(stamp, 'utf8');
-  } catch {
-    return null;
-  }
-})();
-const list = sources.map((file) => relative(root, file)).sort().join('\n');
-const fresh = builtAt >= 0 && listed === list && sources.every((file) => statSync(file).mtimeMs <= builtAt);
+const { sources, list, fresh } = buildState(root, out);
 if (fresh && !process.argv.includes('--force')) process.exit(0);
 
 // A relative specifier ending in .ts, in a static or dynamic import or an export-from.
@@ -63,6 +38,9 @@ await Promise.all(
 const { BUNDLES, bundle } = await import(join(next, 'src', 'http', 'browser-bundles.js'));
 mkdirSync(join(next, 'assets'), { recursive: true });
 for (const name of Object.keys(BUNDLES)) writeFileSync(join(next, 'assets', `${name}.js`), await bundle(root, name));
+// The service's entry and its dependencies as one bundle (scripts/bundle.mjs): dist/src/main.js.
+const { bundleService } = await import('./bundle.mjs');
+await bundleService(root, next);
 writeFileSync(join(next, '.built'), list);
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);

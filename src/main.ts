@@ -1,14 +1,8 @@
 // The entry point. Only what a start needs before the database opens is imported statically: the
-// embedded database is started on its own thread first, and the rest of the service (MikroORM, the
-// agent runner, the HTTP surfaces) loads while it opens (docs/benchmarks.md, cold start).
+// embedded database is started on its own thread first, and the rest of the service (the logger,
+// MikroORM, the agent runner, the HTTP surfaces) loads while it opens (docs/benchmarks.md, second start).
 import { startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { loadConfig } from './config.ts';
-import { createLogger } from './logging.ts';
-import { boundedLogStream, dropNotices, LOG_DROP_NOTICE_MS } from './log-stream.ts';
-import { lazily } from './lazily.ts';
-import { describeStartupFailure, STARTUP_FAILURE_STATUS } from './startup-failure.ts';
-import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld } from './storage.ts';
-import { xmppChannels } from './channels/xmpp-channels.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -16,6 +10,25 @@ if (!loaded.ok) {
   process.exit(2);
 }
 const config = loaded.value;
+const embedded = config.storage === 'embedded' ? startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
+// Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
+embedded?.catch(() => {});
+
+const [
+  { createLogger },
+  { boundedLogStream, dropNotices, LOG_DROP_NOTICE_MS },
+  { lazily },
+  { describeStartupFailure, STARTUP_FAILURE_STATUS },
+  { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld },
+  { xmppChannels },
+] = await Promise.all([
+  import('./logging.ts'),
+  import('./log-stream.ts'),
+  import('./lazily.ts'),
+  import('./startup-failure.ts'),
+  import('./storage.ts'),
+  import('./channels/xmpp-channels.ts'),
+]);
 // A log reader that stalls (a paused pager, a stuck shipper) costs log lines, counted, never the service.
 const logOut = boundedLogStream(process.stdout);
 const log = createLogger(config.logLevel, logOut);
@@ -33,9 +46,6 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
   return process.exit(STARTUP_FAILURE_STATUS);
 };
 
-const embedded = config.storage === 'embedded' ? startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
-// Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
-embedded?.catch(() => {});
 const [
   { createAcpAgentRunner },
   { createMemoryEventBus },

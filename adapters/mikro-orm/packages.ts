@@ -8,7 +8,8 @@ import type * as Postgresql from '@mikro-orm/postgresql';
 // `node --cpu-prof` (docs/benchmarks.md, cold start). `require` loads the same modules (one copy:
 // an `import` elsewhere gets these very objects) without lexing anything. Types come from the
 // `import type`s above, unchanged. test/adapters/mikro-orm-require.test.ts keeps value imports of MikroORM out
-// of the start path.
+// of the start path. The service's bundle (scripts/bundle.mjs) drops the `createRequire` below: its
+// `require`s are then bundled, MikroORM with them.
 const require = createRequire(import.meta.url);
 
 export const core = require('@mikro-orm/core') as typeof Core;

@@ -20,7 +20,8 @@ type PgClientClass = new (config: {
   application_name: string;
 }) => PgClient;
 
-// `pg` is the driver MikroORM's PostgreSQL package already loads (same version, no second copy).
+// `pg` is the driver MikroORM's PostgreSQL package already loads (same version, no second copy). The
+// service's bundle (scripts/bundle.mjs) turns this line into a plain `require('pg')`, bundled with knex's.
 const { Client } = createRequire(import.meta.url)('pg') as { Client: PgClientClass };
 
 /** NOTIFY payloads must be shorter than 8000 bytes (PostgreSQL's default build). */
