@@ -92,10 +92,9 @@ async function endClients(child: ChildProcess): Promise<void> {
 
 /**
  * Ends a side the same way for both: the client process ends first (bounded), the server sees every
- * socket close and lets go of it, and only then is the side closed and its heap left to settle. Closing
- * the service while its sockets were still open (the clients killed a moment before) sent its shutdown
- * down the path that closes every websocket itself, and what that held was still in the heap when the
- * next side read its `before`, then released while that side's sockets were open: one round of the bare
+ * socket close and lets go of it, and only then is the side closed and its heap left to settle. A side
+ * closed a moment after its clients were killed (its sockets still open) left about 1 MB still held when
+ * the next side read its `before`, let go of while that side's sockets were open: one round of the bare
  * side read 1.9 KiB per socket where every other read 2.6 (the same code, alone in a process, 3.0).
  */
 async function endSide(child: ChildProcess, side: Side): Promise<void> {
