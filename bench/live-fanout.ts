@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, hostname, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -69,17 +69,39 @@ async function memory(): Promise<{ heap: number; rss: number }> {
 /**
  * The heap once it holds still: what the side measured before let go of (its server, its sockets, the
  * timers that kept them) can take a second or two to be released, and counted meanwhile it showed as
- * hundreds of KiB less on the next side. Read every 500 ms until two reads are within 32 KiB (10 s at most).
+ * hundreds of KiB less on the next side. Read every 500 ms until three reads in a row are within 32 KiB
+ * (15 s at most).
  */
 async function steadyMemory(): Promise<{ heap: number; rss: number }> {
-  let last = await memory();
-  for (const end = now() + 10_000; now() < end; ) {
+  const reads = [await memory()];
+  for (const end = now() + 15_000; now() < end; ) {
     await sleep(500);
-    const next = await memory();
-    if (Math.abs(next.heap - last.heap) < 32 * 1024) return next;
-    last = next;
+    reads.push(await memory());
+    const last = reads.slice(-3).map((r) => r.heap);
+    if (last.length === 3 && Math.max(...last) - Math.min(...last) < 32 * 1024) break;
   }
-  return last;
+  return reads.at(-1)!;
+}
+
+/** Ends a client process and waits for it to be gone (10 s at most). */
+async function endClients(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  child.kill();
+  await within(exited, 10_000, 'client process exit').catch(() => undefined);
+}
+
+/**
+ * Ends a side the same way for both: the client process ends first (bounded), the server sees every
+ * socket close and lets go of it, and only then is the side closed and its heap left to settle. A side
+ * closed a moment after its clients were killed (its sockets still open) left about 1 MB still held when
+ * the next side read its `before`, let go of while that side's sockets were open: one round of the bare
+ * side read 1.9 KiB per socket where every other read 2.6 (the same code, alone in a process, 3.0).
+ */
+async function endSide(child: ChildProcess, side: Side): Promise<void> {
+  await endClients(child);
+  await steadyMemory();
+  await side.close();
+  await steadyMemory();
 }
 
 /** This process's soft open-files limit (the client child inherits it); null where /proc is absent. */
@@ -161,7 +183,7 @@ async function warm(kind: Measure['side'], side: Side): Promise<void> {
     }
     await ask('report', 'warm-up report', 30_000);
   } finally {
-    child.kill();
+    await endClients(child);
   }
   // The server sees the warm-up's sockets close a moment after the client process ends.
   await sleep(500);
@@ -216,8 +238,7 @@ async function measure(kind: Measure['side'], sockets: number): Promise<Measure>
     console.log(`live fan-out ${kind} ${sockets}: ${result.received}/${expected} deliveries, p50 ${fixed(result.p50, 2)} ms, p99 ${fixed(result.p99, 2)} ms, heap/socket ${fixed(result.heapPerSocket / 1024, 1)} KiB`);
     return result;
   } finally {
-    child.kill();
-    await side.close();
+    await endSide(child, side);
   }
 }
 
@@ -286,7 +307,10 @@ every socket open, after a full collection, divided by the sockets: read first o
 opened, sent an event and closed (what the first sockets compile once is not counted as if each held it)
 and the heap holds still (what the previous side let go of can take a second or two to be released), and
 the bench runs with \`--no-flush-bytecode\` (V8 would otherwise drop idle code in the middle of a side's
-reading, which showed as a few hundred bytes less per socket). Service, then baseline, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} at each count (A B A B); each step bounded in
+reading, which showed as a few hundred bytes less per socket). Each side ends the same way before the
+next is read: its client process is waited for until it has exited, the heap settles with the server up
+and its sockets closed, then the side is closed and the heap settles again (settles: three full-collection
+reads 500 ms apart within 32 KiB). Service, then baseline, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} at each count (A B A B); each step bounded in
 time. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB), server and clients on one machine.
 
 | sockets | side | p50 ms | p99 ms | max ms | heap / socket KiB | RSS / socket KiB | delivered | publish ms |
@@ -300,21 +324,44 @@ Service ÷ bare, each side's median over its rounds (goals: p50 and p99 ≤ ${GO
 ${ratios.join('\n')}
 ${skipped.length > 0 ? `\nNot measured: ${skipped.join('; ')}.\n` : ''}
 ${missed.length > 0 ? `Goals **missed**: ${missed.join('; ')}.` : rows.length > 0 ? 'Every goal is met at every count measured.' : ''}
-At 1,000 sockets a side's heap figure moves by up to 0.8 KiB from one round to the next (the server's heap
-moves by a few hundred KiB of its own, a fair share of what 1,000 sockets hold); the 10,000 row is the steadier.
+At 1,000 sockets a side's heap figure moves by a few tenths of a KiB from one round to the next (the
+server's heap moves by a few hundred KiB of its own); the 10,000 row is the steadier. The service's first
+round reads the highest: the code it optimizes while its first 1,000 sockets open (about 120 KB of code
+objects in a snapshot) is counted once there.
+
+The 1.71× missed at 1,000 sockets before (service 3.1 to 3.4 KiB, bare 1.9) was the bench's, on the bare
+side. Heap snapshots of each side alone in a process after the same warm-up (bench/live-heap.ts) read
+3.32 KiB per socket for the service and 2.98 for bare (1.11×). With the bench's reads logged, bare read
+2.6 KiB in its first round and 1.9 in its second: that round's \`before\` was about 1 MB above the first
+round's, and some 700 KB of it went while its sockets were open, so bare's growth was undercounted. Each
+side used to be closed a moment after its clients were killed, its sockets still open, and what that
+left was still held when the next side's heap was read as steady (then: two reads within 32 KiB) and let
+go of later. With each side ended as above, bare read 2.6 KiB in every round of four runs
+(\`BENCH_SOCKETS=1000 BENCH_LIVE_ROUNDS=2\`, load average 6 to 9 on the two cores), the service 3.1 to 3.5
+before the cap's change below (1.19×, 1.27×) and 3.0 to 3.3 after it (1.24×, 1.20×). Their latencies
+were the load's (p50 35 to 98 ms on both sides, 10 when quiet; the p99 ratio 2.03× in one run, 0.77× in
+the next, of the same code): the cap's change touches a socket's close only, not its deliveries. The snapshot
+comparison (by constructor and retainer, with 0 and 1,000 sockets open) shows nothing of the service that
+grows with the sockets besides what is listed below: no log buffer, metrics label or limiter entry per
+socket; with the server up and its 1,000 sockets closed, the service kept 0.5 to 0.6 MB of what they had
+grown and bare 0.2 to 0.5 MB (code, tables that keep their capacity).
 
 What one open socket holds (heap snapshots with 1,000 sockets open on each side, bench/live-heap.ts,
 compared by constructor): bare \`ws\` holds about 3.2 KB per socket (node's \`Socket\` and its
 handle and stream states, ws's \`WebSocket\`, \`Receiver\` and \`Sender\`, their listeners). The service
-adds about 0.4 KB: its five fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 40 B),
+adds about 0.3 KB: its five fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 40 B),
 the socket's \`Delivery\` (96 B: its cursor and a promise chain only while a step is queued), an entry in
 three sets (open sockets, the thread's deliveries, the listener's upgraded connections), the connection
 cap's \`close\` listener, a second \`error\` listener (the edge's) and the peer address node keeps once the
-credential limiter has read it. The router's listeners (\`close\`, \`pong\`, \`error\`) are functions shared
+credential limiter has read it. The cap's listener was a closure per connection, with its scope (about
+100 B a socket); it is now one function for every connection, reading the socket from \`this\` and its
+client from the map the cap keeps per connection anyway (the snapshot's growth went from 3.32 to 3.22 KiB
+per socket, 1.08× of bare's). The router's listeners (\`close\`, \`pong\`, \`error\`) are functions shared
 by every socket, reading \`this\`; one timer pings every socket, and one looks up the keys of every socket
 waiting on a console key; the bus is subscribed once per thread (the router hands each event to the
 thread's deliveries), and nothing of the upgrade request is kept (test/http/live-footprint.test.ts checks
-these three: the timers and the subscriptions by count, the request by a weak reference). Before issue 28 each socket held 5.8 to 6.6 KiB (2.3× to 2.5× of bare, read
+these: the timers and the subscriptions by count, the request by a weak reference, and that every open
+socket's \`close\`, \`error\`, \`end\` and \`data\` listeners are the same functions). Before issue 28 each socket held 5.8 to 6.6 KiB (2.3× to 2.5× of bare, read
 without the warm-up): about thirteen closures and eight scopes of its own (listeners, clean-ups, the
 key-wait closures made even for a thread socket), five \`once\` wrappers, two bus subscription closures, a
 settled promise, a hooks object, and, under tsx, which runs the bench, a property dictionary on each of

@@ -1,7 +1,8 @@
 // Heap snapshots of one side of the fan-out bench with N sockets open, to see what each socket holds:
-//   node --expose-gc --import tsx bench/live-heap.ts service 1000 out.heapsnapshot
-//   node --expose-gc --import tsx bench/live-heap.ts bare 1000 out.heapsnapshot
-// writes out-before.heapsnapshot (no socket open) and out.heapsnapshot (N open), and prints the heap
+//   node --expose-gc --no-flush-bytecode --import tsx bench/live-heap.ts service 1000 out.heapsnapshot
+//   node --expose-gc --no-flush-bytecode --import tsx bench/live-heap.ts bare 1000 out.heapsnapshot
+// writes out-before.heapsnapshot (no socket open, after the bench's warm-up of 20 sockets opened and
+// closed) and out.heapsnapshot (N open), and prints the heap
 // growth per socket. Compare the two in Chrome DevTools (Memory, Comparison), by constructor; then the
 // service's against the bare side's. Not part of `npm run bench`: a tool for docs/benchmarks.md's account
 // of what one live socket costs.
@@ -37,13 +38,21 @@ const side =
         return startBenchService(env, storage, createMemoryEventBus());
       })()
     : await startBareBroadcast();
+// The warm-up of the bench (bench/live-fanout.ts): a few sockets opened and closed before the first
+// reading, so what the first sockets compile once is not counted as if every socket held it.
+const clients = (n: number) =>
+  spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(side.port), String(n), F.root], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+const warm = clients(20);
+await createInterface({ input: warm.stdout! })[Symbol.asyncIterator]().next();
+warm.kill();
+await new Promise((resolve) => setTimeout(resolve, 1000));
 await collect();
 const before = process.memoryUsage().heapUsed;
 writeHeapSnapshot(out.replace(/\.heapsnapshot$/, '') + '-before.heapsnapshot');
 // The clients live in a child process (bench/live-clients.ts), as in the bench: only the server is in this heap.
-const child = spawn(process.execPath, ['--import', 'tsx', new URL('./live-clients.ts', import.meta.url).pathname, String(side.port), String(count), F.root], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
+const child = clients(count);
 const opened = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
 console.log(`clients: ${String(opened.value)}`);
 await new Promise((resolve) => setTimeout(resolve, 500));

@@ -55,15 +55,28 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
   let open = 0;
   const refusedCount: Record<CapRefusal, number> = { client: 0, global: 0 };
   const byClient = new Map<string, number>();
-  const seen = new WeakSet<Duplex>();
+  /** Every connection seen, with its client (undefined: not counted by client). */
+  const seen = new WeakMap<Duplex, string | undefined>();
   const refusals = new WeakMap<Duplex, CapRefusal>();
   const upgraded = new Set<Duplex>();
+  // One function for every connection, reading its socket from `this` and its client from `seen`: a
+  // closure per connection would hold a scope of its own as long as the socket is open.
+  function closed(this: Duplex): void {
+    open -= 1;
+    upgraded.delete(this);
+    const client = seen.get(this);
+    if (client === undefined) return;
+    const left = byClient.get(client)! - 1;
+    // Emptied entries go: the map holds the clients connected now, never every client seen.
+    if (left === 0) byClient.delete(client);
+    else byClient.set(client, left);
+  }
   server.on('connection', (socket: Duplex) => {
     if (seen.has(socket)) return;
-    seen.add(socket);
     // A socket already gone has no address: it closes at once, uncounted by client.
     const address = limits.perClient === null ? undefined : (socket as Partial<Socket>).remoteAddress;
     const client = address === undefined ? undefined : clientKey(address);
+    seen.set(socket, client);
     if (client !== undefined) {
       const mine = byClient.get(client) ?? 0;
       if (mine >= limits.perClient!) {
@@ -81,15 +94,7 @@ export function capConnections(server: Server, limits: CapLimits, onClientRefuse
     }
     // `on`, not `once`: a socket closes once, and a once wrapper would be kept per open connection. The
     // one listener of the listener's own per connection (an upgraded one's is forgotten here too).
-    socket.on('close', () => {
-      open -= 1;
-      upgraded.delete(socket);
-      if (client === undefined) return;
-      const left = byClient.get(client)! - 1;
-      // Emptied entries go: the map holds the clients connected now, never every client seen.
-      if (left === 0) byClient.delete(client);
-      else byClient.set(client, left);
-    });
+    socket.on('close', closed);
   });
   return {
     refusal: (socket) => refusals.get(socket) ?? null,

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import type { IncomingMessage, Server } from 'node:http';
 import { tmpdir } from 'node:os';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -46,6 +47,7 @@ describe('what an open live socket holds', () => {
   let bus: EventBus;
   const subscribed = { calls: 0, active: 0 };
   const requests: WeakRef<IncomingMessage>[] = [];
+  const sockets: Duplex[] = [];
   const open: LiveClient[] = [];
 
   before(async () => {
@@ -72,8 +74,11 @@ describe('what an open live socket holds', () => {
     const log = createLogger('silent');
     const runner = createAcpAgentRunner({ log, env: process.env });
     app = createApp({ config: loaded.value, log, storage, fetchUiResource: async () => fail('no provider'), runner, offers: runner.offers, bus });
-    // Seen before the router: a weak reference to every upgrade's request.
-    server.prependListener('upgrade', (req: IncomingMessage) => void requests.push(new WeakRef(req)));
+    // Seen before the router: a weak reference to every upgrade's request, and its socket.
+    server.prependListener('upgrade', (req: IncomingMessage, socket: Duplex) => {
+      requests.push(new WeakRef(req));
+      sockets.push(socket);
+    });
     attach(server, app);
   });
 
@@ -119,6 +124,17 @@ describe('what an open live socket holds', () => {
     // The server sees each close a moment after its client does.
     for (let i = 0; i < 100 && subscribed.active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(subscribed.active, 0, 'no subscription is left once no socket follows the thread');
+  });
+
+  it('gives every open socket the same listeners: no closure of its own (the connection cap\'s `close` included)', async () => {
+    const from = sockets.length;
+    await Promise.all(Array.from({ length: 3 }, () => connect(F.root)));
+    const mine = sockets.slice(from);
+    assert.equal(mine.length, 3, 'the upgrades were seen');
+    for (const name of ['close', 'error', 'end', 'data']) {
+      const [first, ...others] = mine.map((socket) => socket.listeners(name));
+      for (const listeners of others) assert.deepEqual(listeners, first, `a socket's own \`${name}\` listener`);
+    }
   });
 
   it('creates no timer per socket, a socket waiting on a console key included', async () => {
