@@ -125,7 +125,13 @@ export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string, params:
     const lane = laneOf(client);
     lease(client, lane, (leaseError, pooled) => {
       if (leaseError !== undefined) return reject(failure(leaseError));
-      client.emit('query', { sql: text, bindings: [] });
+      try {
+        client.emit('query', { sql: text, bindings: [] });
+      } catch (listenerError) {
+        // A `query` listener that throws fails this statement, never strands its connection.
+        giveBack(client, lane, pooled);
+        return reject(listenerError);
+      }
       (pooled as PgClient).query(text, (error, result) => {
         if (error !== null && error !== undefined) discardIfTimedOut(pooled as PgConnection, error);
         giveBack(client, lane, pooled);
