@@ -69,3 +69,23 @@ export function agentSecrets(agent: Pick<Agent, 'env' | 'env_pass'>, env: Readon
 export function passedSecrets(agent: Pick<Agent, 'env_pass'>, env: Readonly<Record<string, string>>): string[] {
   return (agent.env_pass ?? []).flatMap((name) => (Object.hasOwn(env, name) && env[name]!.length >= MIN_LITERAL_SECRET ? [env[name]!] : []));
 }
+
+/**
+ * Whether `a` and `b` start the same agent process: the same id, command, literal `env` and `env_pass`
+ * names (in any order of keys; `env_pass` in its order, as it is passed). Models, efforts and modes are
+ * what the process is asked for, not how it is started.
+ */
+export function sameAgentProcess(a: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass'>, b: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass'>): boolean {
+  const sameList = (x: readonly string[] | null | undefined, y: readonly string[] | null | undefined) =>
+    (x ?? null) === null ? (y ?? null) === null : y != null && x!.length === y.length && x!.every((item, i) => item === y[i]);
+  const envOf = (agent: Pick<Agent, 'env'>) => Object.entries(agent.env ?? {});
+  const aEnv = envOf(a);
+  const bEnv = b.env ?? {};
+  return (
+    a.id === b.id &&
+    sameList(a.command, b.command) &&
+    sameList(a.env_pass ?? [], b.env_pass ?? []) &&
+    aEnv.length === Object.keys(bEnv).length &&
+    aEnv.every(([name, value]) => Object.hasOwn(bEnv, name) && bEnv[name] === value)
+  );
+}

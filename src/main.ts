@@ -21,6 +21,8 @@ const [
   { describeStartupFailure, STARTUP_FAILURE_STATUS },
   { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld },
   { xmppChannels },
+  { createAcpAgentRunner },
+  { agentsOnChannels },
 ] = await Promise.all([
   import('./logging.ts'),
   import('./log-stream.ts'),
@@ -28,6 +30,8 @@ const [
   import('./startup-failure.ts'),
   import('./storage.ts'),
   import('./channels/xmpp-channels.ts'),
+  import('../adapters/acp/agent-runner.ts'),
+  import('../core/agents/vocabularies.ts'),
 ]);
 // A log reader that stalls (a paused pager, a stuck shipper) costs log lines, counted, never the service.
 const logOut = boundedLogStream(process.stdout);
@@ -46,8 +50,14 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
   return process.exit(STARTUP_FAILURE_STATUS);
 };
 
+const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
+const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+const runner = createAcpAgentRunner({ log, env: process.env });
+// The world's agents on a channel start now, while the database opens: readiness waits for their first
+// answers. The catalog's agent takes its process only if it is the same one (docs/benchmarks.md, second start).
+if (world !== null) runner.prestart(agentsOnChannels(world.channels, world.agents));
+
 const [
-  { createAcpAgentRunner },
   { createMemoryEventBus },
   { createPostgresEventBus },
   { createApp },
@@ -56,7 +66,6 @@ const [
   { exitOnSignals },
   { demoProviderFetch },
 ] = await Promise.all([
-  import('../adapters/acp/agent-runner.ts'),
   import('../adapters/memory/event-bus.ts'),
   import('../adapters/postgres/event-bus.ts'),
   import('./app.ts'),
@@ -66,9 +75,7 @@ const [
   import('./demo/provider-url.ts'),
   // Loaded here, beside the database's start, rather than inside openStorage after it.
   config.storage === 'memory' ? null : import('./database.ts'),
-]).catch((error: unknown) => refuseStart(error, async () => (await embedded)?.close()));
-const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
-const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+]).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 // A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
 const channels = await xmppChannels({
@@ -86,7 +93,6 @@ const bus = await (config.storage === 'postgres'
     })
   : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))
 ).catch((error: unknown) => refuseStart(error, storage.close));
-const runner = createAcpAgentRunner({ log, env: process.env });
 // The MCP SDK client is imported on the first artifact load, or once the service listens: a start to
 // /readyz needs none of it (docs/benchmarks.md, cold start).
 const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log, maxBytes: config.limits.uiResourceBytes }));

@@ -57,6 +57,9 @@ describe('npm start on the embedded database', () => {
     const first = await startMain({ DATA_DIR: dataDir });
     assert.ok('child' in first, `first start failed: ${'stderr' in first ? first.stderr : ''}`);
     assert.ok(first.logs.some((l) => l.msg === 'world imported'));
+    // The world's agents start while the database opens (initdb, on a first start), not once it is open.
+    const at = (msg: string) => first.logs.find((l) => l.msg === msg)?.time as number;
+    assert.ok(at('agent process started') < at('world imported'), 'an agent of the world was started before the world was imported');
     const demo = await threadIds(first.port);
     assert.ok(demo.length >= 3);
 

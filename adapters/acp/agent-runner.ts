@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import { agentEnvironment, agentSecrets, passedSecrets } from '../../domain/agent-env.ts';
+import { agentEnvironment, agentSecrets, passedSecrets, sameAgentProcess } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
 import { briefedPrompt } from '../../domain/history-brief.ts';
@@ -40,6 +40,8 @@ export interface AcpAgentRunnerOptions {
   readonly offerTimeoutMs?: number;
   /** How long an unavailable agent is answered as such before it is asked again, in the background (default 30 s). */
   readonly offerRetryMs?: number;
+  /** How long a process started ahead (`prestart`) waits to be taken before it is ended (default 60 s). */
+  readonly prestartHoldMs?: number;
 }
 
 /** The ACP runner, which also learns what each agent offers from the agent itself. */
@@ -47,6 +49,13 @@ export interface AcpAgentRunner extends AgentRunner {
   readonly offers: AgentOffers;
   /** Agent processes alive (or starting) now, and starts that replaced an earlier process of the same agent (metrics). */
   readonly stats: () => { readonly alive: number; readonly restarts: number };
+  /**
+   * Starts these agents' processes now, before the catalog can be read (a start does, from its world
+   * file, while the database opens). Each is taken by the first use of an agent with its id that
+   * starts the same process (`sameAgentProcess`); one that another agent of that id finds, or that
+   * nothing takes within `prestartHoldMs`, is ended. Agents already running are left as they are.
+   */
+  readonly prestart: (agents: readonly Agent[]) => void;
 }
 
 /** The bundled demo agent, run with this Node and tsx resolved from here (not from the cwd). */
@@ -79,7 +88,8 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   /** Aborted by `close`: starts still waiting for `initialize` end their process at once. */
   const closing = new AbortController();
 
-  function start(agent: Agent): Promise<AgentProcess> {
+  /** Spawns `agent`'s process (with its environment built now), and the redactor of what it sends. */
+  function spawnFor(agent: Agent): { started: Promise<AgentProcess>; redact: (text: string) => string } {
     const agentLog = log.child({ agent: agent.id });
     const { env, missing } = agentEnvironment(agent, options.env ?? {});
     // Names only: a value may be a secret.
@@ -87,8 +97,36 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     const started = startAgentProcess(agent.command ?? demoAgent, agentLog, {
       env, secrets: agentSecrets(agent, env), startTimeoutMs: options.startTimeoutMs, signal: closing.signal,
     });
+    return { started, redact: redactor(passedSecrets(agent, env)) };
+  }
+
+  /** Processes started ahead of the catalog (`prestart`), by agent id, each with the agent it was started as. */
+  const ahead = new Map<string, { readonly agent: Agent; readonly started: Promise<AgentProcess>; readonly redact: (text: string) => string; readonly hold: NodeJS.Timeout }>();
+
+  /** Ends a process started ahead that nothing took. */
+  function endAhead(id: string): Promise<void> {
+    const entry = ahead.get(id);
+    if (entry === undefined) return Promise.resolve();
+    ahead.delete(id);
+    clearTimeout(entry.hold);
+    return entry.started.then((proc) => proc.stop(), () => {});
+  }
+
+  function start(agent: Agent): Promise<AgentProcess> {
+    const early = ahead.get(agent.id);
+    let spawned: { started: Promise<AgentProcess>; redact: (text: string) => string };
+    if (early !== undefined && sameAgentProcess(early.agent, agent)) {
+      ahead.delete(agent.id);
+      clearTimeout(early.hold);
+      spawned = early;
+    } else {
+      // Started as another agent of this id (the catalog is not the world file read at start): not this one's.
+      void endAhead(agent.id);
+      spawned = spawnFor(agent);
+    }
+    const { started } = spawned;
     processes.set(agent.id, started);
-    redactors.set(started, redactor(passedSecrets(agent, env)));
+    redactors.set(started, spawned.redact);
     if (startedBefore.has(agent.id)) restarts += 1;
     else startedBefore.add(agent.id);
     const forget = () => {
@@ -189,6 +227,18 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     offers: offerCache.offers,
     stats: () => ({ alive: processes.size, restarts }),
 
+    prestart(agents: readonly Agent[]): void {
+      for (const agent of agents) {
+        if (closed || processes.has(agent.id) || ahead.has(agent.id)) continue;
+        const spawned = spawnFor(agent);
+        // A failed start is answered to whoever takes it (or to no one): never unhandled meanwhile.
+        spawned.started.catch(() => {});
+        const hold = setTimeout(() => void endAhead(agent.id), options.prestartHoldMs ?? 60_000);
+        hold.unref();
+        ahead.set(agent.id, { agent, ...spawned, hold });
+      }
+    },
+
     async runTurn(request: TurnRequest): Promise<TurnResult> {
       if (closed) throw new Error('the agent runner is closed');
       // A cancel (or an idle time-out) is honoured while the agent starts and opens the session: the
@@ -259,9 +309,10 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       closed = true;
       offerCache.close();
       closing.abort();
+      const early = [...ahead.keys()].map(endAhead);
       const running = [...processes.values()];
       processes.clear();
-      await Promise.all(running.map(async (entry) => (await entry.catch(() => null))?.stop()));
+      await Promise.all([...early, ...running.map(async (entry) => (await entry.catch(() => null))?.stop())]);
       if (scratch !== null) await rm(await scratch, { recursive: true, force: true }).catch(() => {});
     },
   };

@@ -1,5 +1,5 @@
 import type { Failure } from '../../domain/errors.ts';
-import type { Agent } from '../../domain/model.ts';
+import type { Agent, Channel } from '../../domain/model.ts';
 import { offeredAgent, type AgentStanding, type OfferedAgent } from '../../domain/vocabulary.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { Catalog } from '../../ports/catalog.ts';
@@ -54,14 +54,19 @@ export function agentVocabularies(catalog: Pick<Catalog, 'agents' | 'channels'>,
      * when the catalog cannot be read.
      */
     async warm(): Promise<void> {
-      const connected = new Set((await catalog.channels()).flatMap((channel) => channel.agents));
-      const agents = (await catalog.agents()).filter((agent) => connected.has(agent.id));
+      const agents = agentsOnChannels(...(await Promise.all([catalog.channels(), catalog.agents()])));
       await Promise.all(agents.map((agent) => offers(agent, { wait: true })));
     },
   };
 }
 
 export type AgentVocabularies = ReturnType<typeof agentVocabularies>;
+
+/** The agents connected to at least one of `channels`: those a start asks what they offer. */
+export const agentsOnChannels = (channels: readonly Pick<Channel, 'agents'>[], agents: readonly Agent[]): Agent[] => {
+  const connected = new Set(channels.flatMap((channel) => channel.agents));
+  return agents.filter((agent) => connected.has(agent.id));
+};
 
 /** The vocabularies of the agents whose offer is known. */
 export const offeredOnly = (known: readonly KnownAgent[]): OfferedAgent[] => known.flatMap((k) => (k.offered === null ? [] : [k.offered]));
