@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { EMBEDDED_POOL_SIZE, embeddedPostgres, type EmbeddedPostgresStart } from '../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -14,17 +14,20 @@ const xmppChannelsOf = (world: World): World => {
 /**
  * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
  * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
- * the demo world only into an empty database (its XMPP channel, when set, at every start); null, none. `started` is the embedded database when
- * the caller started it already (main.ts starts it first, so it opens while the service loads).
+ * the demo world only into an empty database (its XMPP channel, when set, at every start); null, none. `start` is the embedded database's
+ * start when the caller began it already (main.ts does first, so it opens while the service loads); the
+ * ORM's metadata is discovered while it opens.
  */
-export async function openDatabaseStorage(config: Config, log: Logger, world: World | null, started?: Promise<EmbeddedPostgres> | null): Promise<Storage> {
-  const embedded = config.storage === 'embedded' ? await (started ?? startEmbeddedPostgres({ dataDir: config.dataDir })) : null;
+export async function openDatabaseStorage(config: Config, log: Logger, world: World | null, start?: EmbeddedPostgresStart | null): Promise<Storage> {
+  const starting = config.storage === 'embedded' ? (start ?? embeddedPostgres({ dataDir: config.dataDir })) : null;
   try {
     const storage = await createMikroOrmStorage(
-      embedded === null ? { clientUrl: config.databaseUrl! } : { clientUrl: embedded.url, pool: EMBEDDED_POOL_SIZE },
+      starting === null
+        ? { clientUrl: config.databaseUrl! }
+        : { clientUrl: starting.url, pool: EMBEDDED_POOL_SIZE, reachable: starting.started },
       // The embedded database is this process's alone (its data dir locked): its catalog is kept in memory until a
       // world import. A PostgreSQL server may have other instances importing worlds: read each time there.
-      { catalog: embedded !== null },
+      { catalog: starting !== null },
     );
     if (world === null) {
       if (await storage.isEmpty()) log.warn('no world imported and the database holds no user: set CONSOLE_WORLD to a world file to import one');
@@ -40,11 +43,12 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
       ...storage,
       close: async () => {
         await storage.close();
-        await embedded?.close();
+        await (await starting?.started)?.close();
       },
     };
   } catch (error) {
-    await embedded?.close();
+    // A database that did start is closed (its data dir flushed, its lock released), whatever failed after.
+    await (await starting?.started.catch(() => null))?.close();
     throw error;
   }
 }

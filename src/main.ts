@@ -1,7 +1,7 @@
 // The entry point. Only what a start needs before the database opens is imported statically: the
 // embedded database is started on its own thread first, and the rest of the service (the logger,
 // MikroORM, the agent runner, the HTTP surfaces) loads while it opens (docs/benchmarks.md, second start).
-import { startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { embeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { loadConfig } from './config.ts';
 
 const loaded = loadConfig(process.env);
@@ -10,9 +10,9 @@ if (!loaded.ok) {
   process.exit(2);
 }
 const config = loaded.value;
-const embedded = config.storage === 'embedded' ? startEmbeddedPostgres({ dataDir: config.dataDir }) : null;
+const embedded = config.storage === 'embedded' ? embeddedPostgres({ dataDir: config.dataDir }) : null;
 // Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
-embedded?.catch(() => {});
+embedded?.started.catch(() => {});
 
 const [
   { createLogger },
@@ -50,7 +50,7 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
   return process.exit(STARTUP_FAILURE_STATUS);
 };
 
-const releaseEmbedded = async () => (await embedded?.catch(() => null))?.close();
+const releaseEmbedded = async () => (await embedded?.started.catch(() => null))?.close();
 const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const runner = createAcpAgentRunner({ log, env: process.env });
 // The world's agents on a channel start now, while the database opens: readiness waits for their first

@@ -45,7 +45,7 @@ export function describeStartupFailure(error: unknown, config: Pick<Config, 'hos
     const line = listenFailure(error as NodeJS.ErrnoException, where, config.host);
     if (line !== null) return { line, known: true };
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT') {
+    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT' || (code === 'ENOENT' && (error as NodeJS.ErrnoException).syscall === 'connect')) {
       return { line: `Cannot reach the database: ${firstLine(error)}`, known: true };
     }
   }

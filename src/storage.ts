@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import type { EmbeddedPostgresStart } from '../adapters/embedded/pglite-server.ts';
 import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -42,7 +42,7 @@ export async function readWorld(config: Config): Promise<World | null> {
  * server gets no world unless one is named: the demo's tokens are published. `embedded` is the
  * embedded database when the caller started it already; `read` the world when the caller read it already.
  */
-export async function openStorage(config: Config, log: Logger, embedded?: Promise<EmbeddedPostgres> | null, read?: World | null): Promise<Storage> {
+export async function openStorage(config: Config, log: Logger, embedded?: EmbeddedPostgresStart | null, read?: World | null): Promise<Storage> {
   const world = read === undefined ? await readWorld(config) : read;
   if (config.storage === 'memory') {
     const storage = createMemoryStorage();

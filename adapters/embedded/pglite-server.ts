@@ -1,6 +1,7 @@
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { lockDataDir } from './data-dir-lock.ts';
 
@@ -24,7 +25,7 @@ export interface EmbeddedPostgresOptions {
 
 /** A running embedded PostgreSQL. */
 export interface EmbeddedPostgres {
-  /** A postgres:// URL on 127.0.0.1 and an ephemeral port, for the MikroORM driver. */
+  /** A postgres:// URL of its Unix socket (the socket's directory as the host), for the MikroORM driver. */
   readonly url: string;
   /** Stops the socket, closes PGlite (flushing the data dir), then releases the lock; idempotent. */
   readonly close: () => Promise<void>;
@@ -33,8 +34,16 @@ export interface EmbeddedPostgres {
 /** How long a closing database may take to flush before its thread is stopped anyway. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-/** The thread's first word: where it serves, or why it could not start. */
-type Started = { readonly url: string } | { readonly error: string };
+/** The thread's first word: that it serves, or why it could not start. */
+type Started = 'serving' | { readonly error: string };
+
+/** An embedded PostgreSQL being started: its URL, known at once, and the database once it serves. */
+export interface EmbeddedPostgresStart {
+  /** Where it will serve (`EmbeddedPostgres.url`): a client may be made ready with it while the database opens. */
+  readonly url: string;
+  /** The database, once it serves; rejects when it cannot start. */
+  readonly started: Promise<EmbeddedPostgres>;
+}
 
 /**
  * Starts PGlite (PostgreSQL 18 in WebAssembly) on a data dir and serves it over the PostgreSQL wire
@@ -44,13 +53,47 @@ type Started = { readonly url: string } | { readonly error: string };
  * instances on one directory would corrupt it, and PGlite itself locks nothing. The first start of a
  * directory runs initdb (a few seconds).
  */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+export function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  return embeddedPostgres(options).started;
+}
+
+/**
+ * {@link startEmbeddedPostgres}, with the URL it will serve at answered at once: it serves on a Unix
+ * socket in a directory of its own under the system's temporary directory (a short path: a socket's
+ * path is limited to about 100 bytes), removed when it closes. A start makes MikroORM ready (its
+ * metadata discovered) with it while the database opens (docs/benchmarks.md, second start).
+ */
+export function embeddedPostgres(options: EmbeddedPostgresOptions): EmbeddedPostgresStart {
+  let socketDir: string;
+  try {
+    socketDir = mkdtempSync(join(tmpdir(), 'console-pg-'));
+  } catch (error) {
+    // Answered as a start that failed, as every other cause is (never thrown at the caller).
+    return { url: 'postgres://postgres@localhost/postgres', started: Promise.reject(error) };
+  }
+  // pg's convention: the host is the socket's directory, the port names the socket (.s.PGSQL.<port>).
+  const url = `postgres://postgres@${encodeURIComponent(socketDir)}:5432/postgres`;
+  const started = serve(options, join(socketDir, '.s.PGSQL.5432'));
+  const removeDir = () => rmSync(socketDir, { recursive: true, force: true });
+  return {
+    url,
+    started: started.then(
+      (db) => ({ url, close: () => db.close().finally(removeDir) }),
+      (error: unknown) => {
+        removeDir();
+        throw error;
+      },
+    ),
+  };
+}
+
+async function serve(options: EmbeddedPostgresOptions, socketPath: string): Promise<{ close: () => Promise<void> }> {
   const inMemory = options.dataDir === MEMORY_DATA_DIR;
   const dataDir = inMemory ? MEMORY_DATA_DIR : resolve(options.dataDir);
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const lock = inMemory ? null : await lockDataDir(dataDir);
   const thread = new Worker(new URL('./pglite-thread.mjs', import.meta.url), {
-    workerData: { dataDir, maxConnections: options.maxConnections ?? EMBEDDED_POOL_SIZE + 2 },
+    workerData: { dataDir, socketPath, maxConnections: options.maxConnections ?? EMBEDDED_POOL_SIZE + 2 },
     // The thread runs plain JavaScript: no TypeScript loader, and none of a test runner's flags.
     execArgv: [],
     env: {},
@@ -64,7 +107,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       once(thread, 'error').then(([error]) => ({ error: error instanceof Error ? error.message : String(error) })),
       exited.then(([code]) => ({ error: `the embedded database thread exited with ${String(code)}` })),
     ]);
-    if ('error' in started) throw new Error(`the embedded database could not start: ${started.error}`);
+    if (started !== 'serving') throw new Error(`the embedded database could not start: ${started.error}`);
     let closing: Promise<void> | undefined;
     const close = async () => {
       try {
@@ -77,7 +120,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       }
     };
     return {
-      url: started.url,
       close: () => (closing ??= close()), // idempotent: a second call waits for the first
     };
   } catch (error) {

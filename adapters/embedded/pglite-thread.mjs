@@ -2,28 +2,36 @@
 // over the PostgreSQL wire protocol. Started by `startEmbeddedPostgres` (pglite-server.ts), which
 // holds the data dir's lock. Plain JavaScript, so the thread needs no TypeScript loader.
 //
-// workerData: { dataDir, maxConnections }. Posts { url } once serving, or { error } when it cannot
-// start; on the message 'close' it stops the socket, closes PGlite (flushing the data dir) and posts
-// 'closed'.
+// workerData: { dataDir, socketPath, maxConnections }. Serves on the Unix socket `socketPath` (named
+// by the caller, so its URL is known before the database opens). Posts 'serving' once it listens, or
+// { error } when it cannot start; on the message 'close' it stops the socket, closes PGlite (flushing
+// the data dir) and posts 'closed'.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 const port = parentPort;
 if (port === null) throw new Error('pglite-thread.mjs runs as a worker thread');
-const { dataDir, maxConnections } = workerData;
+const { dataDir, socketPath, maxConnections } = workerData;
 
 let db;
 let server;
+// Held while PGlite opens. A thread whose event loop runs out of work (handles, timers) has Node wait,
+// before it goes on, for every task V8 runs in the background: here the WebAssembly tier-up compile
+// of PostgreSQL, started by the open. Without a timer the open's last await, and the first connection
+// after, each waited about 200 ms for it (docs/benchmarks.md, second start).
+const awake = setInterval(() => {}, 60_000);
 try {
   db = await PGlite.create(dataDir);
-  server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
+  server = new PGLiteSocketServer({ db, path: socketPath, maxConnections });
   await server.start();
-  port.postMessage({ url: `postgres://postgres@${server.getServerConn()}/postgres` });
+  port.postMessage('serving');
 } catch (error) {
   await db?.close().catch(() => {});
   port.postMessage({ error: error instanceof Error ? error.message : String(error) });
   port.close();
+} finally {
+  clearInterval(awake);
 }
 
 port.on('message', async (message) => {

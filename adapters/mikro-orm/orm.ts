@@ -21,6 +21,12 @@ export interface OrmOptions {
   readonly onQuery?: (sql: string) => void;
   /** QUERY_TIMEOUT_MS unless given; null for none (`npm run db:migrate`, whose migrations may be long). */
   readonly queryTimeoutMs?: number | null;
+  /**
+   * Settles once the database at `clientUrl` can be reached (the embedded one opening meanwhile): the
+   * ORM's metadata is discovered before, its first connection made after. A rejection is the open's
+   * failure, thrown as it is.
+   */
+  readonly reachable?: Promise<unknown>;
 }
 
 /**
@@ -39,6 +45,8 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     // The database exists already (a DATABASE_URL names it; PGlite has one); creating it would need
     // a second, maintenance connection.
     ensureDatabase: false,
+    // Connected below, once the database can be reached.
+    connect: false,
     metadataCache: { enabled: false },
     discovery: { disableDynamicFileAccess: true },
     // min 0: no connection is held open for nothing, and a restarted server is reconnected lazily.
@@ -55,6 +63,13 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
       log: { warn: () => {}, error: () => {}, deprecate: () => {}, debug: () => {} },
     },
   });
+  try {
+    await options.reachable;
+    await orm.connect();
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
   if (timeout !== null) discardTimedOutConnections(orm);
   const check = await orm.checkConnection();
   if (!check.ok) {

@@ -227,6 +227,8 @@ export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   // Class 08 is connection exceptions, but 08P01 (protocol violation) is what a bad value causes: not an outage.
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || (code.startsWith('08') && code !== '08P01'))) return true;
+  // A Unix socket (the embedded database's) that is gone: its file was removed as it closed.
+  if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
   // A statement or handshake without an answer in time (orm.ts sets the time-outs) is an outage too.
   return error.name === 'KnexTimeoutError' || /Connection terminated|connection is closed|not queryable|Query read timeout|timeout expired/i.test(error.message);
 }

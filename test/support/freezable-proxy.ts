@@ -11,9 +11,12 @@ export interface FreezableProxy {
   readonly close: () => Promise<void>;
 }
 
-/** Starts a proxy on 127.0.0.1 for the host and port of the postgres:// `target`. */
+/** Starts a proxy on 127.0.0.1 for the host and port of the postgres:// `target` (or its Unix socket: a host that is a directory). */
 export async function startFreezableProxy(target: string): Promise<FreezableProxy> {
   const to = new URL(target);
+  const socketDir = decodeURIComponent(to.hostname);
+  const connectUpstream = (): Socket =>
+    socketDir.startsWith('/') ? connect(`${socketDir}/.s.PGSQL.${to.port || 5432}`) : connect(Number(to.port || 5432), to.hostname);
   let frozen = false;
   const flushes = new Set<() => void>();
   const sockets = new Set<Socket>();
@@ -30,7 +33,7 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     });
   };
   const server = createServer((client) => {
-    const upstream = connect(Number(to.port || 5432), to.hostname);
+    const upstream = connectUpstream();
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => socket.destroy());
