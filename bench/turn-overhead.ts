@@ -83,6 +83,48 @@ interface Posted {
   readonly body: string;
 }
 
+/** A POST of `body` as JSON on a kept-alive connection of `agent`, answered with its status and body. */
+function postJson(agent: HttpAgent, port: number, path: string, headers: Record<string, string>, body: unknown): Promise<Posted> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, agent, headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/**
+ * What a turn waits for on a live socket: `text` once the first `message` event with a `delta` arrives,
+ * `asleep` once the turn's `reflex_asleep` does. `next` is called before the turn's request is sent.
+ */
+function liveWaits(ws: WebSocket): { next: () => { text: Promise<void>; asleep: Promise<void> }; reset: () => void } {
+  let onText: (() => void) | null = null;
+  let onAsleep: (() => void) | null = null;
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data)) as { type: string; data: { delta?: unknown } };
+    if (event.type === 'message' && typeof event.data.delta === 'string' && onText !== null) {
+      const done = onText;
+      onText = null;
+      done();
+    } else if (event.type === 'reflex_asleep' && onAsleep !== null) {
+      const done = onAsleep;
+      onAsleep = null;
+      done();
+    }
+  });
+  return {
+    next: () => ({ text: new Promise<void>((resolve) => (onText = resolve)), asleep: new Promise<void>((resolve) => (onAsleep = resolve)) }),
+    reset: () => {
+      onText = onAsleep = null;
+    },
+  };
+}
+
 /**
  * The service as `npm start` runs it (compiled `dist/src/main.js`, its default log level, its log to
  * /dev/null), on `storage`, in a process of its own; its agent is the demo agent it spawns itself.
@@ -100,21 +142,7 @@ async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
   const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
-  const post = (path: string, body: unknown): Promise<Posted> =>
-    new Promise((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port, method: 'POST', path, agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(body));
-    });
+  const post = (path: string, body: unknown): Promise<Posted> => postJson(agent, port, path, { authorization: `Bearer ${TOKEN}` }, body);
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
@@ -131,20 +159,7 @@ async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
   const key = crypto.randomUUID();
   const ws = new WebSocket(`ws://127.0.0.1:${port}/api/console/live?thread=${key}&after=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
   await once(ws, 'open');
-  let onText: (() => void) | null = null;
-  let onAsleep: (() => void) | null = null;
-  ws.on('message', (data) => {
-    const event = JSON.parse(String(data)) as { type: string; data: { delta?: unknown } };
-    if (event.type === 'message' && typeof event.data.delta === 'string' && onText !== null) {
-      const done = onText;
-      onText = null;
-      done();
-    } else if (event.type === 'reflex_asleep' && onAsleep !== null) {
-      const done = onAsleep;
-      onAsleep = null;
-      done();
-    }
-  });
+  const waits = liveWaits(ws);
   let path = `/api/console/threads/${key}/directives`;
   let first = true;
   const accepted: number[] = [];
@@ -154,15 +169,14 @@ async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
     cpu: () => cpuOf(child.pid),
     async turn() {
       for (;;) {
-        const text = new Promise<void>((resolve) => (onText = resolve));
-        const asleep = new Promise<void>((resolve) => (onAsleep = resolve));
+        const { text, asleep } = waits.next();
         const started = performance.now();
         const posted = post(path, first ? { text: TEXT, project: 'acme-web' } : { text: TEXT });
         const answered = posted.then((answer) => (answer.status === 202 ? performance.now() - started : Number.NaN));
         const answer = await posted;
         // The turn before is handed over just after its `reflex_asleep`: a directive a moment early is refused, and sent again.
         if (answer.status === 409 && answer.body.includes('turn_running')) {
-          onText = onAsleep = null;
+          waits.reset();
           await new Promise((resolve) => setTimeout(resolve, 2));
           continue;
         }
@@ -184,6 +198,39 @@ async function serviceSide(storage: Storage, root = ROOT): Promise<Side> {
       // SIGTERM: the service drains and (embedded) closes PGlite, writing the CPU profile if asked.
       await stop(child);
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The floor of any service that takes a turn by HTTP and answers on a live socket: bench/turn-relay-process.ts,
+ * in a process of its own with the same demo agent, relays each prompt and its chunks with nothing else (no
+ * storage, no authentication, no checks). Timed as the service is: from the POST to the first delta frame.
+ */
+async function relaySide(): Promise<Side> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'turn-relay-process.ts'), join(ROOT, 'dist', 'src', 'demo', 'acp-agent.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const { port } = JSON.parse(String(line)) as { port: number };
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+  await once(ws, 'open');
+  const waits = liveWaits(ws);
+  return {
+    cpu: () => cpuOf(child.pid),
+    async turn() {
+      const { text, asleep } = waits.next();
+      const started = performance.now();
+      const answer = await postJson(agent, port, '/prompt', {}, { text: TEXT });
+      if (answer.status !== 202) throw new Error(`the relay answered ${answer.status}`);
+      await text;
+      const ms = performance.now() - started;
+      await asleep;
+      return ms;
+    },
+    async close() {
+      ws.terminate();
+      agent.destroy();
+      await stop(child);
     },
   };
 }
@@ -265,6 +312,7 @@ export async function turnOverheadBench(): Promise<void> {
   if (before) execFileSync(process.execPath, [join(before, 'scripts', 'build.mjs')], { stdio: 'inherit' });
   const sides = new Map<string, Side>();
   sides.set('bare', await bareSide());
+  sides.set('relay', await relaySide());
   for (const storage of storages) {
     sides.set(storage, await serviceSide(storage));
     if (before) sides.set(`${storage} before`, await serviceSide(storage, before));
@@ -292,6 +340,10 @@ export async function turnOverheadBench(): Promise<void> {
   const lines: string[] = [];
   const row = (label: string, f: Figures, ratio: string) => rows.push(`| ${label} | ${fixed(f.p50, 2)} | ${fixed(f.p95, 2)} | ${fixed(f.p99, 2)} | ${ratio} |`);
   row('bare ACP client over stdio', bare, '1.00');
+  const relay = figures(samples.get('relay')!);
+  const relayRatio = relay.p50 / bare.p50;
+  row('bare relay: HTTP in, live socket out, nothing else', relay, `${fixed(relayRatio, 2)} (the floor of this interface)`);
+  console.log(`turn overhead relay: p50 ${fixed(relay.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(relayRatio, 2)}x`);
   for (const storage of storages) {
     for (const name of before ? [storage, `${storage} before`] : [storage]) {
       const label = `service, ${SHOWN[storage]}${name === storage ? '' : ` (${process.env.BENCH_TURN_BEFORE_LABEL ?? 'before'})`}`;
@@ -304,7 +356,7 @@ export async function turnOverheadBench(): Promise<void> {
         const of = (side: string) => figures(samples.get(side)!.slice(r * TURNS, (r + 1) * TURNS)).p50;
         return fixed(of(name) / of('bare'), 2);
       });
-      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms; the service's CPU per whole turn ${fixed(cpuPerTurn.get(name)!, 2)} ms.`);
+      lines.push(`- ${label}: p50 ÷ bare round by round ${rounds.join(', ')}; p50 ÷ the relay's ${fixed(f.p50 / relay.p50, 2)}; POST to its 202 answer p50 ${fixed(accepted.p50, 2)} ms, p99 ${fixed(accepted.p99, 2)} ms; p50 minus the bare p50: ${fixed(f.p50 - bare.p50, 2)} ms; the service's CPU per whole turn ${fixed(cpuPerTurn.get(name)!, 2)} ms.`);
       console.log(`turn overhead ${name}: p50 ${fixed(f.p50, 2)} ms vs bare ${fixed(bare.p50, 2)} ms = ${fixed(ratio, 2)}x`);
     }
   }
@@ -334,6 +386,10 @@ the whole run, as the service's runner keeps one process per agent and continues
   live socket subscribed to the thread. Inside: authentication, the directive's checks and its transaction, the
   \`message\` and \`run_started\` events (stored with the directive, with the prompt's model message) published, the kick, \`session/prompt\`,
   the agent's first chunk, its \`delta\` event stored then published, the socket frame.
+- **Relay** (bench/turn-relay-process.ts): what any service with this interface must do at least, in a process of
+  its own with the same agent: \`POST /prompt\` parsed, answered 202, \`session/prompt\` sent; each
+  \`agent_message_chunk\` sent as a WebSocket frame. No storage, no authentication, no checks, no event log. Timed
+  as the service is, from the POST to the first delta frame.
 - **Bare**: a client made with the SDK (\`acp.client(...).connect(ndJsonStream(...))\`, the SDK 2.x successor of
   \`ClientSideConnection\`) after \`initialize\` and \`session/new\`: from sending \`session/prompt\` to the first
   \`agent_message_chunk\` notification.
