@@ -48,9 +48,10 @@ export async function secondStartBench(): Promise<void> {
 \`npm start\` in a child process (\`CONSOLE_STORAGE=embedded\`, the demo world, \`LOG_LEVEL=info\`), timed from the
 spawn to the "listening" log line and to \`/readyz\` answering 200 (polled every 10 ms): once on a fresh data
 dir (the first start: initdb, migrations, the world), then ${STARTS} times on the same dir, each followed by
-PGlite's reopen of that dir alone in a bare node process (the floor: the database must be open to answer).
-Ready means every agent's first answer is in (docs/operations.md): the demo world's two agents are
-started and asked what they offer. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}),
+PGlite's reopen of that dir alone in a bare node process (the floor: the database must be open to answer;
+it holds a timer while PGlite opens, as the service's database thread does). Ready means every agent's first
+answer is in (docs/operations.md): the demo world's two agents are started while the database opens and
+asked what they offer once the catalog can be read. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}),
 load average ${fixed(load, 1)} when the run began.
 
 | start | listening | /readyz | PGlite reopen alone |
@@ -59,7 +60,7 @@ load average ${fixed(load, 1)} when the run began.
 ${starts.map((start, i) => `| second #${i + 1} | ${s(start.listening)} | ${s(start.ready)} | ${s(reopens[i]!)} |`).join('\n')}
 | **median of the second starts** | ${s(median(starts.map((start) => start.listening)))} | **${s(ready)}** | ${s(median(reopens))} |
 
-Goal: under 1.0 s: ${met ? 'met' : '**missed**'} in this run.
+Goal: under 1.0 s: ${met ? 'met' : '**missed**'} in this run${met ? '' : `; PGlite's reopen alone is ${s(median(reopens))} here, ${median(reopens) >= GOAL_MS ? 'itself over the goal' : `${s(GOAL_MS - median(reopens))} under it`}, and the start adds ${s(ready - median(reopens))} beyond it`}.
 
 Reproduce with \`BENCH_ONLY=second-start npm run bench\` (\`BENCH_STARTS\` sets the number of second starts).
 `);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -23,6 +23,8 @@ describe('the embedded database, started with its URL known at once', () => {
     const socketDir = socketDirOf(start.url);
     assert.equal(served, false);
     assert.ok(existsSync(socketDir), 'the socket directory exists from the start');
+    // PGlite trusts every connection: only the service's own user may reach its socket.
+    assert.equal(statSync(socketDir).mode & 0o777, 0o700);
     assert.ok(join(socketDir, '.s.PGSQL.5432').length < 100, 'a socket path within what every system allows');
     const storage = await createMikroOrmStorage({ clientUrl: start.url, pool: EMBEDDED_POOL_SIZE, reachable: start.started });
     try {
