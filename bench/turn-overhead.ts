@@ -5,11 +5,9 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import * as acp from '@agentclientprotocol/sdk';
 import { WebSocket } from 'ws';
-import { agentEnvironment } from '../domain/agent-env.ts';
+import { demoAgentSession } from './demo-agent-session.ts';
 import { writeSection } from './report.ts';
 import { fixed, quantile } from './stats.ts';
 
@@ -242,47 +240,24 @@ async function relaySide(): Promise<Side> {
  * the prompt's answer awaited before the next.
  */
 async function bareSide(): Promise<Side> {
-  // The demo world's `claude` agent has no `env` and no `env_pass`: the allow-listed variables alone.
-  const { env } = agentEnvironment({}, process.env);
-  const cwd = mkdtempSync(join(tmpdir(), 'console-bench-turn-bare-'));
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'demo', 'acp-agent.js')], { stdio: ['pipe', 'pipe', 'ignore'], env, detached: true });
   let onText: (() => void) | null = null;
-  const connection = acp
-    .client({ name: 'bench-bare' })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === 'agent_message_chunk' && onText !== null) {
-        const done = onText;
-        onText = null;
-        done();
-      }
-    })
-    .onRequest(acp.methods.client.session.requestPermission, async () => ({ outcome: { outcome: 'cancelled' } }))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin!), Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>));
-  await connection.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  const session = await demoAgentSession(join(ROOT, 'dist', 'src', 'demo', 'acp-agent.js'), () => {
+    if (onText === null) return;
+    const done = onText;
+    onText = null;
+    done();
   });
-  const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
   return {
     async turn() {
       const text = new Promise<void>((resolve) => (onText = resolve));
       const started = performance.now();
-      const answered = connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: TEXT }] });
+      const answered = session.prompt(TEXT);
       await text;
       const ms = performance.now() - started;
       await answered;
       return ms;
     },
-    async close() {
-      connection.close();
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // Gone already.
-      }
-      await stop(child);
-      rmSync(cwd, { recursive: true, force: true });
-    },
+    close: session.close,
   };
 }
 
