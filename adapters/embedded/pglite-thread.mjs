@@ -19,8 +19,9 @@ let server;
 // Held while PGlite opens. A thread whose event loop runs out of work (handles, timers) has Node wait,
 // before it goes on, for every task V8 runs in the background: here the WebAssembly tier-up compile
 // of PostgreSQL, started by the open. Without a timer the open's last await, and the first connection
-// after, each waited about 200 ms for it (docs/benchmarks.md, second start).
-const awake = setInterval(() => {}, 60_000);
+// after, each waited about 200 ms for it (docs/benchmarks.md, second start). Bounded: an open that never
+// settles still ends the thread (status 13, unsettled await) and so the start, 2 minutes on, not never.
+const awake = setTimeout(() => {}, 120_000);
 try {
   db = await PGlite.create(dataDir);
   server = new PGLiteSocketServer({ db, path: socketPath, maxConnections });
@@ -31,7 +32,7 @@ try {
   port.postMessage({ error: error instanceof Error ? error.message : String(error) });
   port.close();
 } finally {
-  clearInterval(awake);
+  clearTimeout(awake);
 }
 
 port.on('message', async (message) => {
