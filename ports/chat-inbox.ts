@@ -11,7 +11,10 @@ export interface ChatCursor {
  * reconnects and instances (contract section 9, "Nothing lost while away"):
  * - per (channel, place), the last message handled there, from which the archive is read again;
  * - per (channel, key), a claim: one instance at a time handles a message (its key names it), and once
- *   it is done no instance handles it again; a claim whose holder died lapses.
+ *   it is done no instance handles it again; a claim whose holder died lapses;
+ * - per (channel, place, occupant), who the platform asserted that occupant id to be (an XMPP room's
+ *   XEP-0421 id, from its presence), so a message read back from the archive after a restart names its
+ *   sender even when they left before the bot came back.
  */
 export interface ChatInbox {
   /** The place's cursor, or null when nothing was read there yet. */
@@ -36,4 +39,12 @@ export interface ChatInbox {
    * reaches back to (core/channels/chat-claims.ts).
    */
   pruneClaims(before: Date): Promise<number>;
+  /**
+   * Remembers that the platform asserted the occupant id `occupant` of `place` to be `sender` (a bare
+   * address). An id remembered for two different senders names nobody from then on: the platform's
+   * ids are stable per person, so two senders under one id is a forgery or a reuse, never guessed between.
+   */
+  rememberOccupant(channel: string, place: string, occupant: string, sender: string): Promise<void>;
+  /** The sender remembered for the occupant id, or null: never remembered, or remembered for two senders. */
+  occupant(channel: string, place: string, occupant: string): Promise<string | null>;
 }

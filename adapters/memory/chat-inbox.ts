@@ -1,9 +1,13 @@
 import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
 
-/** What the memory adapter keeps for chat adapters: cursors by `channel\u0000place`, claims by `channel\u0000key`. */
+/**
+ * What the memory adapter keeps for chat adapters: cursors by `channel\u0000place`, claims by
+ * `channel\u0000key`, occupants by `channel\u0000place\u0000occupant` (an empty sender: two were seen).
+ */
 export interface MemoryChatInbox {
   readonly cursors: Map<string, ChatCursor>;
   readonly claims: Map<string, { holder: string; until: number; done: boolean; created: number }>;
+  readonly occupants: Map<string, string>;
 }
 
 const key = (channel: string, rest: string) => `${channel}\u0000${rest}`;
@@ -35,6 +39,15 @@ export function memoryChatInbox(state: MemoryChatInbox, now: () => number = Date
         }
       }
       return pruned;
+    },
+    async rememberOccupant(channel, place, occupant, sender) {
+      const name = key(channel, `${place}\u0000${occupant}`);
+      const known = state.occupants.get(name);
+      state.occupants.set(name, known === undefined || known === sender ? sender : '');
+    },
+    async occupant(channel, place, occupant) {
+      const sender = state.occupants.get(key(channel, `${place}\u0000${occupant}`));
+      return sender === undefined || sender === '' ? null : sender;
     },
   };
 }

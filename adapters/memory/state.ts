@@ -71,7 +71,7 @@ export function emptyState(): MemoryState {
     deliveries: new Map(),
     queue: new Map(),
     channelLinks: { codes: new Map(), links: new Map() },
-    chatInbox: { cursors: new Map(), claims: new Map() },
+    chatInbox: { cursors: new Map(), claims: new Map(), occupants: new Map() },
     unsent: new Map(),
   };
 }

@@ -3,7 +3,8 @@ import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
 import { runStatement } from './sql.ts';
 
 /**
- * The chat inbox in the `chat_cursors` and `chat_claims` tables (migration 0012-chat-cursors). A
+ * The chat inbox in the `chat_cursors` and `chat_claims` tables (migration 0012-chat-cursors) and
+ * `chat_occupants` (0013-chat-occupants, an empty sender where two were seen for one id). A
  * claim is one statement: an insert, or an update of a claim that lapsed and is not done, so two
  * instances claiming one message at once get it once.
  */
@@ -39,6 +40,16 @@ export function mikroOrmChatInbox(orm: MikroORM): ChatInbox {
         delete from chat_claims where created_at < ?::timestamptz and (done or claimed_until <= now()) returning 1)
         select count(*)::int as pruned from gone`, [before.toISOString()]);
       return row?.pruned ?? 0;
+    },
+    async rememberOccupant(channel, place, occupant, sender) {
+      await runStatement(orm, `insert into chat_occupants (channel, place, occupant, sender, updated_at) values (?, ?, ?, ?, now())
+        on conflict (channel, place, occupant) do update
+        set sender = case when chat_occupants.sender = excluded.sender then excluded.sender else '' end, updated_at = now()`,
+      [channel, place, occupant, sender]);
+    },
+    async occupant(channel, place, occupant) {
+      const [row] = await runStatement<{ sender: string }>(orm, 'select sender from chat_occupants where channel = ? and place = ? and occupant = ?', [channel, place, occupant]);
+      return row === undefined || row.sender === '' ? null : row.sender;
     },
   };
 }

@@ -7,7 +7,8 @@ import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';
 import { XmppConnection, type Backoff } from './connection.ts';
 import { deliverToRoom } from './deliver.ts';
-import { occupantDirectory, xmppInbound, type XmppInbound } from './inbound.ts';
+import { xmppInbound, type XmppInbound } from './inbound.ts';
+import { occupantDirectory } from './occupants.ts';
 import { barredReason, publicRooms, roomFacts, roomPlace, roomThreads, threadPlaces, type RoomFacts } from './places.ts';
 
 /** The conversations living on a channel, by address (`room@muc#thread`) with their thread's title: what the listing adds to a room's archived threads. */

@@ -8,6 +8,7 @@ import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { archivePage } from './archive.ts';
 import type { XmppConnection } from './connection.ts';
+import type { OccupantDirectory } from './occupants.ts';
 import { bareJid, directMessage, messageFacts, NS } from './stanzas.ts';
 
 /** The conversations living on the channel: the rooms the bot joins. */
@@ -50,36 +51,6 @@ export function derivedUuid(seed: string): string {
 
 export { addressedText };
 
-/** Real bare JIDs of the occupants of the bot's rooms, by `room/nick` and by `room occupant-id`. */
-export interface OccupantDirectory {
-  get(key: string): string | undefined;
-  /** Stops listening to presence. */
-  stop(): void;
-}
-
-/**
- * Remembers each occupant's real JID from the presence the rooms send the bot (on its join, and as people
- * come and go). It listens from when the connection is made, not from when the channel listens: a room
- * joined before (a delivery's) sends its occupants' presence once, on the join, and a live message there
- * names its sender by nick only.
- */
-export function occupantDirectory(connection: XmppConnection): OccupantDirectory {
-  const occupants = new Map<string, string>();
-  const stop = connection.listen((stanza) => {
-    if (!stanza.is('presence')) return;
-    const from = stanza.attrs.from ?? '';
-    const slash = from.indexOf('/');
-    if (slash < 0) return;
-    const room = from.slice(0, slash);
-    const jid = bareJid(stanza.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null);
-    if (jid === null) return;
-    occupants.set(from, jid);
-    const occupantId = stanza.getChild('occupant-id', NS.occupantId)?.attrs.id;
-    if (occupantId !== undefined) occupants.set(`${room} ${occupantId}`, jid);
-  });
-  return { get: (key) => occupants.get(key), stop };
-}
-
 /**
  * The inbound side of an xmpp channel (contract section 9): people's messages in the rooms the bot is
  * in go to the app (`handlers.receive`), direct messages to the bot redeem link codes, and on each
@@ -94,7 +65,7 @@ export function xmppInbound(options: {
   readonly connection: XmppConnection;
   readonly handlers: ChatHandlers;
   readonly living: LivingRooms;
-  /** Who the occupants of the bot's rooms are, from their presence since the connection started (see {@link occupantDirectory}). */
+  /** Who the occupants of the bot's rooms are, from their presence since the connection started (see `occupants.ts`). */
   readonly occupants: OccupantDirectory;
   readonly log: Logger;
   /** How long a claim of a message holds before another instance may take it (60 s by default). */
@@ -153,12 +124,16 @@ export function xmppInbound(options: {
     const cursor = { id: facts.stanzaId, at };
     const nick = (facts.from ?? '').slice(room.length + 1);
     if (nick === account.nick) return cursor;
-    const sender = facts.realJid
-      ?? (facts.occupantId === null ? undefined : occupants.get(`${room} ${facts.occupantId}`))
-      ?? occupants.get(facts.from ?? '')
-      ?? null;
-    // No real JID: the room hides who writes (it is barred for conversations anyway).
-    if (sender === null || sender === botJid) return cursor;
+    // Who sent it, as the room asserts it, never as the message claims: live, the occupant under that nick
+    // now; read back from the archive (the nick may have changed hands since), the room's occupant id as
+    // its presence showed it. Unknown (a room that hides real JIDs, a sender who left before the bot saw
+    // them): nobody's directive.
+    const sender = archiveId === null ? occupants.byNick(facts.from ?? '') ?? null : await archivedSender(room, facts.occupantId);
+    if (sender === null) {
+      log.info({ room, message: facts.stanzaId, archived: archiveId !== null }, 'the sender of an xmpp room message is not known from the room\'s presence; it is not taken');
+      return cursor;
+    }
+    if (sender === botJid) return cursor;
     if (facts.originId !== null && isConsoleOrigin(facts.originId)) bots.add(sender);
     if (bots.has(sender)) return cursor;
     const body = facts.body ?? '';
@@ -192,6 +167,13 @@ export function xmppInbound(options: {
     await inbox.done(channel, key);
     log.info({ room, message: facts.stanzaId, outcome: outcome.kind }, 'xmpp room message handled');
     return cursor;
+  }
+
+  /** The sender of an archived message: its occupant id as presence named it, here or (remembered) before a restart. */
+  async function archivedSender(room: string, occupantId: string | null): Promise<string | null> {
+    if (occupantId === null) return null;
+    const seen = occupants.byOccupantId(room, occupantId);
+    return seen === undefined ? inbox.occupant(channel, room, occupantId) : seen;
   }
 
   /** Reads the room's archive after its cursor, each message through the same path; a room never read starts at its latest message. */
@@ -283,6 +265,11 @@ export function xmppInbound(options: {
       void catchUp(room);
     }),
     connection.onOnline(refreshLiving),
+    // Who the rooms said each occupant id is, kept past a restart: an archived message names its sender by it.
+    occupants.onLearned((room, occupantId, jid) => {
+      void inbox.rememberOccupant(channel, room, occupantId, jid)
+        .catch((error: unknown) => log.warn({ err: error, room }, 'an xmpp occupant could not be remembered'));
+    }),
   ];
   const every = setInterval(refreshLiving, LIVING_EVERY_MS);
   every.unref?.();

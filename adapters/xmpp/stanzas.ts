@@ -93,19 +93,23 @@ export function archivedMessage(stanza: Element, queryId: string): { id: string;
   return message === undefined || id === undefined ? null : { id, message };
 }
 
-/** What a room message says of itself: its thread, origin-id, body, the room's stanza id, who sent it. */
+/**
+ * What a room message says of itself: its thread, origin-id, body, the room's stanza id, its occupant.
+ * Who sent it is not among them: the sender's own elements (a `muc#user` item naming someone) are
+ * claims, not facts; the room's presence tells (see `occupants.ts`).
+ */
 export function messageFacts(message: Element, room: string) {
   const stanzaId = message.getChildren('stanza-id', NS.sid).find((s) => s.attrs.by === room)?.attrs.id ?? null;
+  const occupantIds = message.getChildren('occupant-id', NS.occupantId);
   return {
     thread: message.getChildText('thread'),
     originId: message.getChild('origin-id', NS.sid)?.attrs.id ?? null,
     body: message.getChildText('body'),
+    /** `room/nick`: stamped by the room. */
     from: message.attrs.from ?? null,
     stanzaId,
-    /** The sender's real bare JID, where the room tells it (archived messages in a room that shows real JIDs). */
-    realJid: bareJid(message.getChild('x', NS.mucUser)?.getChild('item')?.attrs.jid ?? null),
-    /** XEP-0421: the room's stable id of the occupant. */
-    occupantId: message.getChild('occupant-id', NS.occupantId)?.attrs.id ?? null,
+    /** XEP-0421: the room's stable id of the occupant (it strips a sender's own before it stamps it); two are none. */
+    occupantId: occupantIds.length === 1 ? occupantIds[0]!.attrs.id ?? null : null,
     /** A delayed delivery (history, offline storage) carries when it was first sent. */
     delayed: message.getChild('delay', NS.delay)?.attrs.stamp ?? null,
   };

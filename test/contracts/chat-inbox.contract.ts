@@ -37,6 +37,20 @@ export function chatInboxContract(name: string, open: () => Promise<OpenedStorag
       assert.equal(await inbox().cursor(channel(), 'room@muc'), null, 'per channel');
     });
 
+    it('an occupant id names the sender remembered for it, for every instance; one seen for two senders names nobody', async () => {
+      const c = channel();
+      assert.equal(await inbox().occupant(c, 'room@muc', 'id-a'), null);
+      await inbox().rememberOccupant(c, 'room@muc', 'id-a', 'alice@example.org');
+      await inbox().rememberOccupant(c, 'room@muc', 'id-a', 'alice@example.org');
+      assert.equal(await other.chatInbox.occupant(c, 'room@muc', 'id-a'), 'alice@example.org');
+      assert.equal(await inbox().occupant(c, 'other@muc', 'id-a'), null, 'per place');
+      assert.equal(await inbox().occupant(channel(), 'room@muc', 'id-a'), null, 'per channel');
+      await other.chatInbox.rememberOccupant(c, 'room@muc', 'id-a', 'mallory@example.org');
+      assert.equal(await inbox().occupant(c, 'room@muc', 'id-a'), null, 'two senders under one id: nobody');
+      await inbox().rememberOccupant(c, 'room@muc', 'id-a', 'alice@example.org');
+      assert.equal(await inbox().occupant(c, 'room@muc', 'id-a'), null, 'and nobody for good');
+    });
+
     it('a key is claimed by one holder while its lease runs, by nobody once done', async () => {
       const c = channel();
       assert.equal(await inbox().claim(c, 'm1', 'a', 60_000), true);

@@ -22,6 +22,8 @@ export class ChatClient {
   readonly seen: SeenMessage[] = [];
   /** Direct messages received: who from (bare JID) and what. */
   readonly direct: { readonly from: string; readonly body: string }[] = [];
+  /** Each occupant's XEP-0421 id as the rooms' presence showed it, by `room/nick`. */
+  readonly occupantIds = new Map<string, string>();
   readonly #client: Client;
   readonly #rooms = new Set<string>();
   readonly #nick: string;
@@ -34,6 +36,8 @@ export class ChatClient {
       for (const room of this.#rooms) void this.#client.send(this.#join(room)).catch(() => {});
     });
     xmpp.on('stanza', (stanza: Element) => {
+      const occupantId = stanza.is('presence') ? stanza.getChild('occupant-id', 'urn:xmpp:occupant-id:0')?.attrs.id : undefined;
+      if (occupantId !== undefined) this.occupantIds.set(stanza.attrs.from ?? '', occupantId);
       if (stanza.is('message') && stanza.attrs.type === 'chat' && stanza.getChild('body') !== undefined) {
         this.direct.push({ from: (stanza.attrs.from ?? '').split('/')[0]!, body: stanza.getChildText('body') ?? '' });
       }
@@ -92,15 +96,21 @@ export class ChatClient {
    * origin-id when given. What XML cannot carry (NUL and the other C0 controls, lone surrogates) is sent as
    * U+FFFD, as a conforming client must: a raw NUL would end the client's own stream.
    */
-  async post(room: string, thread: string | null, body: string, originId: string | null = null): Promise<void> {
+  async post(room: string, thread: string | null, body: string, originId: string | null = null, extra: readonly Element[] = []): Promise<void> {
     await this.#client.send(xml('message', { to: room, type: 'groupchat' },
       xml('body', {}, xmlText(body)),
       thread === null ? null : xml('thread', {}, thread),
-      originId === null ? null : xml('origin-id', { xmlns: SID, id: originId })));
+      originId === null ? null : xml('origin-id', { xmlns: SID, id: originId }),
+      ...extra));
+  }
+
+  /** Sends any stanza as this person's client sends it (a forger's extensions and all). */
+  async sendRaw(stanza: Element): Promise<void> {
+    await this.#client.send(stanza);
   }
 
   /** Joins a room someone else made (answers once the room took the join). */
-  async joinRoom(room: string): Promise<void> {
+  async joinRoom(room: string, extra: readonly Element[] = []): Promise<void> {
     const joined = new Promise<void>((resolve) => {
       const on = (stanza: Element) => {
         if (stanza.is('presence') && (stanza.attrs.from ?? '') === `${room}/${this.#nick}`) {
@@ -111,7 +121,7 @@ export class ChatClient {
       this.#client.on('stanza', on);
     });
     this.#rooms.add(room);
-    await this.#client.send(this.#join(room));
+    await this.#client.send(extra.length === 0 ? this.#join(room) : xml('presence', { to: `${room}/${this.#nick}` }, ...this.#join(room).children, ...extra));
     await joined;
   }
 

@@ -35,3 +35,19 @@ export const ChatClaimSchema = defineEntity({
     created_at: p.datetime(),
   },
 });
+
+/**
+ * `chat_occupants`: who a chat platform asserted an occupant id of a place to be (an empty `sender`:
+ * two were seen for it, and it names nobody).
+ */
+export const ChatOccupantSchema = defineEntity({
+  name: 'ChatOccupant',
+  tableName: 'chat_occupants',
+  properties: {
+    channel: p.text().primary(),
+    place: p.text().primary(),
+    occupant: p.text().primary(),
+    sender: p.text(),
+    updated_at: p.datetime(),
+  },
+});

@@ -2,7 +2,7 @@ import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, Project
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { ChannelLinkCodeSchema, ChannelLinkSchema } from './links.ts';
-import { ChatClaimSchema, ChatCursorSchema } from './chat.ts';
+import { ChatClaimSchema, ChatCursorSchema, ChatOccupantSchema } from './chat.ts';
 import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
@@ -38,5 +38,6 @@ export const ENTITIES = [
   ChannelLinkSchema,
   UnsentPromptSchema,
   ChatCursorSchema,
+  ChatOccupantSchema,
   ChatClaimSchema,
 ] as const;
