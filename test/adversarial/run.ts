@@ -14,6 +14,7 @@ import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds } from '../support/storage-kinds.ts';
+import { chatIdentities } from './chat-identities.ts';
 
 const ALICE = 'Bearer token-alice';
 const BOB = 'Bearer token-bob';
@@ -249,3 +250,7 @@ for (const kind of storageKinds('console_adversarial').filter((k) => only === un
     await opened.close();
   }
 }
+
+// Identities a chat room can claim (once, on memory: what is probed is the chat adapter, not the storage).
+const chat = await chatIdentities();
+console.log('skipped' in chat ? `chat identities: skipped: ${chat.skipped}` : `chat identities: ${chat.sent} forged stanzas, live and from the archive; none ran as alice, opened a thread or linked an address`);

@@ -51,10 +51,11 @@ export class ChatClient {
     });
   }
 
-  static async connect(server: PrivateProsody, user: string, password: string): Promise<ChatClient> {
+  /** Signs `user` in; in rooms it goes by `nick` (its user name unless told). */
+  static async connect(server: PrivateProsody, user: string, password: string, nick = user): Promise<ChatClient> {
     const xmpp = client({ service: server.service, domain: server.domain, username: user, password, resource: 'test' });
     xmpp.reconnect.delay = 200;
-    const chat = new ChatClient(xmpp, user);
+    const chat = new ChatClient(xmpp, nick);
     await xmpp.start();
     return chat;
   }
