@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import { probeSandbox } from '../../adapters/acp/sandbox-probe.ts';
+import type { AgentSandbox } from '../../adapters/acp/sandbox.ts';
+import { AGENT_BASE_VARIABLES } from '../../domain/agent-env.ts';
+import type { Agent } from '../../domain/model.ts';
+import type { AgentRunner, TurnUpdate } from '../../ports/agent-runner.ts';
+import { git, write } from '../support/git-repo.ts';
+
+// Agents get a scrubbed environment, but an agent that runs a shell as the service's user could read
+// the service's own (`/proc/<pid>/environ`), its data directory and other threads' worktrees. Under
+// the sandbox it sees none of them, and still works and commits in its own worktree.
+
+const log = pino({ level: 'silent' });
+const SHELL_AGENT = fileURLToPath(new URL('../support/shell-acp-agent.mjs', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const shell: Agent = {
+  id: 'shell', models: null, efforts: null, permission_modes: null, default_permission_mode: null,
+  command: [process.execPath, SHELL_AGENT],
+};
+
+const probe = await probeSandbox(process.env.PATH ?? '/usr/bin:/bin');
+const skip = probe.ok ? false : `no sandbox here: ${probe.reason}`;
+
+/** One turn whose prompt is a shell command; answers what the command wrote. */
+async function run(runner: AgentRunner, cwd: string, command: string): Promise<string> {
+  const updates: TurnUpdate[] = [];
+  await runner.runTurn({
+    agent: shell, sessionId: null, cwd, prompt: command, mode: null, model: null, effort: null,
+    onSession: () => {}, onUpdate: (update) => void updates.push(update), onPermission: async () => ({ outcome: 'cancelled' }),
+  });
+  return updates.flatMap((update) => (update.kind === 'text' ? [update.text] : [])).join('');
+}
+
+/** The `NAME=value` entries of this process's own environment (as the kernel holds it) that no agent is given. */
+function ownEnvironEntries(): string[] {
+  const entries = readFileSync('/proc/self/environ', 'utf8').split('\0').filter((entry) => entry.includes('='));
+  return entries.filter((entry) => {
+    const name = entry.slice(0, entry.indexOf('='));
+    return !AGENT_BASE_VARIABLES.includes(name) && !name.startsWith('LC_');
+  });
+}
+
+describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () => {
+  let scratch: string;
+  let dataDir: string;
+  let repo: string;
+  let mine: string;
+  let other: string;
+  let runner: AgentRunner;
+
+  before(async () => {
+    // Outside /tmp (which the sandbox replaces whole): what hides DATA_DIR is the sandbox's `hide`, not that.
+    scratch = await mkdtemp('/var/tmp/acp-sandbox-');
+    dataDir = join(scratch, 'data');
+    repo = join(scratch, 'repo');
+    await mkdir(repo, { recursive: true });
+    git(repo, 'init', '--quiet', '--initial-branch=main');
+    write(repo, 'README.md', '# Demo\n');
+    git(repo, 'add', '--all');
+    git(repo, 'commit', '--quiet', '-m', 'Initial commit');
+    // Two threads' worktrees, laid out as the service's are (DATA_DIR/worktrees/<thread>, branch console/<thread>).
+    mine = join(dataDir, 'worktrees', 'mine');
+    other = join(dataDir, 'worktrees', 'other');
+    git(repo, 'worktree', 'add', '--quiet', '-b', 'console/mine', mine, 'main');
+    git(repo, 'worktree', 'add', '--quiet', '-b', 'console/other', other, 'main');
+    writeFileSync(join(other, 'other-thread.txt'), 'other-thread-marker\n');
+    writeFileSync(join(dataDir, 'secret.txt'), 'data-dir-marker\n');
+    const sandbox: AgentSandbox = { bwrap: (probe as { bwrap: string }).bwrap, hide: [dataDir], show: [REPO_ROOT], homes: join(dataDir, 'agent-homes') };
+    runner = createAcpAgentRunner({ log, env: process.env, sandbox });
+  });
+  after(async () => {
+    await runner?.close();
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it("cannot read the service's environment, its data directory or another thread's worktree", async () => {
+    const text = await run(runner, mine, [
+      `echo "environ:"; tr '\\0' '\\n' < /proc/${process.pid}/environ`,
+      `echo "processes:"; ls /proc | grep -x '${process.pid}'`,
+      `echo "secret:"; cat '${join(dataDir, 'secret.txt')}'`,
+      `echo "other:"; cat '${join(other, 'other-thread.txt')}'; ls '${other}' | sed 's/^/listed: /'`,
+      'echo "home: $HOME"',
+      'exit 0',
+    ].join('\n'));
+    const own = ownEnvironEntries();
+    assert.ok(own.length > 0, 'this test process has variables no agent gets');
+    for (const entry of own) assert.ok(!text.includes(entry), `the agent read the service's ${entry.slice(0, entry.indexOf('='))}`);
+    assert.doesNotMatch(text, /data-dir-marker/, 'the agent read a file of DATA_DIR');
+    assert.doesNotMatch(text, /other-thread-marker|^listed: /m, "the agent read another thread's worktree");
+    assert.doesNotMatch(text, new RegExp(`processes:\\n${process.pid}\\n`), "the agent sees the service's process");
+    assert.match(text, new RegExp(`home: ${join(dataDir, 'agent-homes', 'shell')}\\n`), 'the agent has a home of its own');
+  });
+
+  it('writes and commits in its own worktree, but cannot change the repository configuration or its worktree link', async () => {
+    const text = await run(runner, mine, [
+      'echo mine > mine.txt',
+      'git add mine.txt && git -c user.name=Agent -c user.email=agent@example.com commit --quiet -m "the agent commit" && echo committed',
+      'git config --local agent.hook evil 2>/dev/null || echo "config refused"',
+      "echo 'gitdir: /tmp/elsewhere' > .git 2>/dev/null || echo 'link refused'",
+      'exit 0',
+    ].join('\n'));
+    assert.match(text, /committed/, text);
+    assert.equal(readFileSync(join(mine, 'mine.txt'), 'utf8'), 'mine\n');
+    assert.equal(git(repo, 'log', '-1', '--format=%s', 'console/mine'), 'the agent commit');
+    assert.match(text, /config refused/);
+    assert.doesNotMatch(readFileSync(join(repo, '.git', 'config'), 'utf8'), /agent/);
+    assert.match(text, /link refused/);
+    assert.match(readFileSync(join(mine, '.git'), 'utf8'), /^gitdir: .*worktrees\/mine/);
+  });
+});
