@@ -3,9 +3,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
+import { type AcpAgentRunner, createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import { probeSandbox } from '../../adapters/acp/sandbox-probe.ts';
 import type { AgentSandbox } from '../../adapters/acp/sandbox.ts';
 import { AGENT_BASE_VARIABLES } from '../../domain/agent-env.ts';
@@ -53,7 +54,8 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
   let repo: string;
   let mine: string;
   let other: string;
-  let runner: AgentRunner;
+  let runner: AcpAgentRunner;
+  const sandboxOf = (): AgentSandbox => ({ bwrap: (probe as { bwrap: string }).bwrap, hide: [dataDir], show: [REPO_ROOT], homes: join(dataDir, 'agent-homes') });
 
   before(async () => {
     // Outside /tmp (which the sandbox replaces whole): what hides DATA_DIR is the sandbox's `hide`, not that.
@@ -72,8 +74,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     git(repo, 'worktree', 'add', '--quiet', '-b', 'console/other', other, 'main');
     writeFileSync(join(other, 'other-thread.txt'), 'other-thread-marker\n');
     writeFileSync(join(dataDir, 'secret.txt'), 'data-dir-marker\n');
-    const sandbox: AgentSandbox = { bwrap: (probe as { bwrap: string }).bwrap, hide: [dataDir], show: [REPO_ROOT], homes: join(dataDir, 'agent-homes') };
-    runner = createAcpAgentRunner({ log, env: process.env, sandbox });
+    runner = createAcpAgentRunner({ log, env: process.env, sandbox: sandboxOf() });
   });
   after(async () => {
     await runner?.close();
@@ -113,5 +114,40 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     assert.doesNotMatch(readFileSync(join(repo, '.git', 'config'), 'utf8'), /agent/);
     assert.match(text, /link refused/);
     assert.match(readFileSync(join(mine, '.git'), 'utf8'), /^gitdir: .*worktrees\/mine/);
+  });
+
+  it('runs the bundled demo agent (node and tsx from the installation, read-only) and learns what it offers', async () => {
+    const demo: Agent = { ...shell, id: 'demo', command: null };
+    const offer = await runner.offers(demo, { wait: true });
+    assert.equal(offer.kind, 'offered');
+    const updates: TurnUpdate[] = [];
+    await runner.runTurn({
+      agent: demo, sessionId: null, cwd: mine, prompt: 'hello', mode: null, model: null, effort: null,
+      onSession: () => {}, onUpdate: (update) => void updates.push(update), onPermission: async () => ({ outcome: 'cancelled' }),
+    });
+    assert.match(updates.flatMap((update) => (update.kind === 'text' ? [update.text] : [])).join(''), /\[demo\] mode=/);
+  });
+
+  it('has one process per working directory, ends an idle one, and ends the least recently used past its bound', async () => {
+    const elsewhere = join(scratch, 'elsewhere');
+    const third = join(scratch, 'third');
+    const bounded = createAcpAgentRunner({ log, env: process.env, sandbox: { ...sandboxOf(), homes: join(dataDir, 'agent-homes') }, sandboxedProcesses: 2, sandboxIdleMs: 1_000 });
+    try {
+      await run(bounded, mine, 'echo one');
+      await run(bounded, elsewhere, 'echo two');
+      assert.equal(bounded.stats().alive, 2);
+      // Its own directory only: the other's process does not see the first's files.
+      assert.match(await run(bounded, elsewhere, `ls '${mine}' 2>&1 || true`), /No such file/);
+      await run(bounded, mine, 'echo again');
+      assert.equal(bounded.stats().alive, 2);
+      // A third directory at the bound of two: the least recently used (elsewhere's) is ended first.
+      await run(bounded, third, 'echo three');
+      for (const end = Date.now() + 10_000; bounded.stats().alive > 2; await sleep(25)) if (Date.now() > end) assert.fail('the bound was not kept');
+      assert.equal(bounded.stats().restarts, 0);
+      // Idle past sandboxIdleMs: ended.
+      for (const end = Date.now() + 15_000; bounded.stats().alive > 0; await sleep(50)) if (Date.now() > end) assert.fail('idle processes were not ended');
+    } finally {
+      await bounded.close();
+    }
   });
 });
