@@ -53,9 +53,10 @@ interface WorktreeGit {
  */
 const isOwnDirectory = (name: string, value: string) => (name === 'HOME' || name.endsWith('_HOME')) && isAbsolute(value);
 
-const inside = (path: string, dir: string) => {
+/** Whether `path` lies under `dir` (not `dir` itself). */
+const under = (path: string, dir: string) => {
   const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 };
 
 /** The worktree's git layout when `cwd` is a linked worktree (a `.git` file naming its admin directory), else null. */
@@ -106,7 +107,7 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
   for (const path of hidden) await hide(path);
   for (const dir of sandbox.show) args.push('--ro-bind', resolve(dir), resolve(dir));
   // A hidden path inside a shown one (DATA_DIR under the installation: `./.data`) is hidden again.
-  for (const path of hidden.filter((p) => sandbox.show.some((dir) => inside(p, resolve(dir))))) await hide(path);
+  for (const path of hidden.filter((p) => sandbox.show.some((dir) => under(p, resolve(dir))))) await hide(path);
   // A repository under a hidden path (a temporary directory) is still read: its objects, its config.
   if (git !== null) args.push('--ro-bind', git.common, git.common);
   for (const dir of writable) args.push('--bind', dir, dir);
