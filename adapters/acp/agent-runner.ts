@@ -127,7 +127,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     // Unconfined, the process is spawned now (a start ahead is under way as `prestart` returns).
     const started = sandbox === null
       ? startAs({ argv, env })
-      : cwd().then((dir) => sandboxedSpawn(sandbox, { agentId: agent.id, argv, env, literals: agent.env ?? {}, cwd: dir, network: true })).then(startAs);
+      : cwd().then((dir) => sandboxedSpawn(sandbox, { agentId: agent.id, argv, env, literals: agent.env ?? {}, cwd: dir, network: agent.network !== 'none' })).then(startAs);
     return { started, redact: redactor(passedSecrets(agent, env)) };
   }
 

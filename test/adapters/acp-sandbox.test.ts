@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,10 +31,10 @@ const probe = await probeSandbox(process.env.PATH ?? '/usr/bin:/bin');
 const skip = probe.ok ? false : `no sandbox here: ${probe.reason}`;
 
 /** One turn whose prompt is a shell command; answers what the command wrote. */
-async function run(runner: AgentRunner, cwd: string, command: string): Promise<string> {
+async function run(runner: AgentRunner, cwd: string, command: string, agent: Agent = shell): Promise<string> {
   const updates: TurnUpdate[] = [];
   await runner.runTurn({
-    agent: shell, sessionId: null, cwd, prompt: command, mode: null, model: null, effort: null,
+    agent, sessionId: null, cwd, prompt: command, mode: null, model: null, effort: null,
     onSession: () => {}, onUpdate: (update) => void updates.push(update), onPermission: async () => ({ outcome: 'cancelled' }),
   });
   return updates.flatMap((update) => (update.kind === 'text' ? [update.text] : [])).join('');
@@ -126,6 +127,24 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
       onSession: () => {}, onUpdate: (update) => void updates.push(update), onPermission: async () => ({ outcome: 'cancelled' }),
     });
     assert.match(updates.flatMap((update) => (update.kind === 'text' ? [update.text] : [])).join(''), /\[demo\] mode=/);
+  });
+
+  it('reaches the host\'s network by default, and only a loopback of its own with network "none"', async () => {
+    const server = createServer((socket) => socket.end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    const connect = `node -e "require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('unreached', e.code); process.exit(0); })"`;
+    try {
+      assert.match(await run(runner, mine, connect), /^reached/);
+      const offline = createAcpAgentRunner({ log, env: process.env, sandbox: sandboxOf() });
+      try {
+        assert.match(await run(offline, mine, connect, { ...shell, network: 'none' }), /^unreached ECONNREFUSED/);
+      } finally {
+        await offline.close();
+      }
+    } finally {
+      server.close();
+    }
   });
 
   it('has one process per working directory, ends an idle one, and ends the least recently used past its bound', async () => {
