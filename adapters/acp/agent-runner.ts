@@ -12,7 +12,7 @@ import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import { type AgentProcess, type SessionModels, type SessionState, startAgentProcess } from './agent-process.ts';
 import { applyPosture, setSessionMode } from './posture.ts';
-import { redactor } from './agent-diagnostics.ts';
+import { redactor, startupReason } from './agent-diagnostics.ts';
 import { offerOf } from './offer.ts';
 import { createOfferCache } from './offer-cache.ts';
 import { openTurnRoute } from './turn-route.ts';
@@ -98,6 +98,24 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const idle = new Map<string, NodeJS.Timeout>();
   const lastUsed = new Map<string, number>();
   const settled = new Map<string, AgentProcess>();
+  /** Turns and probes using each process now, from before its start: a process in use is never ended as idle. */
+  const using = new Map<string, number>();
+
+  /** Runs `work` with the process of `key` counted in use; once no one uses it, its idle time starts (sandboxed). */
+  async function inUse<T>(key: string, work: () => Promise<T>): Promise<T> {
+    using.set(key, (using.get(key) ?? 0) + 1);
+    clearTimeout(idle.get(key));
+    lastUsed.set(key, Date.now());
+    try {
+      return await work();
+    } finally {
+      const left = using.get(key)! - 1;
+      if (left > 0) using.set(key, left);
+      else using.delete(key);
+      lastUsed.set(key, Date.now());
+      if (sandbox !== null && left === 0 && processes.has(key)) keepUntilIdle(key);
+    }
+  }
   /**
    * Each process's redactor, made from the `env_pass` values it was started with (the service's
    * environment is read when an agent starts, not again for every turn: reading `process.env` whole is slow).
@@ -127,7 +145,11 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     // Unconfined, the process is spawned now (a start ahead is under way as `prestart` returns).
     const started = sandbox === null
       ? startAs({ argv, env })
-      : cwd().then((dir) => sandboxedSpawn(sandbox, { agentId: agent.id, argv, env, literals: agent.env ?? {}, cwd: dir, network: agent.network !== 'none' })).then(startAs);
+      : cwd()
+        .then((dir) => sandboxedSpawn(sandbox, { agentId: agent.id, argv, env, literals: agent.env ?? {}, cwd: dir, network: agent.network !== 'none' }))
+        // Said as a failed spawn is (`its command was not found`), before bwrap would hide it behind a status of 1.
+        .catch((error: unknown) => Promise.reject(new Error(startupReason(error), { cause: error })))
+        .then(startAs);
     return { started, redact: redactor(passedSecrets(agent, env)) };
   }
 
@@ -172,7 +194,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     };
     started.then((proc) => {
       settled.set(key, proc);
-      if (sandbox !== null) keepUntilIdle(key);
+      if (sandbox !== null && !using.has(key)) keepUntilIdle(key);
       // A new process may offer otherwise (an upgrade, new credentials): it is asked, and what was known is
       // answered meanwhile. Under a sandbox, only when the probe's own process starts: a thread's would start it again.
       if (key === probeKey(agent)) offerCache.refresh(agent);
@@ -186,7 +208,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     clearTimeout(idle.get(key));
     const timer = setTimeout(() => {
       const proc = settled.get(key);
-      if (proc === undefined || proc.routes.size > 0) return;
+      if (proc === undefined || using.has(key)) return;
       log.info({ key: key.replace('\n', ' ') }, 'ending an idle sandboxed agent process');
       startedBefore.delete(key);
       void proc.stop();
@@ -198,7 +220,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   /** At the bound of sandboxed processes, ends the least recently used one that runs no turn (if any does not). */
   function endIdleBeyondBound(): void {
     if (processes.size < (options.sandboxedProcesses ?? 8)) return;
-    const quiet = [...settled].filter(([, proc]) => proc.alive() && proc.routes.size === 0);
+    const quiet = [...settled].filter(([key, proc]) => proc.alive() && !using.has(key));
     quiet.sort(([a], [b]) => (lastUsed.get(a) ?? 0) - (lastUsed.get(b) ?? 0));
     const oldest = quiet[0];
     if (oldest === undefined) return void log.warn({ processes: processes.size }, 'every sandboxed agent process runs a turn: starting one more past the bound');
@@ -213,10 +235,12 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
    * model), never what the agent offers. The process stays up for the turns that follow.
    */
   async function probe(agent: Agent): Promise<AgentOffer> {
-    const { proc } = await processFor(agent, probeKey(agent), () => probeDirectory(agent));
-    const cwd = await probeDirectory(agent);
-    const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
-    return offerOf(stateOf(created), null);
+    return inUse(probeKey(agent), async () => {
+      const { proc } = await processFor(agent, probeKey(agent), () => probeDirectory(agent));
+      const cwd = await probeDirectory(agent);
+      const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
+      return offerOf(stateOf(created), null);
+    });
   }
 
   const offerCache = createOfferCache({ probe, log, timeoutMs: options.offerTimeoutMs ?? 10_000, retryMs: options.offerRetryMs ?? 30_000 });
@@ -295,6 +319,59 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     return briefedPrompt(history, request.prompt);
   }
 
+  /** One turn in the process of `key` (see `runTurn`). */
+  async function turnIn(request: TurnRequest, key: string, cwd: string): Promise<TurnResult> {
+    const { proc, redact } = await unlessAborted(processFor(request.agent, key, () => mkdir(cwd, { recursive: true }).then(() => cwd)), request.signal);
+    const { sessionId, fresh } = await unlessAborted(sessionFor(proc, request), request.signal);
+    if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
+    const turnLog = log.child({ agent: request.agent.id, sessionId });
+    const route = openTurnRoute(request, turnLog, redact);
+    proc.routes.set(sessionId, route);
+    let grace: NodeJS.Timeout | undefined;
+    let abandon!: (error: Error) => void;
+    const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+    abandoned.catch(() => {});
+    const cancel = () => {
+      turnLog.info('cancelling the turn');
+      void proc.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
+      grace = setTimeout(() => {
+        // An agent that ignores the cancel is ended with its process group, unless it is running
+        // other sessions' turns: those are not this cancel's to end. Then the session is given up.
+        if ([...proc.routes.keys()].some((id) => id !== sessionId)) {
+          turnLog.warn('the agent did not end its cancelled turn; giving up its session (the agent serves other turns)');
+          proc.sessions.delete(sessionId);
+          abandon(new Error('the agent did not end its cancelled turn'));
+        } else {
+          turnLog.warn('the agent did not end its cancelled turn: stopping its process');
+          void proc.stop();
+        }
+      }, options.cancelGraceMs ?? 5_000);
+      grace.unref();
+    };
+    if (request.signal?.aborted) cancel();
+    request.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      // What the agent did not take is reported, and the turn goes on in the posture the session has.
+      for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
+      const prompt = await promptFor(request, fresh);
+      await request.beforePrompt?.();
+      const answer = await Promise.race([
+        proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: prompt }] })),
+        abandoned,
+      ]);
+      await route.settle();
+      return { sessionId, stopReason: answer.stopReason };
+    } catch (error) {
+      // What arrived before the failure is still delivered, in order, before the turn rejects.
+      await route.settle().catch(() => {});
+      throw error;
+    } finally {
+      clearTimeout(grace);
+      request.signal?.removeEventListener('abort', cancel);
+      proc.routes.delete(sessionId);
+    }
+  }
+
   return {
     offers: offerCache.offers,
     stats: () => ({ alive: processes.size, restarts }),
@@ -321,59 +398,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       if (request.signal?.aborted) throw notReady();
       const cwd = resolve(request.cwd);
       const key = keyOf(request.agent, cwd);
-      const { proc, redact } = await unlessAborted(processFor(request.agent, key, () => mkdir(cwd, { recursive: true }).then(() => cwd)), request.signal);
-      clearTimeout(idle.get(key));
-      lastUsed.set(key, Date.now());
-      const { sessionId, fresh } = await unlessAborted(sessionFor(proc, request), request.signal);
-      if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
-      const turnLog = log.child({ agent: request.agent.id, sessionId });
-      const route = openTurnRoute(request, turnLog, redact);
-      proc.routes.set(sessionId, route);
-      let grace: NodeJS.Timeout | undefined;
-      let abandon!: (error: Error) => void;
-      const abandoned = new Promise<never>((_, reject) => (abandon = reject));
-      abandoned.catch(() => {});
-      const cancel = () => {
-        turnLog.info('cancelling the turn');
-        void proc.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
-        grace = setTimeout(() => {
-          // An agent that ignores the cancel is ended with its process group, unless it is running
-          // other sessions' turns: those are not this cancel's to end. Then the session is given up.
-          if ([...proc.routes.keys()].some((id) => id !== sessionId)) {
-            turnLog.warn('the agent did not end its cancelled turn; giving up its session (the agent serves other turns)');
-            proc.sessions.delete(sessionId);
-            abandon(new Error('the agent did not end its cancelled turn'));
-          } else {
-            turnLog.warn('the agent did not end its cancelled turn: stopping its process');
-            void proc.stop();
-          }
-        }, options.cancelGraceMs ?? 5_000);
-        grace.unref();
-      };
-      if (request.signal?.aborted) cancel();
-      request.signal?.addEventListener('abort', cancel, { once: true });
-      try {
-        // What the agent did not take is reported, and the turn goes on in the posture the session has.
-        for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
-        const prompt = await promptFor(request, fresh);
-        await request.beforePrompt?.();
-        const answer = await Promise.race([
-          proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: prompt }] })),
-          abandoned,
-        ]);
-        await route.settle();
-        return { sessionId, stopReason: answer.stopReason };
-      } catch (error) {
-        // What arrived before the failure is still delivered, in order, before the turn rejects.
-        await route.settle().catch(() => {});
-        throw error;
-      } finally {
-        clearTimeout(grace);
-        request.signal?.removeEventListener('abort', cancel);
-        proc.routes.delete(sessionId);
-        lastUsed.set(key, Date.now());
-        if (sandbox !== null && processes.has(key) && proc.routes.size === 0) keepUntilIdle(key);
-      }
+      return inUse(key, () => turnIn(request, key, cwd));
     },
 
     async setMode(agent: Agent, sessionId: string, mode: string) {

@@ -1,5 +1,5 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { access, constants, mkdir, readFile, stat } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /**
  * How agents are confined with bubblewrap (docs/agents.md, "The sandbox"). Built once by the
@@ -78,6 +78,24 @@ async function worktreeGit(cwd: string): Promise<WorktreeGit | null> {
 }
 
 /**
+ * Fails as a spawn of `command` would (ENOENT, EACCES) when it is not an executable found as the agent's
+ * `PATH` finds it: inside the sandbox bwrap would only exit with status 1, and the run's reason could
+ * no longer say that the command was not found.
+ */
+async function findable(command: string | undefined, path: string): Promise<void> {
+  if (command === undefined) throw Object.assign(new Error('spawn ENOENT'), { code: 'ENOENT' });
+  const candidates = command.includes('/') ? [command] : path.split(delimiter).filter((dir) => dir !== '').map((dir) => join(dir, command));
+  let found: NodeJS.ErrnoException | null = null;
+  for (const candidate of candidates) {
+    const denied = await access(candidate, constants.X_OK).then(() => null, (error: NodeJS.ErrnoException) => error);
+    if (denied === null) return;
+    if (found === null || denied.code === 'EACCES') found = denied;
+  }
+  const code = found?.code === 'EACCES' ? 'EACCES' : 'ENOENT';
+  throw Object.assign(new Error(`spawn ${code}`), { code });
+}
+
+/**
  * The `bwrap` argv that runs `spawn.argv` confined, and its environment. Makes what must exist first
  * (the working directory, the agent's own directories, its worktree's ref directories). The order of
  * the mounts is the point: the whole file system read-only, the hidden paths covered, the shown ones
@@ -87,6 +105,7 @@ async function worktreeGit(cwd: string): Promise<WorktreeGit | null> {
  */
 export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpawn): Promise<{ argv: string[]; env: Record<string, string> }> {
   const cwd = resolve(spawn.cwd);
+  await findable(spawn.argv[0], spawn.env.PATH ?? '');
   const env: Record<string, string> = { ...spawn.env, TMPDIR: '/tmp' };
   // Never the service's HOME: the agent's own, from its env, or one kept for it.
   if (!(typeof spawn.literals.HOME === 'string' && isAbsolute(spawn.literals.HOME))) env.HOME = join(sandbox.homes, spawn.agentId.replace(/[^A-Za-z0-9._-]/g, '_'));

@@ -147,6 +147,13 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     }
   });
 
+  it('says a command that is not found or not executable is so, as without the sandbox', async () => {
+    await assert.rejects(run(runner, mine, 'true', { ...shell, id: 'missing', command: ['no-such-agent-command-here'] }), /^Error: the agent could not start: its command was not found$/);
+    const plain = join(scratch, 'not-executable');
+    writeFileSync(plain, '#!/bin/sh\n');
+    await assert.rejects(run(runner, mine, 'true', { ...shell, id: 'plain', command: [plain] }), /^Error: the agent could not start: its command is not executable$/);
+  });
+
   it('has one process per working directory, ends an idle one, and ends the least recently used past its bound', async () => {
     const elsewhere = join(scratch, 'elsewhere');
     const third = join(scratch, 'third');
