@@ -23,7 +23,7 @@ async function findBwrap(path: string): Promise<string | null> {
 export async function probeSandbox(path: string, bwrap?: string): Promise<SandboxProbe> {
   const found = bwrap ?? (await findBwrap(path));
   if (found === null) return { ok: false, reason: 'bubblewrap is not installed (no bwrap on PATH)' };
-  const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', 'true'];
+  const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run', 'true'];
   return new Promise((done) => {
     execFile(found, args, { timeout: 10_000, env: { PATH: path } }, (error, _stdout, stderr) => {
       if (error === null) return done({ ok: true, bwrap: found });

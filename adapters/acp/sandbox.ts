@@ -1,4 +1,4 @@
-import { access, constants, mkdir, readFile, stat } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /**
@@ -117,6 +117,12 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
   const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL'];
   if (!spawn.network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  // The machine's daemons' sockets (Docker, D-Bus and through it systemd, a database's peer-authenticated
+  // one) would let an agent act outside: /run goes, but for the resolver's file /etc/resolv.conf may link to.
+  args.push('--tmpfs', '/run');
+  if ((await lstat('/var/run').catch(() => null))?.isDirectory()) args.push('--tmpfs', '/var/run');
+  const resolver = await realpath('/etc/resolv.conf').catch(() => null);
+  if (resolver !== null && (resolver.startsWith('/run/') || resolver.startsWith('/var/run/'))) args.push('--ro-bind', resolver, resolver);
   const hide = async (path: string) => {
     const found = await stat(path).catch(() => null);
     if (found?.isDirectory()) args.push('--tmpfs', path);

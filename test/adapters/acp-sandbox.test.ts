@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -89,6 +89,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
       `echo "secret:"; cat '${join(dataDir, 'secret.txt')}'`,
       `echo "other:"; cat '${join(other, 'other-thread.txt')}'; ls '${other}' | sed 's/^/listed: /'`,
       'echo "home: $HOME"',
+      `echo "run:"; ls /run | sed 's/^/in run: /'`,
       'exit 0',
     ].join('\n'));
     const own = ownEnvironEntries();
@@ -96,6 +97,11 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     for (const entry of own) assert.ok(!text.includes(entry), `the agent read the service's ${entry.slice(0, entry.indexOf('='))}`);
     assert.doesNotMatch(text, /data-dir-marker/, 'the agent read a file of DATA_DIR');
     assert.doesNotMatch(text, /other-thread-marker|^listed: /m, "the agent read another thread's worktree");
+    // /run is the sandbox's own, but for the resolver's file (systemd-resolved's lives there).
+    const resolver = realpathSync('/etc/resolv.conf').split('/')[2];
+    for (const entry of readdirSync('/run').filter((name) => name !== resolver)) {
+      assert.ok(!text.includes(`in run: ${entry}\n`), `the agent sees /run/${entry} (the machine's daemons' sockets)`);
+    }
     assert.doesNotMatch(text, new RegExp(`processes:\\n${process.pid}\\n`), "the agent sees the service's process");
     assert.match(text, new RegExp(`home: ${join(dataDir, 'agent-homes', 'shell')}\\n`), 'the agent has a home of its own');
   });
