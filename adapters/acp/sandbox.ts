@@ -53,6 +53,9 @@ interface WorktreeGit {
  */
 const isOwnDirectory = (name: string, value: string) => (name === 'HOME' || name.endsWith('_HOME')) && isAbsolute(value);
 
+/** A path with its symbolic links resolved (as mounts see it), or as given when it does not exist. */
+const real = (path: string) => realpath(path).catch(() => resolve(path));
+
 /** Whether `path` lies under `dir` (not `dir` itself). */
 const under = (path: string, dir: string) => {
   const rel = relative(dir, path);
@@ -111,8 +114,9 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
   if (!(typeof spawn.literals.HOME === 'string' && isAbsolute(spawn.literals.HOME))) env.HOME = join(sandbox.homes, spawn.agentId.replace(/[^A-Za-z0-9._-]/g, '_'));
   const own = [env.HOME!, ...Object.entries(spawn.literals).filter(([name, value]) => name !== 'HOME' && isOwnDirectory(name, value)).map(([, value]) => value)];
   const git = await worktreeGit(cwd);
-  const writable = [...new Set([...own, ...(git === null ? [] : [git.admin, join(git.common, 'objects'), git.refDir, git.logDir]), cwd])];
-  for (const dir of writable) await mkdir(dir, { recursive: true });
+  const wanted = [...own, ...(git === null ? [] : [git.admin, join(git.common, 'objects'), git.refDir, git.logDir]), cwd];
+  for (const dir of wanted) await mkdir(dir, { recursive: true });
+  const writable = [...new Set(await Promise.all(wanted.map(real)))];
 
   const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL'];
   if (!spawn.network) args.push('--unshare-net');
@@ -128,17 +132,18 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
     if (found?.isDirectory()) args.push('--tmpfs', path);
     else if (found !== null) args.push('--ro-bind', '/dev/null', path);
   };
-  const hidden = sandbox.hide.map((path) => resolve(path));
+  const hidden = await Promise.all(sandbox.hide.map(real));
+  const shown = await Promise.all(sandbox.show.map(real));
   for (const path of hidden) await hide(path);
-  for (const dir of sandbox.show) args.push('--ro-bind', resolve(dir), resolve(dir));
+  for (const dir of shown) args.push('--ro-bind', dir, dir);
   // A hidden path inside a shown one (DATA_DIR under the installation: `./.data`) is hidden again.
-  for (const path of hidden.filter((p) => sandbox.show.some((dir) => under(p, resolve(dir))))) await hide(path);
+  for (const path of hidden.filter((p) => shown.some((dir) => under(p, dir)))) await hide(path);
   // A repository under a hidden path (a temporary directory) is still read: its objects, its config.
-  if (git !== null) args.push('--ro-bind', git.common, git.common);
+  if (git !== null) args.push('--ro-bind', await real(git.common), await real(git.common));
   for (const dir of writable) args.push('--bind', dir, dir);
   if (git !== null) {
     for (const file of [join(cwd, '.git'), join(git.admin, 'commondir'), join(git.admin, 'gitdir')]) {
-      if ((await stat(file).catch(() => null))?.isFile()) args.push('--ro-bind', file, file);
+      if ((await lstat(file).catch(() => null))?.isFile()) args.push('--ro-bind', await real(file), await real(file));
     }
   }
   args.push('--chdir', cwd, '--');

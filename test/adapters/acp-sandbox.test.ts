@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -104,6 +104,19 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     }
     assert.doesNotMatch(text, new RegExp(`processes:\\n${process.pid}\\n`), "the agent sees the service's process");
     assert.match(text, new RegExp(`home: ${join(dataDir, 'agent-homes', 'shell')}\\n`), 'the agent has a home of its own');
+  });
+
+  it('hides a DATA_DIR named through a symbolic link, by either name', async () => {
+    const link = join(scratch, 'data-link');
+    symlinkSync(dataDir, link);
+    const linked = createAcpAgentRunner({ log, env: process.env, sandbox: { ...sandboxOf(), hide: [link] } });
+    try {
+      const text = await run(linked, join(link, 'worktrees', 'mine'), `cat '${join(link, 'secret.txt')}' '${join(dataDir, 'secret.txt')}' 2>&1; ls '${join(link, 'worktrees')}'`);
+      assert.doesNotMatch(text, /data-dir-marker|other/, text);
+      assert.match(text, /^mine$/m, 'its own worktree is there');
+    } finally {
+      await linked.close();
+    }
   });
 
   it('writes and commits in its own worktree, but cannot change the repository configuration or its worktree link', async () => {
