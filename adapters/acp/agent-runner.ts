@@ -17,6 +17,7 @@ import { offerOf } from './offer.ts';
 import { createOfferCache } from './offer-cache.ts';
 import { openTurnRoute } from './turn-route.ts';
 import { type AgentSandbox, sandboxedSpawn } from './sandbox.ts';
+import { processLifetimes } from './process-lifetimes.ts';
 
 /** Options of {@link createAcpAgentRunner}. */
 export interface AcpAgentRunnerOptions {
@@ -80,7 +81,9 @@ function defaultDemoAgent(): readonly string[] {
 /**
  * An {@link AgentRunner} over the Agent Client Protocol: one child process per agent id, started
  * on first use (and `initialize`d once), started again by the next turn after it exits. All the
- * sessions of an agent share its process and its one connection, so turns run concurrently.
+ * sessions of an agent share its process and its one connection, so turns run concurrently. Under
+ * a sandbox (`options.sandbox`), one process per agent and working directory, each seeing only its
+ * own, and the probe's in its scratch directory; idle ones end (see {@link processLifetimes}).
  */
 export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRunner {
   const log = options.log.child({ component: 'acp' });
@@ -94,28 +97,11 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
   const keyOf = (agent: Agent, cwd: string) => (sandbox === null ? agent.id : `${agent.id}\n${cwd}`);
   const probeKey = (agent: Agent) => (sandbox === null ? agent.id : `${agent.id}\n${PROBE}`);
   const isKeyOf = (key: string, agent: Agent) => key === agent.id || key.startsWith(`${agent.id}\n`);
-  /** Sandboxed processes' idle timers and last use, to end the idle ones (see `sandboxIdleMs`, `sandboxedProcesses`). */
-  const idle = new Map<string, NodeJS.Timeout>();
-  const lastUsed = new Map<string, number>();
-  const settled = new Map<string, AgentProcess>();
-  /** Turns and probes using each process now, from before its start: a process in use is never ended as idle. */
-  const using = new Map<string, number>();
-
-  /** Runs `work` with the process of `key` counted in use; once no one uses it, its idle time starts (sandboxed). */
-  async function inUse<T>(key: string, work: () => Promise<T>): Promise<T> {
-    using.set(key, (using.get(key) ?? 0) + 1);
-    clearTimeout(idle.get(key));
-    lastUsed.set(key, Date.now());
-    try {
-      return await work();
-    } finally {
-      const left = using.get(key)! - 1;
-      if (left > 0) using.set(key, left);
-      else using.delete(key);
-      lastUsed.set(key, Date.now());
-      if (sandbox !== null && left === 0 && processes.has(key)) keepUntilIdle(key);
-    }
-  }
+  /** Sandboxed, processes pile up with working directories: idle ones are ended, and their count bounded. */
+  const lifetimes = sandbox === null ? null : processLifetimes({
+    log, idleMs: options.sandboxIdleMs ?? 600_000, bound: options.sandboxedProcesses ?? 8, ended: (key) => startedBefore.delete(key),
+  });
+  const inUse = <T>(key: string, work: () => Promise<T>): Promise<T> => lifetimes?.inUse(key, work) ?? work();
   /**
    * Each process's redactor, made from the `env_pass` values it was started with (the service's
    * environment is read when an agent starts, not again for every turn: reading `process.env` whole is slow).
@@ -175,57 +161,27 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
     } else {
       // Started as another agent of this id (the catalog is not the world file read at start): not this one's.
       if (early !== undefined && early.key === key) void endAhead(agent.id);
-      if (sandbox !== null) endIdleBeyondBound();
+      lifetimes?.makeRoom(processes.size);
       spawned = spawnFor(agent, cwd);
     }
     const { started } = spawned;
     processes.set(key, started);
     redactors.set(started, spawned.redact);
-    lastUsed.set(key, Date.now());
     if (startedBefore.has(key)) restarts += 1;
     else startedBefore.add(key);
     const forget = () => {
       if (processes.get(key) !== started) return;
       processes.delete(key);
-      settled.delete(key);
-      lastUsed.delete(key);
-      clearTimeout(idle.get(key));
-      idle.delete(key);
+      lifetimes?.gone(key);
     };
     started.then((proc) => {
-      settled.set(key, proc);
-      if (sandbox !== null && !using.has(key)) keepUntilIdle(key);
+      lifetimes?.up(key, proc);
       // A new process may offer otherwise (an upgrade, new credentials): it is asked, and what was known is
       // answered meanwhile. Under a sandbox, only when the probe's own process starts: a thread's would start it again.
       if (key === probeKey(agent)) offerCache.refresh(agent);
       return proc.exited.then(forget);
     }, forget);
     return started;
-  }
-
-  /** Ends a sandboxed process once it has run no turn for `sandboxIdleMs`; an intended end, not counted as a restart. */
-  function keepUntilIdle(key: string): void {
-    clearTimeout(idle.get(key));
-    const timer = setTimeout(() => {
-      const proc = settled.get(key);
-      if (proc === undefined || using.has(key)) return;
-      log.info({ key: key.replace('\n', ' ') }, 'ending an idle sandboxed agent process');
-      startedBefore.delete(key);
-      void proc.stop();
-    }, options.sandboxIdleMs ?? 600_000);
-    timer.unref();
-    idle.set(key, timer);
-  }
-
-  /** At the bound of sandboxed processes, ends the least recently used one that runs no turn (if any does not). */
-  function endIdleBeyondBound(): void {
-    if (processes.size < (options.sandboxedProcesses ?? 8)) return;
-    const quiet = [...settled].filter(([key, proc]) => proc.alive() && !using.has(key));
-    quiet.sort(([a], [b]) => (lastUsed.get(a) ?? 0) - (lastUsed.get(b) ?? 0));
-    const oldest = quiet[0];
-    if (oldest === undefined) return void log.warn({ processes: processes.size }, 'every sandboxed agent process runs a turn: starting one more past the bound');
-    startedBefore.delete(oldest[0]);
-    void oldest[1].stop();
   }
 
   /**
@@ -415,7 +371,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       closed = true;
       offerCache.close();
       closing.abort();
-      for (const timer of idle.values()) clearTimeout(timer);
+      lifetimes?.close();
       const early = [...ahead.keys()].map(endAhead);
       const running = [...processes.values()];
       processes.clear();
