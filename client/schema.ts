@@ -4432,8 +4432,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        status: "ok" | "ready";
+                        /** @constant */
+                        status: "ready";
+                        agent_sandbox?: {
+                            /** @enum {string} */
+                            kind: "bubblewrap" | "none" | "off";
+                            detail: string;
+                        };
                     };
                 };
             };

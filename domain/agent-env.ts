@@ -71,11 +71,11 @@ export function passedSecrets(agent: Pick<Agent, 'env_pass'>, env: Readonly<Reco
 }
 
 /**
- * Whether `a` and `b` start the same agent process: the same id, command, literal `env` and `env_pass`
+ * Whether `a` and `b` start the same agent process: the same id, network, command, literal `env` and `env_pass`
  * names (in any order of keys; `env_pass` in its order, as it is passed). Models, efforts and modes are
  * what the process is asked for, not how it is started.
  */
-export function sameAgentProcess(a: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass'>, b: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass'>): boolean {
+export function sameAgentProcess(a: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass' | 'network'>, b: Pick<Agent, 'id' | 'command' | 'env' | 'env_pass' | 'network'>): boolean {
   const sameList = (x: readonly string[] | null | undefined, y: readonly string[] | null | undefined) =>
     (x ?? null) === null ? (y ?? null) === null : y != null && x!.length === y.length && x!.every((item, i) => item === y[i]);
   const envOf = (agent: Pick<Agent, 'env'>) => Object.entries(agent.env ?? {});
@@ -83,6 +83,7 @@ export function sameAgentProcess(a: Pick<Agent, 'id' | 'command' | 'env' | 'env_
   const bEnv = b.env ?? {};
   return (
     a.id === b.id &&
+    (a.network ?? 'host') === (b.network ?? 'host') &&
     sameList(a.command, b.command) &&
     sameList(a.env_pass ?? [], b.env_pass ?? []) &&
     aEnv.length === Object.keys(bEnv).length &&

@@ -219,7 +219,15 @@ export interface Agent {
    * (absent: none); their values are read then, never stored.
    */
   readonly env_pass?: readonly string[];
+  /**
+   * The network a sandboxed agent reaches (absent: `host`): `host`, the machine's, as the service's;
+   * `none`, a loopback of its own and nothing else. Without a sandbox an agent always has the host's.
+   */
+  readonly network?: AgentNetwork;
 }
+
+/** A sandboxed agent's network: the host's, or none (a loopback of its own). */
+export type AgentNetwork = 'host' | 'none';
 
 /** A destination on a channel, one level of a tree. */
 export interface ChannelPlace {

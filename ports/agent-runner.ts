@@ -84,8 +84,8 @@ export interface TurnResult {
 }
 
 /**
- * Runs agent turns over the Agent Client Protocol: one agent process per agent, started on first
- * use and again after it dies. A turn whose process dies, or whose agent answers an error, rejects.
+ * Runs agent turns over the Agent Client Protocol: one agent process per agent (per agent and working
+ * directory when agents are sandboxed), started on first use and again after it dies. A turn whose process dies, or whose agent answers an error, rejects.
  */
 export interface AgentRunner {
   /** Runs one prompt turn in the conversation's session (continued, loaded, resumed or new), streaming what the agent does. */

@@ -58,6 +58,7 @@ import { threadChanges } from '../core/worktrees/changes.ts';
 import { threadQueue } from '../core/runs/queue.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { agentsKnown } from './system/agents-known.ts';
+import type { SandboxState } from './system/agent-sandbox.ts';
 import { systemSurface } from './system/routes.ts';
 import { viewerSurface } from './viewer/routes.ts';
 
@@ -101,6 +102,8 @@ export interface AppOptions {
   readonly logLinesDropped?: () => number;
   /** The listener's connection counts, for the metrics (server.ts, connectionCounts). */
   readonly connections?: MetricSources['connections'];
+  /** How agents are confined, told by `/readyz` (src/system/agent-sandbox.ts); absent, it says nothing of it. */
+  readonly agentSandbox?: SandboxState;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -246,7 +249,7 @@ export function createApp(options: AppOptions): ComposedApp {
     // Last: it owns every path the others do not, so its router answers the 404s and 405s.
     buildSurface(
       systemSurface(
-        { storage: storage.ready, agentsKnown: known },
+        { storage: storage.ready, agentsKnown: known, ...(options.agentSandbox === undefined ? {} : { agentSandbox: options.agentSandbox }) },
         () => (description ??= openApiDocument([...surfaces, sandbox])),
         // No token, no route: /metrics is 404, never public by default.
         config.metricsToken === null ? [] : [metricsRoute(metrics.registry, config.metricsToken, guesses)],

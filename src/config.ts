@@ -58,6 +58,8 @@ export interface Config {
   readonly worktreeRetentionDays: number;
   /** How long an agent may send nothing during a turn before the turn is cancelled. */
   readonly agentIdleTimeoutMs: number;
+  /** `auto`: agents run in a bubblewrap sandbox where the machine can make one (AGENT_SANDBOX); `off`: never. */
+  readonly agentSandbox: 'auto' | 'off';
   /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
   readonly metricsToken: string | null;
   /** The limits each instance applies (README, configuration). */
@@ -142,6 +144,7 @@ const EnvSchema = v.object({
   ),
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
+  AGENT_SANDBOX: v.optional(v.picklist(['auto', 'off'], 'must be auto or off'), 'auto'),
   WORKTREE_RETENTION_DAYS: v.optional(integer(0, 36_500), '14'),
   MAX_CONNECTIONS: v.optional(integer(1, 1_000_000), '1024'),
   // Unset: a quarter of MAX_CONNECTIONS, at most 64 (connection-cap.ts); set, below MAX_CONNECTIONS (checked below).
@@ -224,6 +227,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       turnLeaseMs: e.TURN_LEASE_MS,
       worktreeRetentionDays: e.WORKTREE_RETENTION_DAYS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
+      agentSandbox: e.AGENT_SANDBOX,
       metricsToken: e.METRICS_TOKEN ?? null,
       limits: Object.freeze({
         signInsPerMinute: e.SIGNIN_ATTEMPTS_PER_MINUTE,

@@ -11,6 +11,8 @@ if (!loaded.ok) {
 }
 const config = loaded.value;
 const embedded = config.storage === 'embedded' ? embeddedPostgres({ dataDir: config.dataDir }) : null;
+// Whether agents can be sandboxed here is tried (bwrap runs `true`) while the rest loads.
+const sandboxProbe = config.agentSandbox === 'off' ? Promise.resolve(null) : import('../adapters/acp/sandbox-probe.ts').then((m) => m.probeSandbox(process.env.PATH ?? ''));
 // Awaited below (by openStorage); a failure to start is answered there, never unhandled meanwhile.
 embedded?.started.catch(() => {});
 
@@ -23,6 +25,7 @@ const [
   { xmppChannels },
   { createAcpAgentRunner },
   { agentsOnChannels },
+  { agentSandbox },
 ] = await Promise.all([
   import('./logging.ts'),
   import('./log-stream.ts'),
@@ -32,6 +35,7 @@ const [
   import('./channels/xmpp-channels.ts'),
   import('../adapters/acp/agent-runner.ts'),
   import('../core/agents/vocabularies.ts'),
+  import('./system/agent-sandbox.ts'),
 ]);
 // A log reader that stalls (a paused pager, a stuck shipper) costs log lines, counted, never the service.
 const logOut = boundedLogStream(process.stdout);
@@ -52,7 +56,11 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
 
 const releaseEmbedded = async () => (await embedded?.started.catch(() => null))?.close();
 const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
-const runner = createAcpAgentRunner({ log, env: process.env });
+const sandboxing = agentSandbox(config, process.env, await sandboxProbe);
+// Said at every start: where there is no sandbox, an agent that runs a shell reads what the service's user can.
+if (sandboxing.state.kind === 'bubblewrap') log.info({ agentSandbox: sandboxing.state }, 'agents run in a sandbox');
+else log.warn({ agentSandbox: sandboxing.state }, 'agents run without a sandbox');
+const runner = createAcpAgentRunner({ log, env: process.env, ...(sandboxing.sandbox === null ? {} : { sandbox: sandboxing.sandbox }) });
 // The world's agents on a channel start now, while the database opens: readiness waits for their first
 // answers. The catalog's agent takes its process only if it is the same one (docs/benchmarks.md, second start).
 if (world !== null) runner.prestart(agentsOnChannels(world.channels, world.agents));
@@ -104,6 +112,7 @@ const app = createApp({
   runner,
   offers: runner.offers,
   warmOffers: true,
+  agentSandbox: sandboxing.state,
   ...(channels === null ? {} : { channels }),
   // Who a chat sender is: the world file's links of its xmpp channels, then the links users made.
   worldLinks: (channel) => world?.xmpp?.find((setting) => setting.channel === channel.id)?.links ?? {},

@@ -34,6 +34,7 @@ describe('configuration', () => {
       turnLeaseMs: 30000,
       worktreeRetentionDays: 14,
       agentIdleTimeoutMs: 600000,
+      agentSandbox: 'auto',
       metricsToken: null,
       limits: { signInsPerMinute: 10, directivesPerMinute: 60, liveSocketsPerUser: 32, uiResourceBytes: 5242880 },
     });

@@ -33,6 +33,15 @@ describe('the world file', () => {
     await refuses((w) => (w.agents[0].default_permission_mode = 'yolo'), 'agents.0.default_permission_mode', /one of the agent permission_modes/);
   });
 
+  it("an agent's network is the host's unless the world says none", async () => {
+    const value = await demo();
+    value.agents[1] = { ...value.agents[1], network: 'none' };
+    const parsed = parseWorld(value);
+    assert.ok(parsed.ok, JSON.stringify(!parsed.ok && parsed.error));
+    assert.deepEqual(parsed.value.agents.map((agent) => agent.network), ['host', 'none', ...parsed.value.agents.slice(2).map(() => 'host')]);
+    await refuses((w) => (w.agents[0].network = 'lan'), 'agents.0.network', /must be host or none/);
+  });
+
   const refuses = async (mutate: (w: any) => void, path: string, reason: RegExp) => {
     const value = await demo();
     mutate(value);

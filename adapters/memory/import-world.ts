@@ -6,7 +6,7 @@ import type { MemoryState } from './state.ts';
 export function importWorld(state: MemoryState, world: World): void {
   for (const user of world.users) state.users.set(user.id, { id: user.id, name: user.name, token_hash: user.token_hash });
   for (const project of world.projects) state.projects.set(project.name, project);
-  for (const agent of world.agents) state.agents.set(agent.id, { ...agent, env: agent.env ?? {}, env_pass: agent.env_pass ?? [] });
+  for (const agent of world.agents) state.agents.set(agent.id, { ...agent, env: agent.env ?? {}, env_pass: agent.env_pass ?? [], network: agent.network ?? 'host' });
   for (const channel of world.channels) state.channels.set(channel.id, channel);
   for (const installation of world.installations) state.installations.set(installation.id, installation);
   for (const artifact of world.artifacts) state.artifacts.set(artifact.id, { ...artifact, created_at: uuid7Time(artifact.id) });

@@ -47,7 +47,7 @@ export async function importWorld(orm: MikroORM, world: World): Promise<void> {
     em.setTransactionContext(trx);
     await upsert(em, UserSchema, world.users, ['id']);
     await upsert(em, ProjectSchema, world.projects, ['name']);
-    await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] })), ['id']);
+    await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [], network: a.network ?? 'host' })), ['id']);
     await upsert(em, ChannelSchema, world.channels, ['id']);
     await upsert(em, InstallationSchema, world.installations, ['id']);
     await upsert(em, ArtifactSchema, world.artifacts.map((a) => ({ ...a, created_at: timeOf(a.id) })), ['id']);

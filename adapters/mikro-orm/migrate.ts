@@ -29,6 +29,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0011-unsent-prompts', load: async () => (await import('./migrations/0011-unsent-prompts.ts')).UnsentPrompts },
   { name: '0012-chat-cursors', load: async () => (await import('./migrations/0012-chat-cursors.ts')).ChatCursors },
   { name: '0013-chat-occupants', load: async () => (await import('./migrations/0013-chat-occupants.ts')).ChatOccupants },
+  { name: '0014-agent-network', load: async () => (await import('./migrations/0014-agent-network.ts')).AgentNetwork },
 ];
 
 /** The table that records applied migrations. */

@@ -14,6 +14,11 @@ const nullable = <T extends v.GenericSchema>(schema: T) => v.nullable(schema);
 export const Page = <T extends v.GenericSchema>(item: T) => v.strictObject({ items: v.array(item), next: nullable(Uuid) });
 
 export const Status = v.strictObject({ status: v.picklist(['ok', 'ready']) });
+/** `/readyz`'s 200: ready, and how agents are confined (absent where the app was built without saying). */
+export const Ready = v.strictObject({
+  status: v.literal('ready'),
+  agent_sandbox: v.optional(v.strictObject({ kind: v.picklist(['bubblewrap', 'none', 'off']), detail: v.string() })),
+});
 export const Me = v.strictObject({ id: v.string(), name: v.string() });
 
 /** A one-use link code for a chat channel (contract section 9): shown once, valid until `expires_at`. */

@@ -1,14 +1,17 @@
 import * as v from 'valibot';
 import type { ReadinessProbe } from '../../ports/readiness.ts';
-import { answer, Status } from '../http/answers.ts';
+import { answer, Ready, Status } from '../http/answers.ts';
 import { json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
+import type { SandboxState } from './agent-sandbox.ts';
 
 /** What readiness is made of: storage reachable, and every agent's first answer in (see `agentsKnown`). */
 export interface Readiness {
   readonly storage: ReadinessProbe;
   readonly agentsKnown: () => boolean;
+  /** How agents are confined: told in the 200 answer (`agent_sandbox`), so an operator sees an unsandboxed start. */
+  readonly agentSandbox?: SandboxState;
 }
 
 /** Liveness, readiness and the API description, on the console origin only. */
@@ -28,12 +31,13 @@ export function systemSurface(ready: Readiness, description: () => unknown, extr
       path: '/readyz',
       summary: "Readiness: 200 once storage is reachable and every agent's first probe has answered (or failed), else 503",
       operationId: 'readyz',
-      responses: { 200: answer('Ready', Status), 503: 'Storage unreachable, or the agents not all asked yet' },
+      responses: { 200: answer('Ready', Ready), 503: 'Storage unreachable, or the agents not all asked yet' },
       handle: async () => {
         if (!(await ready.storage().catch(() => false))) return problem({ code: 'storage_unavailable' }, { 'cache-control': 'no-store' });
         // A client that waits for readiness then reads /routes must find the agents there.
         if (!ready.agentsKnown()) return problem({ code: 'agents_not_known' }, { 'cache-control': 'no-store' });
-        return json(200, { status: 'ready' }, { 'cache-control': 'no-store' });
+        const sandbox = ready.agentSandbox === undefined ? {} : { agent_sandbox: ready.agentSandbox };
+        return json(200, { status: 'ready', ...sandbox }, { 'cache-control': 'no-store' });
       },
     }),
     route({

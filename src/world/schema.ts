@@ -159,6 +159,8 @@ export const WorldFileSchema = v.object({
       command: nullable(v.pipe(v.array(v.string()), v.minLength(1, 'must name a program'))),
       env: v.optional(v.record(envName, envValue), {}),
       env_pass: v.optional(v.array(envName), []),
+      // Model APIs are on the network: an agent has the host's unless the world takes it away.
+      network: v.optional(v.picklist(['host', 'none'], 'must be host or none'), 'host'),
     }),
   ),
   channels: v.array(

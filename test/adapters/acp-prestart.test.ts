@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,8 @@ let scratch: string;
 let pids: string;
 /** The demo agent behind a shell that writes its pid (kept by `exec`) to a file before it starts. */
 const recorded = () => ['sh', '-c', `echo $$ >> '${pids}'; exec "$0" "$@"`, process.execPath, '--import', import.meta.resolve('tsx'), AGENT];
-const started = (): number[] => readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number);
+// None yet until the shell has run: a loaded machine reads the file before it exists.
+const started = (): number[] => (existsSync(pids) ? readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);

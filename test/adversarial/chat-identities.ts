@@ -66,7 +66,7 @@ export async function chatIdentities(): Promise<{ sent: number } | { skipped: st
         living: (channel) => storage.conversations.livingOn(channel),
       });
       assert.ok(channels !== null);
-      service = await startService({}, { storage, channels, worldLinks: (c) => (c.id === 'team-xmpp' ? { alice: `alice@${server.domain}` } : {}), deliveryTiming: { intervalMs: 200, retryMs: 100, maxRetryMs: 500 } });
+      service = await startService({}, { storage, channels, worldLinks: (c): Record<string, string> => (c.id === 'team-xmpp' ? { alice: `alice@${server.domain}` } : {}), deliveryTiming: { intervalMs: 200, retryMs: 100, maxRetryMs: 500 } });
       channels.listen(service.chat);
       await service.knowOffers();
       await eventually('the bot online', async () => (await service!.ask({ path: `/api/console/threads/${THREAD}/channels/team-xmpp/addresses`, headers: ALICE })).status === 200);

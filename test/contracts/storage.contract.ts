@@ -247,7 +247,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
     it('answers the catalog', async () => {
       const world = fixtureWorld();
-      const withEnv = (agents: World['agents']) => agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [] }));
+      const withEnv = (agents: World['agents']) => agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [], network: a.network ?? 'host' }));
       assert.deepEqual(await storage.catalog.agents(), withEnv(world.agents));
       assert.deepEqual(await storage.catalog.channels(), world.channels);
       assert.deepEqual(await storage.catalog.projects(), world.projects.map((project) => project.name));

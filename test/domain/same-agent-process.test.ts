@@ -37,4 +37,9 @@ describe('sameAgentProcess', () => {
     assert.equal(sameAgentProcess({ id: 'a', command: null }, { id: 'a', command: [] }), false);
     assert.equal(sameAgentProcess({ id: 'a', command: null, env_pass: [] }, { id: 'a', command: null }), true);
   });
+
+  it('tells a network of none from the host\'s (absent is the host\'s): a sandbox is made at the start', () => {
+    assert.equal(sameAgentProcess({ id: 'a', command: null, network: 'none' }, { id: 'a', command: null }), false);
+    assert.equal(sameAgentProcess({ id: 'a', command: null, network: 'host' }, { id: 'a', command: null }), true);
+  });
 });

@@ -48,6 +48,8 @@ export const AgentSchema = defineEntity({
     /** Literal variables of the agent's environment; `env_pass` holds names only, never values. */
     env: p.json<Record<string, string>>(),
     env_pass: p.array(),
+    /** A sandboxed agent's network: `host` or `none` (migration 0014-agent-network). */
+    network: p.text(),
   },
 });
 
