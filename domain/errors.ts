@@ -14,6 +14,8 @@ export const ERROR_DETAILS = {
   host_not_allowed: 'This service does not answer to this Host: list it in ALLOWED_HOSTS',
   /** An HTTP/1.1 request without a `Host` header (RFC 9112, section 3.2). */
   missing_host: 'An HTTP/1.1 request must carry a Host header',
+  /** A request with more than one `Host` field line (RFC 9112, section 3.2): which one it meant is not guessed. */
+  duplicate_host: 'A request must carry exactly one Host header',
   /** The HTTP parser refused the request (its line, a header, the body's framing); the detail says which part when it can. */
   malformed_request: 'The request is not valid HTTP/1.1',
   /** The request line and headers are over the listener's 64 KiB; the connection is closed. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
 import { capConnections, defaultPerClientCap, type ConnectionCap } from './http/connection-cap.ts';
@@ -8,6 +9,7 @@ import { clientErrorListener } from './http/parser-refusal.ts';
 import { isWebsocketUpgrade, plainUpgrades } from './http/plain-upgrade.ts';
 import { answerAndClose } from './http/raw-reply.ts';
 import { problem, writeReply, type Reply } from './http/reply.ts';
+import type { Failure } from '../domain/errors.ts';
 
 /** Request line and headers up to 64 KiB, so a long sandbox `policy` reaches its 422 instead of a 431. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -85,16 +87,36 @@ export function createListener(limits: ListenerLimits = {}): Server {
   return server;
 }
 
-/**
- * Node's parser refuses an HTTP/1.1 request without `Host` with a bare 400 (RFC 9112, 3.2): here,
- * plain request or websocket handshake alike, it gets the problem every refusal gets, and a log
- * line. Null for a request that has its `Host`, or needs none (HTTP/1.0, whose is refused 421 at the edge).
- */
-function missingHost(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return null;
+/** How many `Host` field lines a request carried: node keeps the first alone in `req.headers`, so the raw list tells. */
+function hostLines(req: IncomingMessage): number {
+  const raw = req.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count += 1;
+  }
+  return count;
+}
+
+/** A listener refusal of a request's head: answered with `Connection: close`, logged with a fresh request id. */
+function listenerRefusal(log: Logger, failure: Failure, headers: Record<string, string> = {}): { readonly id: string; readonly reply: Reply } {
   const id = randomUUID();
-  log.info({ reqId: id, status: 400, code: 'missing_host' }, 'request refused by the HTTP parser');
-  return { id, reply: problem({ code: 'missing_host' }, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close' }) };
+  const reply = problem(failure, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close', ...headers });
+  log.info({ reqId: id, status: reply.status, code: failure.code }, 'request refused by the listener');
+  return { id, reply };
+}
+
+/**
+ * The refusal of a request's `Host` lines (RFC 9112, 3.2): an HTTP/1.1 request without one (node's
+ * parser answers that with a bare 400), or any request with more than one, which node would answer
+ * as if only the first were sent (a proxy in front may have routed it by another). Null for a
+ * request with exactly one, or none on HTTP/1.0 (refused 421 at the edge).
+ */
+function hostLinesRefusal(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
+  const lines = req.headers.host === undefined ? 0 : hostLines(req);
+  if (lines > 1) return listenerRefusal(log, { code: 'duplicate_host' });
+  if (lines === 1 || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return null;
+  return listenerRefusal(log, { code: 'missing_host' });
 }
 
 /**
@@ -112,8 +134,8 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     // Answered as it was accepted, and closing: what its client sent anyway is not served.
     if (refusal === 'client') return void req.resume();
     if (refusal === 'global') return writeReply(res, overCap());
-    const noHost = missingHost(req, log);
-    if (noHost !== null) return writeReply(res, noHost.reply);
+    const badHost = hostLinesRefusal(req, log);
+    if (badHost !== null) return writeReply(res, badHost.reply);
     app.onRequest(req, res);
   });
   server.on('upgrade', (req, socket, head) => {
@@ -125,9 +147,17 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     state?.cap.upgrade(socket);
     if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(req, socket, head);
     if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
-    const noHost = missingHost(req, log);
-    if (noHost !== null) return refuseUpgrade(socket, noHost.reply, noHost.id);
+    const badHost = hostLinesRefusal(req, log);
+    if (badHost !== null) return refuseUpgrade(socket, badHost.reply, badHost.id);
     app.onUpgrade(req, socket, head);
+  });
+  // Node closes a CONNECT's connection unanswered when no one listens: it is answered 405 as any
+  // method the service does not serve. No tunnel is ever opened (this is no proxy).
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    if (state?.cap.refusal(socket) === 'client') return void socket.resume();
+    state?.cap.upgrade(socket);
+    const refused = listenerRefusal(log, { code: 'method_not_allowed', detail: 'CONNECT is not served: this service is not a proxy' }, { allow: '' });
+    refuseUpgrade(socket, refused.reply, refused.id);
   });
 }
 

@@ -7,6 +7,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   invalid_host: 400,
   host_not_allowed: 421,
   missing_host: 400,
+  duplicate_host: 400,
   malformed_request: 400,
   headers_too_large: 431,
   chunk_extensions_too_large: 413,
