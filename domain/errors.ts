@@ -138,6 +138,8 @@ export const ERROR_DETAILS = {
   too_many_client_connections: 'Too many open connections from this client: close one or retry later',
   /** Too many failed credentials (sign-ins, bearer tokens, session cookies, on any path) from this client this minute; the credential was not looked up. */
   too_many_sign_ins: 'Too many failed credentials from this client: retry later',
+  /** A directive's `message_id` that another user already sent on this thread: ids are each author's own, so theirs is never answered. */
+  message_id_taken: 'Another user sent a directive with this message_id on this thread: use an id of your own',
   /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE): edits of queued ones and reviews count as directives. */
   too_many_directives: 'Too many directives: retry later',
   /** The user asked for more link codes this minute than the instance gives (5). */

@@ -28,6 +28,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0010-thread-worktrees', load: async () => (await import('./migrations/0010-thread-worktrees.ts')).ThreadWorktrees },
   { name: '0011-unsent-prompts', load: async () => (await import('./migrations/0011-unsent-prompts.ts')).UnsentPrompts },
   { name: '0012-chat-cursors', load: async () => (await import('./migrations/0012-chat-cursors.ts')).ChatCursors },
+  { name: '0013-directive-authors', load: async () => (await import('./migrations/0013-directive-authors.ts')).DirectiveAuthors },
 ];
 
 /** The table that records applied migrations. */

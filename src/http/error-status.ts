@@ -70,6 +70,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   too_many_client_connections: 429,
   too_many_sign_ins: 429,
   too_many_directives: 429,
+  message_id_taken: 409,
   too_many_link_codes: 429,
   too_many_live_sockets: 429,
   internal: 500,

@@ -107,7 +107,7 @@ export function changesRoutes(
         202: answer("Accepted as a directive: as POST /directives answers", DirectiveAccepted),
         ...UNDER_THREAD,
         403: 'Not the thread owner (members may only queue or interrupt)',
-        409: 'No worktree, or a turn is running (without when_busy), or directives are queued',
+        409: 'No worktree, or a turn is running (without when_busy), or directives are queued, or another user sent this message_id on the thread',
         422: 'A comment names no changed file, or the body is not valid',
         429: 'Too many directives this minute, edits and reviews included (Retry-After), or the queue holds 20 already',
       },

@@ -69,7 +69,7 @@ export function runRoutes(
         202: answer('Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
         401: 'No valid credential',
         403: 'Not the thread owner (members may only queue or interrupt)',
-        409: 'A differing model, a turn is running (without when_busy), or directives are queued',
+        409: 'A differing model, a turn is running (without when_busy), directives are queued, or another user sent this message_id on the thread',
         422: 'Outside a vocabulary',
         429: 'Too many directives this minute (Retry-After), or the queue holds 20 already',
       },

@@ -44,7 +44,7 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
         conversation: { agent: 'claude', model: 'opus', permission_mode: 'default', effort: null },
       });
     const directive = (t: Created, fields: Partial<DirectiveWrite> = {}): DirectiveWrite => ({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), text: 'Fix the build',
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), author: 'alice', text: 'Fix the build',
       directory: '/srv/acme', permission_mode: null, lease: LEASE, ...fields,
     });
     const queue = (t: Created, text: string, fields: Partial<DirectiveWrite> = {}) =>
