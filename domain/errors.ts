@@ -16,6 +16,12 @@ export const ERROR_DETAILS = {
   missing_host: 'An HTTP/1.1 request must carry a Host header',
   /** A request with more than one `Host` field line (RFC 9112, section 3.2): which one it meant is not guessed. */
   duplicate_host: 'A request must carry exactly one Host header',
+  /** A request body in a transfer coding other than `chunked` alone (`gzip, chunked`): it is not decoded, so it is not read (RFC 9112, 6.1). */
+  unsupported_transfer_coding: 'The only transfer coding taken is chunked',
+  /** An `Expect` header other than `100-continue` (RFC 9110, 10.1.1). */
+  expectation_failed: 'The only expectation met is 100-continue',
+  /** A websocket handshake that RFC 6455 refuses (a bad `Sec-WebSocket-Key` or version, a broken protocol or extension list); the detail says which. */
+  invalid_websocket_handshake: 'The websocket handshake is not valid',
   /** The HTTP parser refused the request (its line, a header, the body's framing); the detail says which part when it can. */
   malformed_request: 'The request is not valid HTTP/1.1',
   /** The request line and headers are over the listener's 64 KiB; the connection is closed. */

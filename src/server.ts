@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
@@ -120,6 +120,22 @@ function hostLinesRefusal(req: IncomingMessage, log: Logger): { readonly id: str
 }
 
 /**
+ * The refusal of a body in a transfer coding other than `chunked` alone (`gzip, chunked`): node's
+ * parser frames it by its chunks and hands on the bytes still coded, which would be read as if they
+ * were not. RFC 9112, 6.1: 501. Null for a request without one, or with `chunked` alone.
+ */
+function transferCodingRefusal(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
+  const coding = req.headers['transfer-encoding'];
+  if (coding === undefined || coding.trim().toLowerCase() === 'chunked') return null;
+  return listenerRefusal(log, { code: 'unsupported_transfer_coding' });
+}
+
+/** The refusal of an `Expect` other than `100-continue` (node handles that one): 417 (RFC 9110, 10.1.1). */
+function expectationRefusal(_req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } {
+  return listenerRefusal(log, { code: 'expectation_failed' });
+}
+
+/**
  * Hands the server's requests and upgrades to the app; those on connections past a cap are
  * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). Only a websocket
  * handshake is an upgrade; any other request with an `Upgrade` header (h2c, a POST) is answered as
@@ -129,15 +145,18 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
   const state = states.get(server);
   const answerAsPlainHttp = plainUpgrades(server);
   server.on('clientError', clientErrorListener(log));
-  server.on('request', (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse, expectation: boolean): void => {
     const refusal = state?.cap.refusal(req.socket) ?? null;
     // Answered as it was accepted, and closing: what its client sent anyway is not served.
     if (refusal === 'client') return void req.resume();
     if (refusal === 'global') return writeReply(res, overCap());
-    const badHost = hostLinesRefusal(req, log);
-    if (badHost !== null) return writeReply(res, badHost.reply);
+    const refused = hostLinesRefusal(req, log) ?? transferCodingRefusal(req, log) ?? (expectation ? expectationRefusal(req, log) : null);
+    if (refused !== null) return writeReply(res, refused.reply);
     app.onRequest(req, res);
-  });
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, false));
+  // Node answers an `Expect` other than 100-continue with a bare 417 when no one listens: here it is the problem every refusal is.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
   server.on('upgrade', (req, socket, head) => {
     const refusal = state?.cap.refusal(socket) ?? null;
     // Answered as it was accepted, and closing (raw-reply.ts): what its client sends is drained.
