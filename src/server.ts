@@ -131,13 +131,15 @@ function transferCodingRefusal(req: IncomingMessage, log: Logger): { readonly id
 }
 
 /** The refusal of an `Expect` other than `100-continue` (node handles that one): 417 (RFC 9110, 10.1.1). */
-function expectationRefusal(_req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } {
+function expectationRefusal(log: Logger): { readonly id: string; readonly reply: Reply } {
   return listenerRefusal(log, { code: 'expectation_failed' });
 }
 
 /**
  * Hands the server's requests and upgrades to the app; those on connections past a cap are
- * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). Only a websocket
+ * refused, and so are requests the HTTP parser refuses (parser-refusal.ts), and those whose head
+ * node would take a guess about: no `Host` or two, a transfer coding it does not decode, an
+ * `Expect` it does not meet, a CONNECT (each with `Connection: close`). Only a websocket
  * handshake is an upgrade; any other request with an `Upgrade` header (h2c, a POST) is answered as
  * the plain request it also is (plain-upgrade.ts).
  */
@@ -150,7 +152,7 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     // Answered as it was accepted, and closing: what its client sent anyway is not served.
     if (refusal === 'client') return void req.resume();
     if (refusal === 'global') return writeReply(res, overCap());
-    const refused = hostLinesRefusal(req, log) ?? transferCodingRefusal(req, log) ?? (expectation ? expectationRefusal(req, log) : null);
+    const refused = hostLinesRefusal(req, log) ?? transferCodingRefusal(req, log) ?? (expectation ? expectationRefusal(log) : null);
     if (refused !== null) return writeReply(res, refused.reply);
     app.onRequest(req, res);
   };
