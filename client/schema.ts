@@ -766,7 +766,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "duplicate_host" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "message_id_taken" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -2509,7 +2509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A differing model, a turn is running (without when_busy), or directives are queued */
+            /** @description A differing model, a turn is running (without when_busy), directives are queued, or another user sent this message_id on the thread */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3031,7 +3031,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            /** @description Too many directives this minute, edits and reviews included (Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3407,7 +3407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No worktree, or a turn is running (without when_busy), or directives are queued */
+            /** @description No worktree, or a turn is running (without when_busy), or directives are queued, or another user sent this message_id on the thread */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3434,7 +3434,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The queue holds 20 already */
+            /** @description Too many directives this minute, edits and reviews included (Retry-After), or the queue holds 20 already */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -14,6 +14,14 @@ export const ERROR_DETAILS = {
   host_not_allowed: 'This service does not answer to this Host: list it in ALLOWED_HOSTS',
   /** An HTTP/1.1 request without a `Host` header (RFC 9112, section 3.2). */
   missing_host: 'An HTTP/1.1 request must carry a Host header',
+  /** A request with more than one `Host` field line (RFC 9112, section 3.2): which one it meant is not guessed. */
+  duplicate_host: 'A request must carry exactly one Host header',
+  /** A request body in a transfer coding other than `chunked` alone (`gzip, chunked`): it is not decoded, so it is not read (RFC 9112, 6.1). */
+  unsupported_transfer_coding: 'The only transfer coding taken is chunked',
+  /** An `Expect` header other than `100-continue` (RFC 9110, 10.1.1). */
+  expectation_failed: 'The only expectation met is 100-continue',
+  /** A websocket handshake that RFC 6455 refuses (a bad `Sec-WebSocket-Key` or version, a broken protocol or extension list); the detail says which. */
+  invalid_websocket_handshake: 'The websocket handshake is not valid',
   /** The HTTP parser refused the request (its line, a header, the body's framing); the detail says which part when it can. */
   malformed_request: 'The request is not valid HTTP/1.1',
   /** The request line and headers are over the listener's 64 KiB; the connection is closed. */
@@ -136,7 +144,9 @@ export const ERROR_DETAILS = {
   too_many_client_connections: 'Too many open connections from this client: close one or retry later',
   /** Too many failed credentials (sign-ins, bearer tokens, session cookies, on any path) from this client this minute; the credential was not looked up. */
   too_many_sign_ins: 'Too many failed credentials from this client: retry later',
-  /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE). */
+  /** A directive's `message_id` that another user already sent on this thread: ids are each author's own, so theirs is never answered. */
+  message_id_taken: 'Another user sent a directive with this message_id on this thread: use an id of your own',
+  /** The user sent more directives this minute than the instance takes (DIRECTIVES_PER_MINUTE): edits of queued ones and reviews count as directives. */
   too_many_directives: 'Too many directives: retry later',
   /** The user asked for more link codes this minute than the instance gives (5). */
   too_many_link_codes: 'Too many link codes asked for: retry later',

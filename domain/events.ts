@@ -14,7 +14,8 @@ export const EVENT_TYPES = [
   'run_cancelled',
   'run_finished',
   'gateway',
-  // A directive sent while the thread was busy waits in its queue (data: the queued item); edited, it is sent again.
+  // A directive sent while the thread was busy waits in its queue (data: the queued item); edited, it is sent again
+  // and its earlier `queued` events lose their text (supersededData).
   'queued',
   // A queued directive left the queue: its turn starts (`run_id`, before its `run_started`), or it was withdrawn (`run_id` null).
   'dequeued',
@@ -32,4 +33,14 @@ export interface WireEvent {
   /** ISO time the event was stored. */
   readonly at: string;
   readonly data: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What an earlier `queued` event of an edited item keeps (DirectiveQueue.editQueued): all of it but
+ * its text, and the `seq` of the event that replaced it. Edits are many and texts long (100 000
+ * characters each): a replay that carried every version grew by the whole text per edit.
+ */
+export function supersededData(data: Readonly<Record<string, unknown>>, by: number): Readonly<Record<string, unknown>> {
+  const { text: _text, ...kept } = data;
+  return { ...kept, superseded_by: by };
 }

@@ -79,3 +79,20 @@ export function sameHostAndPort(a: HostAndPort, b: HostAndPort): boolean {
   if (a.host !== b.host) return false;
   return a.port === b.port || (WEB_PORTS.has(a.port) && WEB_PORTS.has(b.port));
 }
+
+const ABSOLUTE_TARGET_RE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
+
+/**
+ * The host an absolute-form request target names (`http://host:port/path`, RFC 9112 3.2.2), its port
+ * made explicit by the target's own scheme; null for a target in any other form (`/path`, `*`);
+ * `invalid` for one whose scheme is not http(s), that carries userinfo (`user@`, which RFC 9110
+ * 4.2.4 says to take for an error), or whose authority is not a host.
+ */
+export function absoluteTargetHost(target: string): HostAndPort | 'invalid' | null {
+  const match = ABSOLUTE_TARGET_RE.exec(target);
+  if (match === null) return null;
+  const scheme = match[1]!.toLowerCase();
+  const authority = match[2]!;
+  if ((scheme !== 'http' && scheme !== 'https') || authority.includes('@')) return 'invalid';
+  return parseHostHeader(authority, scheme) ?? 'invalid';
+}

@@ -51,7 +51,12 @@ export type QueueChange<T> =
 export interface DirectiveQueue {
   /** The thread's queued directives, the next to run first. */
   queued(threadId: Id): Promise<QueuedDirective[]>;
-  /** Replaces a queued item's text, and its ledger message's; stores its `queued` event with the new text. */
+  /**
+   * Replaces a queued item's text, and its ledger message's; stores its `queued` event with the new
+   * text, and in the same write takes the text out of the item's earlier `queued` events (each then
+   * names the `seq` that replaced it in `superseded_by`): a replay carries the latest text of an item
+   * once, however often it was edited, never every past version.
+   */
   editQueued(threadId: Id, itemId: Id, by: QueueActor, text: string): Promise<QueueChange<{ readonly item: QueuedDirective }>>;
   /**
    * Removes a queued item: it never runs. Its ledger message stays, and `line` is added to the ledger

@@ -91,6 +91,8 @@ export interface DirectiveWrite {
   readonly conversation_id: Id;
   /** The client's id for the directive, for idempotency; null: not deduplicated. */
   readonly message_id: string | null;
+  /** The user who sent it: a `message_id` on a thread is its author's alone (another's reuse is `message_id_taken`). */
+  readonly author: string;
   readonly text: string;
   /** The run's working directory, learned from the session (the project's directory). */
   readonly directory: string | null;
@@ -143,6 +145,8 @@ export type DirectiveOutcome =
       readonly sessionId: string | null;
     }
   | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  /** Another user sent a directive with this `message_id` on this thread: nothing was written, and their answer is not told. */
+  | { readonly kind: 'message_id_taken' }
   | {
       readonly kind: 'queued';
       readonly answer: QueuedAnswer;
@@ -171,8 +175,9 @@ export type DirectiveOutcome =
  */
 export interface TurnWrites {
   /**
-   * Writes a directive atomically: when `message_id` was seen on this thread, answers `repeated`
-   * with the first answer and writes nothing; when the conversation moved away, `moved_away`; when
+   * Writes a directive atomically: when `message_id` was seen on this thread from the same author,
+   * answers `repeated` with the first answer and writes nothing (from another author,
+   * `message_id_taken`, and writes nothing); when the conversation moved away, `moved_away`; when
    * a turn runs on any conversation of the thread, `busy` (or, with nothing running but directives
    * queued, `queue_not_empty`) unless `when_busy` asks to queue; when the conversation is no longer
    * the thread's latest, `changed`. Queued (`when_busy`, on a busy thread): past `QUEUE_LIMIT` (domain/bounds.ts)

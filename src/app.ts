@@ -210,6 +210,8 @@ export function createApp(options: AppOptions): ComposedApp {
     storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
   });
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
+  // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
+  const directiveBudget = windowLimiter({ limit: config.limits.directivesPerMinute });
   const chat: ChatHandlers = {
     receive: receiveChat,
     redeemLinkCode: linking.redeemLinkCode,
@@ -239,7 +241,7 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, windowLimiter({ limit: config.limits.directivesPerMinute })), ...queueRoutes(threadQueue({ storage, bus }), access), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), liveHttpRoute],
         authenticate,
       ),
     ),

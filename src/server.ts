@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { App } from './app.ts';
 import { capConnections, defaultPerClientCap, type ConnectionCap } from './http/connection-cap.ts';
@@ -8,6 +9,7 @@ import { clientErrorListener } from './http/parser-refusal.ts';
 import { isWebsocketUpgrade, plainUpgrades } from './http/plain-upgrade.ts';
 import { answerAndClose } from './http/raw-reply.ts';
 import { problem, writeReply, type Reply } from './http/reply.ts';
+import type { Failure } from '../domain/errors.ts';
 
 /** Request line and headers up to 64 KiB, so a long sandbox `policy` reaches its 422 instead of a 431. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -85,21 +87,59 @@ export function createListener(limits: ListenerLimits = {}): Server {
   return server;
 }
 
-/**
- * Node's parser refuses an HTTP/1.1 request without `Host` with a bare 400 (RFC 9112, 3.2): here,
- * plain request or websocket handshake alike, it gets the problem every refusal gets, and a log
- * line. Null for a request that has its `Host`, or needs none (HTTP/1.0, whose is refused 421 at the edge).
- */
-function missingHost(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return null;
+/** How many `Host` field lines a request carried: node keeps the first alone in `req.headers`, so the raw list tells. */
+function hostLines(req: IncomingMessage): number {
+  const raw = req.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count += 1;
+  }
+  return count;
+}
+
+/** A listener refusal of a request's head: answered with `Connection: close`, logged with a fresh request id. */
+function listenerRefusal(log: Logger, failure: Failure, headers: Record<string, string> = {}): { readonly id: string; readonly reply: Reply } {
   const id = randomUUID();
-  log.info({ reqId: id, status: 400, code: 'missing_host' }, 'request refused by the HTTP parser');
-  return { id, reply: problem({ code: 'missing_host' }, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close' }) };
+  const reply = problem(failure, { 'x-request-id': id, 'cache-control': 'no-store', connection: 'close', ...headers });
+  log.info({ reqId: id, status: reply.status, code: failure.code }, 'request refused by the listener');
+  return { id, reply };
+}
+
+/**
+ * The refusal of a request's `Host` lines (RFC 9112, 3.2): an HTTP/1.1 request without one (node's
+ * parser answers that with a bare 400), or any request with more than one, which node would answer
+ * as if only the first were sent (a proxy in front may have routed it by another). Null for a
+ * request with exactly one, or none on HTTP/1.0 (refused 421 at the edge).
+ */
+function hostLinesRefusal(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
+  const lines = req.headers.host === undefined ? 0 : hostLines(req);
+  if (lines > 1) return listenerRefusal(log, { code: 'duplicate_host' });
+  if (lines === 1 || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return null;
+  return listenerRefusal(log, { code: 'missing_host' });
+}
+
+/**
+ * The refusal of a body in a transfer coding other than `chunked` alone (`gzip, chunked`): node's
+ * parser frames it by its chunks and hands on the bytes still coded, which would be read as if they
+ * were not. RFC 9112, 6.1: 501. Null for a request without one, or with `chunked` alone.
+ */
+function transferCodingRefusal(req: IncomingMessage, log: Logger): { readonly id: string; readonly reply: Reply } | null {
+  const coding = req.headers['transfer-encoding'];
+  if (coding === undefined || coding.trim().toLowerCase() === 'chunked') return null;
+  return listenerRefusal(log, { code: 'unsupported_transfer_coding' });
+}
+
+/** The refusal of an `Expect` other than `100-continue` (node handles that one): 417 (RFC 9110, 10.1.1). */
+function expectationRefusal(log: Logger): { readonly id: string; readonly reply: Reply } {
+  return listenerRefusal(log, { code: 'expectation_failed' });
 }
 
 /**
  * Hands the server's requests and upgrades to the app; those on connections past a cap are
- * refused, and so are requests the HTTP parser refuses (parser-refusal.ts). Only a websocket
+ * refused, and so are requests the HTTP parser refuses (parser-refusal.ts), and those whose head
+ * node would take a guess about: no `Host` or two, a transfer coding it does not decode, an
+ * `Expect` it does not meet, a CONNECT (each with `Connection: close`). Only a websocket
  * handshake is an upgrade; any other request with an `Upgrade` header (h2c, a POST) is answered as
  * the plain request it also is (plain-upgrade.ts).
  */
@@ -107,15 +147,18 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
   const state = states.get(server);
   const answerAsPlainHttp = plainUpgrades(server);
   server.on('clientError', clientErrorListener(log));
-  server.on('request', (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse, expectation: boolean): void => {
     const refusal = state?.cap.refusal(req.socket) ?? null;
     // Answered as it was accepted, and closing: what its client sent anyway is not served.
     if (refusal === 'client') return void req.resume();
     if (refusal === 'global') return writeReply(res, overCap());
-    const noHost = missingHost(req, log);
-    if (noHost !== null) return writeReply(res, noHost.reply);
+    const refused = hostLinesRefusal(req, log) ?? transferCodingRefusal(req, log) ?? (expectation ? expectationRefusal(log) : null);
+    if (refused !== null) return writeReply(res, refused.reply);
     app.onRequest(req, res);
-  });
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, false));
+  // Node answers an `Expect` other than 100-continue with a bare 417 when no one listens: here it is the problem every refusal is.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
   server.on('upgrade', (req, socket, head) => {
     const refusal = state?.cap.refusal(socket) ?? null;
     // Answered as it was accepted, and closing (raw-reply.ts): what its client sends is drained.
@@ -125,9 +168,17 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
     state?.cap.upgrade(socket);
     if (!isWebsocketUpgrade(req)) return answerAsPlainHttp(req, socket, head);
     if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
-    const noHost = missingHost(req, log);
-    if (noHost !== null) return refuseUpgrade(socket, noHost.reply, noHost.id);
+    const badHost = hostLinesRefusal(req, log);
+    if (badHost !== null) return refuseUpgrade(socket, badHost.reply, badHost.id);
     app.onUpgrade(req, socket, head);
+  });
+  // Node closes a CONNECT's connection unanswered when no one listens: it is answered 405 as any
+  // method the service does not serve. No tunnel is ever opened (this is no proxy).
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    if (state?.cap.refusal(socket) === 'client') return void socket.resume();
+    state?.cap.upgrade(socket);
+    const refused = listenerRefusal(log, { code: 'method_not_allowed', detail: 'CONNECT is not served: this service is not a proxy' }, { allow: '' });
+    refuseUpgrade(socket, refused.reply, refused.id);
   });
 }
 

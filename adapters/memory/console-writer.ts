@@ -47,11 +47,11 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
     return message;
   };
 
-  /** Keeps a directive's answer for a retry with the same `message_id`. */
-  const remember = (threadId: string, messageId: string | null, answer: DirectiveAnswer): void => {
+  /** Keeps a directive's answer for its author's retry with the same `message_id`. */
+  const remember = (threadId: string, messageId: string | null, author: string, answer: DirectiveAnswer): void => {
     if (messageId === null) return;
-    const answers = state.directives.get(threadId) ?? new Map<string, DirectiveAnswer>();
-    answers.set(messageId, answer);
+    const answers = state.directives.get(threadId) ?? new Map<string, { author: string; answer: DirectiveAnswer }>();
+    answers.set(messageId, { author, answer });
     state.directives.set(threadId, answers);
   };
 
@@ -137,7 +137,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
 
     async writeDirective(write) {
       const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);
-      if (seen !== undefined) return { kind: 'repeated', answer: seen };
+      if (seen !== undefined) return seen.author === write.author ? { kind: 'repeated', answer: seen.answer } : { kind: 'message_id_taken' };
       const conversation = state.conversations.get(write.conversation_id);
       if (conversation === undefined || conversation.thread_id !== write.thread_id) {
         throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
@@ -158,7 +158,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
           directory: write.directory, permission_mode: write.permission_mode,
         });
         const answer: QueuedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, queued: { id: item.id, position: item.position } };
-        remember(thread.id, write.message_id, answer);
+        remember(thread.id, write.message_id, write.author, answer);
         const turn = first ? [...state.conversations.values()].find((c) => c.thread_id === thread.id && c.turn_running) : undefined;
         const interrupts = turn === undefined ? null : state.turns.get(turn.id)?.run_id ?? null;
         return { kind: 'queued', answer, item, event, interrupts };
@@ -176,7 +176,7 @@ export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): C
       });
       state.turns.set(conversation.id, { run_id: runId, holder: write.lease.holder, expires: Date.now() + write.lease.ms });
       const answer: StartedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
-      remember(thread.id, write.message_id, answer);
+      remember(thread.id, write.message_id, write.author, answer);
       const event = appendEvent(state, thread.id, 'message', { run_id: runId, message });
       // The prompt is the run's first model message, and `run_started` the event after the directive's, written with them.
       const promptId = uuidv7();

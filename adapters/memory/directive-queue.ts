@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import type { WireEvent } from '../../domain/events.ts';
+import { supersededData, type WireEvent } from '../../domain/events.ts';
 import type { Message, Run } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { DequeuedTurn, DirectiveQueue, QueueActor, QueuedDirective } from '../../ports/directive-queue.ts';
@@ -106,7 +106,14 @@ export function memoryDirectiveQueue(state: MemoryState): DirectiveQueue {
       const message = state.messages.get(found.message_id);
       if (message !== undefined) state.messages.set(message.id, { ...message, text });
       const item = answered(found, queueOf(state, threadId).indexOf(found) + 1);
-      return { kind: 'done', item, events: [appendEvent(state, threadId, 'queued', { ...item })] };
+      const event = appendEvent(state, threadId, 'queued', { ...item });
+      const events = state.events.get(threadId) ?? [];
+      for (const [index, earlier] of events.entries()) {
+        if (earlier.seq < event.seq && earlier.type === 'queued' && earlier.data.id === found.id && 'text' in earlier.data) {
+          events[index] = { ...earlier, data: supersededData(earlier.data, event.seq) };
+        }
+      }
+      return { kind: 'done', item, events: [event] };
     },
 
     async revokeQueued(threadId, itemId, by, line) {

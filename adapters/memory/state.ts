@@ -25,8 +25,8 @@ export interface MemoryState {
   readonly pending: Map<string, Pending>;
   readonly installations: Map<string, Installation>;
   readonly artifacts: Map<string, Artifact>;
-  /** Directive answers by thread id, then by the client's `message_id`. */
-  readonly directives: Map<string, Map<string, DirectiveAnswer>>;
+  /** Directive answers and who sent them, by thread id, then by the client's `message_id`. */
+  readonly directives: Map<string, Map<string, { readonly author: string; readonly answer: DirectiveAnswer }>>;
   /** The agent session of a conversation, by conversation id (not part of the conversation row). */
   readonly sessions: Map<string, string>;
   /** Each thread's live events, in `seq` order (index = seq - 1). */

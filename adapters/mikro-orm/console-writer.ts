@@ -55,11 +55,13 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
         if (write.message_id !== null) {
           // A duplicate that waited on the thread's lock finds the first one's row (repeated); if that
           // one rolled back, it takes its place.
-          const inserted = await sql(`insert into directives (thread_id, message_id, answer) values (?, ?, ?::jsonb)
-            on conflict (thread_id, message_id) do nothing returning thread_id`, [write.thread_id, write.message_id, JSON.stringify(answer)]);
+          const inserted = await sql(`insert into directives (thread_id, message_id, answer, author) values (?, ?, ?::jsonb, ?)
+            on conflict (thread_id, message_id) do nothing returning thread_id`, [write.thread_id, write.message_id, JSON.stringify(answer), write.author]);
           if (inserted.length === 0) {
-            const [first] = await sql<{ answer: DirectiveAnswer }>(
-              'select answer from directives where thread_id = ? and message_id = ?', [write.thread_id, write.message_id]);
+            const [first] = await sql<{ answer: DirectiveAnswer; author: string | null }>(
+              'select answer, author from directives where thread_id = ? and message_id = ?', [write.thread_id, write.message_id]);
+            // A row from before authors were kept (null) is matched as it was then.
+            if (first!.author !== null && first!.author !== write.author) return { kind: 'message_id_taken' };
             return { kind: 'repeated', answer: first!.answer };
           }
         }

@@ -115,6 +115,10 @@ export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
         await sql('update messages set text = ? where id = ?', [text, found.message_id]);
         const item = (await sql<QueuedDirective>(QUEUE_OF, [threadId])).find((row) => row.id === itemId)!;
         const events = await sql<WireEvent>(APPEND, [threadId, 'queued', JSON.stringify(item), threadId]);
+        // As supersededData (domain/events.ts) says, in one statement: the thread's earlier events of this item lose their text.
+        await sql(`update events set data = (data - 'text') || jsonb_build_object('superseded_by', ?::int)
+          where thread_id = ? and type = 'queued' and data ->> 'id' = ? and data ->> 'text' is not null and seq < ?`,
+        [events[0]!.seq, threadId, itemId, events[0]!.seq]);
         return { kind: 'done', item, events };
       })),
 

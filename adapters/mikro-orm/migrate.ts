@@ -30,6 +30,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0012-chat-cursors', load: async () => (await import('./migrations/0012-chat-cursors.ts')).ChatCursors },
   { name: '0013-chat-occupants', load: async () => (await import('./migrations/0013-chat-occupants.ts')).ChatOccupants },
   { name: '0014-agent-network', load: async () => (await import('./migrations/0014-agent-network.ts')).AgentNetwork },
+  { name: '0015-directive-authors', load: async () => (await import('./migrations/0015-directive-authors.ts')).DirectiveAuthors },
 ];
 
 /** The table that records applied migrations. */

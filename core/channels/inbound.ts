@@ -65,7 +65,7 @@ export function chatInbound(deps: {
     const agent = await agentOf(conversation.agent);
     if (agent === null) return { kind: 'refused', reply: `The agent ${conversation.agent} is not connected any more.` };
     const started = await deps.startTurn({
-      thread, conversation, agent, text: message.text, message_id: message.id, permission_mode: null, opened,
+      thread, conversation, agent, text: message.text, message_id: message.id, author: user.id, permission_mode: null, opened,
       // People in a room do not wait for the agent: what they write while it works runs after.
       when_busy: { mode: 'queue', author: user.id },
     });

@@ -157,7 +157,7 @@ export function directives(deps: {
       if (differs !== null) return fail(differs);
     }
     return startTurn({
-      thread, conversation, agent, text: body.text, message_id: body.message_id, permission_mode: body.permission_mode, opened: found.value === null,
+      thread, conversation, agent, text: body.text, message_id: body.message_id, author: user.id, permission_mode: body.permission_mode, opened: found.value === null,
       when_busy: whenBusy === null ? null : { mode: whenBusy, author: user.id },
     });
   };
@@ -186,6 +186,8 @@ export interface TurnStart {
   readonly agent: Agent;
   readonly text: string;
   readonly message_id: string | null;
+  /** The user who sent it: its `message_id` is theirs alone on the thread. */
+  readonly author: string;
   readonly permission_mode: string | null;
   /** The directive opened the thread: it has no past, so no history brief is ever read for its turn. */
   readonly opened: boolean;
@@ -211,6 +213,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       thread_id: thread.id,
       conversation_id: conversation.id,
       message_id: turn.message_id,
+      author: turn.author,
       text: turn.text,
       directory,
       permission_mode: turn.permission_mode,
@@ -218,6 +221,7 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
       when_busy: turn.when_busy ?? null,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
+    if (outcome.kind === 'message_id_taken') return fail({ code: 'message_id_taken' });
     if (outcome.kind === 'busy') return fail({ code: 'turn_running' });
     if (outcome.kind === 'queue_not_empty') return fail({ code: 'queue_not_empty' });
     if (outcome.kind === 'queue_full') return fail({ code: 'queue_full' });

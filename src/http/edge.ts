@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { isAllowedHost } from '../../domain/allowed-hosts.ts';
-import { parseHostHeader, type HostAndPort, type Origin } from '../../domain/origin.ts';
+import { absoluteTargetHost, parseHostHeader, sameHostAndPort, type HostAndPort, type Origin } from '../../domain/origin.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
 import { ClientAbortedError } from './body.ts';
 import { isSandboxPath, requestSurface, type RequestSurface } from '../../domain/sandbox-dispatch.ts';
@@ -48,6 +48,8 @@ export interface EdgeOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** '/', which every origin-form target begins with: any other is checked for the host it names. */
+const SLASH = 0x2f;
 
 /**
  * A request's context. Its child logger is made on first use: most requests log only their one
@@ -134,6 +136,16 @@ function hostFacts(options: EdgeOptions, memo: Map<string | undefined, HostFacts
 function hostRefusal(ctx: RequestContext, facts: HostFacts): Reply | null {
   // Origins are built from Host: one that is not a host could pass for no origin at all in the checks.
   if (ctx.host !== undefined && ctx.origin === null) return problem({ code: 'invalid_host' });
+  // An absolute-form target (`GET http://host/path`) names the host it is for; every decision here is
+  // taken on `Host`, so one naming another host is misdirected, never answered as if it named ours.
+  const target = ctx.req.url;
+  if (target !== undefined && target.charCodeAt(0) !== SLASH) {
+    const named = absoluteTargetHost(target);
+    if (named === 'invalid') return problem({ code: 'invalid_host', detail: 'The request target does not name a valid host' });
+    if (named !== null && (ctx.origin === null || !sameHostAndPort(named, ctx.origin))) {
+      return problem({ code: 'host_not_allowed', detail: 'The request target names another host than the Host header' });
+    }
+  }
   if (facts.allowed) return null;
   return isSandboxPath(ctx.path) ? problem({ code: 'not_found' }) : problem({ code: 'host_not_allowed' });
 }

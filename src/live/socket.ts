@@ -77,6 +77,13 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   const { storage, bus, authenticate, log } = options;
   // ws tracks no clients here: the router's own set does, with one `close` listener doing all of a socket's leaving.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false, WebSocket: LiveWebSocket });
+  // ws answers a handshake RFC 6455 refuses with a text/html 400 of its own: here it is problem+json, as every
+  // refusal is. Its message names the header at fault in its own words (never the bytes sent); a version it
+  // does not speak is told the one it does.
+  wss.on('wsClientError', (error: Error, socket: Duplex) => {
+    const version: Record<string, string> = /Sec-WebSocket-Version/.test(error.message) ? { 'sec-websocket-version': '13' } : {};
+    refuseUpgrade(socket, problem({ code: 'invalid_websocket_handshake', detail: error.message }, version));
+  });
   /** Open sockets. */
   const sockets = new Set<LiveWebSocket>();
   /** Open sockets (and upgrades under way) per user, for the per-user cap. */

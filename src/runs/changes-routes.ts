@@ -5,6 +5,8 @@ import { problem, result, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';
 import type { ThreadChanges } from '../../core/worktrees/changes.ts';
+import type { WindowLimiter } from '../limits/window-limiter.ts';
+import { spendDirective } from './directive-budget.ts';
 import { CHANGE_STATUSES } from '../../domain/worktree.ts';
 
 const P = '/api/console/threads';
@@ -55,7 +57,12 @@ const ReviewBody = v.object({
 const UNDER_THREAD = { 401: 'No valid credential', 404: 'Thread unavailable', 409: 'The thread has no worktree', 503: 'git is unavailable, or the repository cannot be used' };
 
 /** A thread's changes in its worktree (contract section 8): read them, diff a file, merge them into the base, review them. */
-export function changesRoutes(changes: ThreadChanges, access: PathAccesses): Route[] {
+export function changesRoutes(
+  changes: ThreadChanges,
+  access: PathAccesses,
+  /** The directives budget (runRoutes'): a review is sent as a directive, and spends one of it. */
+  budget?: WindowLimiter,
+): Route[] {
   return [
     route({
       method: 'GET', path: `${P}/:id/changes`, operationId: 'threadChanges', auth: true, params: Params,
@@ -100,11 +107,11 @@ export function changesRoutes(changes: ThreadChanges, access: PathAccesses): Rou
         202: answer("Accepted as a directive: as POST /directives answers", DirectiveAccepted),
         ...UNDER_THREAD,
         403: 'Not the thread owner (members may only queue or interrupt)',
-        409: 'No worktree, or a turn is running (without when_busy), or directives are queued',
+        409: 'No worktree, or a turn is running (without when_busy), or directives are queued, or another user sent this message_id on the thread',
         422: 'A comment names no changed file, or the body is not valid',
-        429: 'The queue holds 20 already',
+        429: 'Too many directives this minute, edits and reviews included (Retry-After), or the queue holds 20 already',
       },
-      handle: async ({ user, params, body }) => result(202, await changes.review(user, params.id, body)),
+      handle: async ({ user, params, body }) => spendDirective(budget, user.id) ?? result(202, await changes.review(user, params.id, body)),
     }),
   ];
 }

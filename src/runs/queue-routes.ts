@@ -5,6 +5,8 @@ import { empty, problem, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';
 import type { ThreadQueue } from '../../core/runs/queue.ts';
+import type { WindowLimiter } from '../limits/window-limiter.ts';
+import { spendDirective } from './directive-budget.ts';
 
 const P = '/api/console/threads';
 const ItemParams = v.object({ id: UuidParam, item: UuidParam });
@@ -14,7 +16,12 @@ const EditBody = v.object({
 });
 
 /** A thread's queue of directives (contract section 7): read it, edit or withdraw an item that has not started. */
-export function queueRoutes(queue: ThreadQueue, access: PathAccesses): Route[] {
+export function queueRoutes(
+  queue: ThreadQueue,
+  access: PathAccesses,
+  /** The directives budget (runRoutes'): an edit spends one of it. */
+  budget?: WindowLimiter,
+): Route[] {
   return [
     route({
       method: 'GET',
@@ -42,8 +49,9 @@ export function queueRoutes(queue: ThreadQueue, access: PathAccesses): Route[] {
         404: 'Thread unavailable',
         409: 'The directive already started or was withdrawn',
         422: 'Not a text',
+        429: 'Too many directives this minute, edits and reviews included (Retry-After)',
       },
-      handle: async ({ user, params, body }) => result(200, await queue.edit(user, params.id, params.item, body.text)),
+      handle: async ({ user, params, body }) => spendDirective(budget, user.id) ?? result(200, await queue.edit(user, params.id, params.item, body.text)),
     }),
     route({
       method: 'DELETE',

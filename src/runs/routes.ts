@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import type { WindowLimiter } from '../limits/window-limiter.ts';
 import { storable, UuidParam } from '../console/schemas.ts';
-import { problem, result } from '../http/reply.ts';
+import { result } from '../http/reply.ts';
+import { spendDirective } from './directive-budget.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from '../../core/runs/directives.ts';
 import type { CancelTurn } from '../../core/runs/cancel.ts';
@@ -51,7 +52,7 @@ export function runRoutes(
   answers: Responses,
   cancel: CancelTurn,
   access: PathAccesses,
-  /** Directives per user per minute (429 with `Retry-After` past it); none, no limit. */
+  /** Directives per user per minute (429 with `Retry-After` past it), shared with queue edits and reviews; none, no limit. */
   directiveLimit?: WindowLimiter,
 ): Route[] {
   return [
@@ -68,16 +69,11 @@ export function runRoutes(
         202: answer('Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
         401: 'No valid credential',
         403: 'Not the thread owner (members may only queue or interrupt)',
-        409: 'A differing model, a turn is running (without when_busy), or directives are queued',
+        409: 'A differing model, a turn is running (without when_busy), directives are queued, or another user sent this message_id on the thread',
         422: 'Outside a vocabulary',
         429: 'Too many directives this minute (Retry-After), or the queue holds 20 already',
       },
-      handle: async ({ user, params, body }) => {
-        const wait = directiveLimit?.blocked(user.id) ?? null;
-        if (wait !== null) return problem({ code: 'too_many_directives' }, { 'retry-after': String(wait) });
-        directiveLimit?.record(user.id);
-        return result(202, await submit(user, params.thread, body));
-      },
+      handle: async ({ user, params, body }) => spendDirective(directiveLimit, user.id) ?? result(202, await submit(user, params.thread, body)),
     }),
     route({
       method: 'POST',

@@ -127,7 +127,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     });
     const created = await newThread('queries-test');
     const question = await storage.writer.addPending({ kind: 'question', conversation_id: created.conversation.id, run_id: null, title: 'q', options: [], tool_call: null });
-    const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', text: 'x', directory: null, permission_mode: null, lease: { holder: 'queries', ms: 60_000 } };
+    const write = { thread_id: created.thread.id, conversation_id: created.conversation.id, message_id: 'm1', author: 'alice', text: 'x', directory: null, permission_mode: null, lease: { holder: 'queries', ms: 60_000 } };
     let runId = '';
     const transactions: Record<string, () => Promise<unknown>> = {
       createConsoleThread: () => newThread('queries-test-2'),

@@ -2,7 +2,8 @@
 // embedded PGlite, PostgreSQL when TEST_DATABASE_URL is set), a service holding the fixture world is
 // probed on loopback the way an attacker would: another user's ids on every route and socket, writes
 // from another origin, a rebinding Host, credential guessing, and a soak of turns watched by live
-// sockets. Each probe counts what it sent and fails the run on the first answer that breaks a rule.
+// sockets, the HTTP edge's framing, methods, hosts and targets (test/support/edge-probes.ts), and a flood of
+// edits of one queued directive. Each probe counts what it sent and fails the run on the first answer that breaks a rule.
 // Bounded: ADVERSARIAL_SOAK_S seconds of soak per kind (default 20), the rest a fixed count;
 // ADVERSARIAL_KINDS=memory,PGlite,PostgreSQL picks the kinds (all by default).
 //
@@ -11,6 +12,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { WireEvent } from '../../domain/events.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
+import { edgeProbes, probeMismatch, sendProbe } from '../support/edge-probes.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds } from '../support/storage-kinds.ts';
@@ -139,6 +141,54 @@ async function rebinding(service: TestService, operations: readonly Operation[])
   return sent;
 }
 
+/** Raw requests at the HTTP edge (test/support/edge-probes.ts), twice over: each answered as its table says. */
+async function edge(service: TestService): Promise<number> {
+  let sent = 0;
+  for (let round = 0; round < 2; round++) {
+    for (const probe of edgeProbes(service.port, F.root)) {
+      const answer = await sendProbe(service.port, probe.bytes);
+      sent += 1;
+      const mismatch = probeMismatch(probe, answer);
+      assert.equal(mismatch, null, `${probe.name}: ${mismatch}`);
+    }
+  }
+  return sent;
+}
+
+/**
+ * One queued directive edited again and again with a long text while its thread's turn holds: every edit
+ * answered, and a fresh replay of the thread carries the latest text once, not every version (the probe
+ * that found 300 edits of 100 KB replayed as 30 MB).
+ */
+async function editFlood(service: TestService): Promise<{ edits: number; replayBytes: number }> {
+  const EDITS = 60;
+  const SIZE = 100_000;
+  const key = crypto.randomUUID();
+  const watcher = (await connectLive(service.port, { thread: key, after: '0' }, { authorization: ALICE })) as LiveClient;
+  const held = await send(service.port, 'POST', `/api/console/threads/${key}/directives`, { authorization: ALICE }, { text: 'hold [wait]', model: 'claude:opus' });
+  assert.equal(held.status, 202, held.text);
+  await watcher.until((events) => events.some((event) => event.type === 'run_started'));
+  const thread = (JSON.parse(held.text) as { thread_id: string }).thread_id;
+  const queued = await send(service.port, 'POST', `/api/console/threads/${thread}/directives`, { authorization: ALICE }, { text: 'queued', when_busy: 'queue' });
+  assert.equal(queued.status, 202, queued.text);
+  const item = (JSON.parse(queued.text) as { queued: { id: string } }).queued.id;
+  for (let i = 0; i < EDITS; i++) {
+    const res = await send(service.port, 'PATCH', `/api/console/threads/${thread}/queue/${item}`, { authorization: ALICE }, { text: `${i} `.padEnd(SIZE, 'x') });
+    assert.equal(res.status, 200, `edit ${i}: ${res.status} ${res.text.slice(0, 200)}`);
+  }
+  await watcher.until((events) => events.filter((event) => event.type === 'queued').length === EDITS + 1);
+  watcher.close();
+  const replay = (await connectLive(service.port, { thread, after: '0' }, { authorization: ALICE })) as LiveClient;
+  const events = await replay.until((got) => got.filter((event) => event.type === 'queued').length === EDITS + 1);
+  replay.close();
+  const texts = events.filter((event) => event.type === 'queued' && typeof event.data.text === 'string').map((event) => event.data.text);
+  assert.deepEqual(texts, [`${EDITS - 1} `.padEnd(SIZE, 'x')], 'a replay carries the latest text of the item once');
+  const replayBytes = events.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
+  assert.ok(replayBytes < 2 * SIZE + EDITS * 400, `the replay is ${replayBytes} bytes`);
+  await send(service.port, 'POST', `/api/console/threads/${thread}/cancel`, { authorization: ALICE }, {});
+  return { edits: EDITS, replayBytes };
+}
+
 /** Wrong tokens and cookies from one address are stopped (429); alice's right token from another still works. */
 async function guessing(service: TestService): Promise<{ sent: number; refused: number }> {
   let sent = 0;
@@ -239,10 +289,13 @@ for (const kind of storageKinds('console_adversarial').filter((k) => only === un
     const users = await crossUser(service, operations);
     const origins = await crossOrigin(service, operations);
     const hosts = await rebinding(service, operations);
+    const probes = await edge(service);
+    const flood = await editFlood(service);
     const guesses = await guessing(service);
     const soaked = await soak(service);
     const s = ((performance.now() - started) / 1000).toFixed(0);
     console.log(`${kind.name}: ${users} cross-user requests and sockets, ${origins} cross-origin writes, ${hosts} rebinding requests, ` +
+      `${probes} edge probes, ${flood.edits} edits of 100 KB replayed in ${Math.round(flood.replayBytes / 1024)} KB, ` +
       `${guesses.sent} guesses (${guesses.refused} refused 429), soak of ${SOAK_MS / 1000} s: ${soaked.turns} turns, ${soaked.events} events to ${soaked.sockets} sockets, ` +
       `each once and in order; ${s} s; no rule broken`);
   } finally {

@@ -45,7 +45,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         conversation: { agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high' },
       });
     const directive = (t: Created, fields: Partial<DirectiveWrite> = {}): DirectiveWrite => ({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), text: 'Fix the build',
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), author: 'alice', text: 'Fix the build',
       directory: '/srv/acme', permission_mode: null, lease: { holder: 'contract', ms: 60_000 }, ...fields,
     });
     const ledger = async (threadId: string) => (await storage.ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
@@ -146,6 +146,28 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
         assert.equal((await ledger(t.thread.id)).length, 1);
         assert.equal((await runs(t)).length, 1);
         assert.equal((await conversationOf(t)).permission_mode, 'default');
+      });
+
+      it("a message_id is its author's: another user's reuse is message_id_taken and writes nothing; the author's retry still repeats", async () => {
+        const t = await newThread();
+        const write = directive(t);
+        const first = await storage.writer.writeDirective(write);
+        assert.ok(first.kind === 'started');
+        // While the turn runs (bob queues, as a member does) and after it: never alice's answer, never a write.
+        const bobs = { ...write, author: 'bob', text: "bob's own words", when_busy: { mode: 'queue' as const, author: 'bob' } };
+        assert.deepEqual(await storage.writer.writeDirective(bobs), { kind: 'message_id_taken' });
+        await storage.writer.finishRun(first.run.id, 'succeeded', null);
+        await storage.writer.releaseTurn(first.run.id);
+        assert.deepEqual(await storage.writer.writeDirective({ ...bobs, when_busy: null }), { kind: 'message_id_taken' });
+        assert.deepEqual((await ledger(t.thread.id)).map((m) => m.text), ['Fix the build']);
+        assert.equal((await runs(t)).length, 1);
+        assert.deepEqual(await storage.writer.queued(t.thread.id), []);
+        assert.deepEqual(await storage.writer.writeDirective(write), { kind: 'repeated', answer: first.answer });
+        // Two authors racing for one new id: one writes, the other is refused; no answer crosses over.
+        const raced = directive(t, { message_id: randomUUID() });
+        const outcomes = await Promise.all([storage.writer.writeDirective(raced), storage.writer.writeDirective({ ...raced, author: 'bob' })]);
+        assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['message_id_taken', 'started']);
+        assert.equal((await runs(t)).length, 2);
       });
 
       it('a repeat wins over busy: while the first turn runs, the same message_id is repeated', async () => {

@@ -44,7 +44,7 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
         conversation: { agent: 'claude', model: 'opus', permission_mode: 'default', effort: null },
       });
     const directive = (t: Created, fields: Partial<DirectiveWrite> = {}): DirectiveWrite => ({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), text: 'Fix the build',
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: randomUUID(), author: 'alice', text: 'Fix the build',
       directory: '/srv/acme', permission_mode: null, lease: LEASE, ...fields,
     });
     const queue = (t: Created, text: string, fields: Partial<DirectiveWrite> = {}) =>
@@ -203,6 +203,36 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       const elsewhere = await newThread();
       assert.deepEqual(await storage().writer.revokeQueued(elsewhere.thread.id, c.id, { user: 'alice', owner: true }, 'x'), { kind: 'gone' });
       assert.equal((await endTurn(next!.run.id))?.item.text, 'c');
+    });
+
+    it("an edit takes the text out of the item's earlier queued events: the log holds each item's latest text once", async () => {
+      const t = await busyThread();
+      const a = queuedItem(await queue(t, 'a0'));
+      const b = queuedItem(await queue(t, 'b0'));
+      const seqs: number[] = [];
+      for (const text of ['a1', 'a2', 'a3']) {
+        const edited = await storage().writer.editQueued(t.thread.id, a.id, { user: 'alice', owner: true }, text);
+        assert.ok(edited.kind === 'done');
+        // What is published is the item whole, with its new text.
+        assert.deepEqual(edited.events.map((e) => [e.type, e.data]), [['queued', edited.item]]);
+        seqs.push(edited.events[0]!.seq);
+      }
+      const events = (await storage().events.since(t.thread.id, 0, 100)).filter((e) => e.type === 'queued');
+      const ofA = events.filter((e) => e.data.id === a.id);
+      const { text: _text, ...rest } = a;
+      const first = events.find((e) => e.data.id === a.id)!;
+      assert.deepEqual(ofA.map((e) => e.data), [
+        { ...rest, superseded_by: seqs[0] },
+        { ...rest, superseded_by: seqs[1] },
+        { ...rest, superseded_by: seqs[2] },
+        { ...a, text: 'a3' },
+      ], 'each earlier event names the one that replaced it');
+      assert.ok(first.seq < seqs[0]!);
+      // Another item's events are left as they are; the seqs are all still there, in order.
+      assert.deepEqual(events.filter((e) => e.data.id === b.id).map((e) => e.data), [b]);
+      const all = await storage().events.since(t.thread.id, 0, 100);
+      assert.deepEqual(all.map((e) => e.seq), all.map((_, i) => i + 1));
+      assert.equal((await endTurn(t.run))?.item.text, 'a3');
     });
 
     it('a revoke racing the start of its item: either it was revoked and never runs, or it started and the revoke is gone', async () => {

@@ -87,6 +87,31 @@ describe('DNS rebinding: a Host outside ALLOWED_HOSTS is refused before anything
     assert.deepEqual(await connectLive(service.port, { thread: F.root }, { authorization: ALICE, host: evil, origin: `http://${evil}` }), { refused: 421 });
   });
 
+  it('an absolute-form target naming another host is 421, not answered as if it named ours (requests and the live socket)', async () => {
+    const ours = `localhost:${service.port}`;
+    const misdirected = (answer: string, where: string) => {
+      assert.match(answer, /^HTTP\/1\.1 421 /, where);
+      assert.match(answer, /\r\ncontent-type: application\/problem\+json\r\n/i, where);
+      assert.match(answer, /"code":"host_not_allowed"/, where);
+      assert.ok(!answer.includes(F.root), `${where}: nothing of alice's is answered`);
+    };
+    for (const target of ['http://evil.example/api/console/threads', `http://evil.example:${service.port}/api/console/threads`, `http://127.0.0.1:${service.port}/api/console/threads`]) {
+      misdirected(await raw(service.port, `GET ${target} HTTP/1.1\r\nHost: ${ours}\r\nAuthorization: ${ALICE}\r\nConnection: close\r\n\r\n`), target);
+    }
+    const handshake = `GET http://evil.example/api/console/live?thread=${F.root}&after=0 HTTP/1.1\r\nHost: ${ours}\r\nAuthorization: ${ALICE}\r\n` +
+      'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    misdirected(await raw(service.port, handshake), 'live socket');
+    // Naming our own host (in any case, the port written out) is the same request as its origin form.
+    const own = await raw(service.port, `GET http://LOCALHOST:${service.port}/api/console/threads HTTP/1.1\r\nHost: ${ours}\r\nAuthorization: ${ALICE}\r\nConnection: close\r\n\r\n`);
+    assert.match(own, /^HTTP\/1\.1 200 /);
+    // Userinfo in the target is an error (RFC 9110, 4.2.4), and so is a scheme that is not http(s).
+    for (const target of [`http://alice@localhost:${service.port}/api/console/threads`, `ftp://localhost:${service.port}/api/console/threads`]) {
+      const answer = await raw(service.port, `GET ${target} HTTP/1.1\r\nHost: ${ours}\r\nAuthorization: ${ALICE}\r\nConnection: close\r\n\r\n`);
+      assert.match(answer, /^HTTP\/1\.1 400 /, target);
+      assert.match(answer, /"code":"invalid_host"/, target);
+    }
+  });
+
   it('the two sandbox paths answer 404 on any other origin, as the spec says', async () => {
     for (const path of ['/artifacts/sandbox', '/artifacts/sandbox.js']) {
       const res = await service.ask({ path, headers: { host: evil } });

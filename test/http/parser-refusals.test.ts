@@ -79,6 +79,23 @@ describe("the HTTP parser's refusals", () => {
     assert.ok(logs.some((line) => line.reqId === id && line.code === 'missing_host' && line.status === 400), 'logged with its request id');
   });
 
+  it('answers a request with two Host lines 400 duplicate_host (node would keep the first), plain or websocket', async () => {
+    for (const second of ['evil.example', 'x']) {
+      const { id } = isRefusal(await exchange(port, `GET /x HTTP/1.1\r\nHost: x\r\nHost: ${second}\r\n\r\n`), 400, 'duplicate_host');
+      assert.ok(logs.some((line) => line.reqId === id && line.code === 'duplicate_host' && line.status === 400), 'logged with its request id');
+    }
+    isRefusal(await exchange(port, 'GET /x HTTP/1.0\r\nhost: x\r\nHOST: evil.example\r\n\r\n'), 400, 'duplicate_host');
+    const handshake = 'GET /live HTTP/1.1\r\nHost: x\r\nHost: evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    isRefusal(await exchange(port, handshake), 400, 'duplicate_host');
+  });
+
+  it('answers CONNECT 405 method_not_allowed with an empty Allow, and opens no tunnel', async () => {
+    const answer = await exchange(port, 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\nbytes for the tunnel');
+    const { id } = isRefusal(answer, 405, 'method_not_allowed');
+    assert.match(answer.head, /\r\nallow: \r\n/i);
+    assert.ok(logs.some((line) => line.reqId === id && line.code === 'method_not_allowed'), 'logged with its request id');
+  });
+
   it('answers a NUL in a header 400 malformed_request, and logs one line without the bytes sent', async () => {
     const { id, body } = isRefusal(await exchange(port, 'GET /x HTTP/1.1\r\nHost: localhost\r\nX-Secret: nul-secret\0here\r\n\r\n'), 400, 'malformed_request');
     assert.match(body.detail, /character/);

@@ -17,6 +17,8 @@ const BOB: Record<string, string> = { authorization: 'Bearer token-bob', 'conten
 const P = '/api/console/threads';
 /** Bob's thread that alice is a member of, with an idle claude conversation. */
 const SHARED = testId(7_000);
+/** Another such thread, for message ids. */
+const SHARED_IDS = testId(7_100);
 
 const ofType = (events: readonly WireEvent[], type: string) => events.filter((e) => e.type === type);
 
@@ -28,11 +30,12 @@ for (const kind of storageKinds('queue')) {
     before(async () => {
       opened = await kind.open();
       const fixture = fixtureWorld();
-      const world = { ...fixture, threads: [...fixture.threads, {
-        id: SHARED, key: null, channel: 'console', owner: 'bob', members: ['alice'], project: null, title: 'Shared, with a conversation',
+      const shared = (id: string, conversation: string) => ({
+        id, key: null, channel: 'console', owner: 'bob', members: ['alice'], project: null, title: 'Shared, with a conversation',
         fork_of: null, fork_cutoff: null, messages: [],
-        conversations: [{ id: testId(7_001), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
-      }] };
+        conversations: [{ id: conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+      });
+      const world = { ...fixture, threads: [...fixture.threads, shared(SHARED, testId(7_001)), shared(SHARED_IDS, testId(7_101))] };
       await opened.storage.importWorld(world);
       service = await startService({ DIRECTIVES_PER_MINUTE: '100000' }, { storage: opened.storage });
     });
@@ -200,6 +203,26 @@ for (const kind of storageKinds('queue')) {
       await service.ask({ method: 'POST', path: `${P}/${SHARED}/cancel`, headers: BOB });
       const events = await socket.until((e) => ofType(e, 'reflex_asleep').length === 3);
       assert.deepEqual(ofType(events, 'queued').map((e) => e.data.text), ['from a member', 'from the owner', 'owner edit']);
+    });
+
+    it("a member reusing the owner's message_id is 409 message_id_taken, told nothing of the owner's answer; the owner's retry is still idempotent", async () => {
+      const socket = await live(SHARED_IDS, BOB);
+      const held = await send(SHARED_IDS, { text: 'hold [wait]', message_id: 'client-7' }, BOB);
+      assert.equal(held.status, 202, held.text);
+      await socket.until((e) => ofType(e, 'run_started').length === 1);
+      const reused = await send(SHARED_IDS, { text: "alice's own words", message_id: 'client-7', when_busy: 'queue' });
+      assert.equal(reused.status, 409, reused.text);
+      assert.equal(reused.headers['content-type'], 'application/problem+json');
+      assert.equal(reused.json().code, 'message_id_taken');
+      assert.ok(!reused.text.includes(held.json().run_id), "bob's run is not named");
+      assert.deepEqual((await service.ask({ path: `${P}/${SHARED_IDS}/queue`, headers: ALICE })).json(), [], 'nothing was queued');
+      const retried = await send(SHARED_IDS, { text: 'hold [wait]', message_id: 'client-7' }, BOB);
+      assert.deepEqual([retried.status, retried.json()], [202, held.json()], "the owner's retry answers the first answer");
+      // Her own id, the same text: queued as any.
+      const own = await send(SHARED_IDS, { text: "alice's own words", message_id: 'client-8', when_busy: 'queue' });
+      assert.equal(own.status, 202, own.text);
+      await service.ask({ method: 'POST', path: `${P}/${SHARED_IDS}/cancel`, headers: BOB });
+      await socket.until((e) => ofType(e, 'reflex_asleep').length === 2);
     });
   });
 }

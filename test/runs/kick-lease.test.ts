@@ -45,7 +45,7 @@ async function claimedTurn(lease: { holder: string; ms: number }) {
     owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
   });
   const started = await storage.writer.writeDirective({
-    thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease,
+    thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, author: 'alice', text: 'x', directory: null, permission_mode: null, lease,
   });
   assert.ok(started.kind === 'started');
   return { storage, emit, t, started };

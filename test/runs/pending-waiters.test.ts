@@ -14,7 +14,7 @@ describe('pending waiters', () => {
       owner: 'alice', key: randomUUID(), project: null, title: 't', conversation: { agent: 'claude', model: 'opus', permission_mode: null, effort: null },
     });
     const started = await storage.writer.writeDirective({
-      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, text: 'x', directory: null, permission_mode: null, lease: { holder: 'h', ms: 60_000 },
+      thread_id: t.thread.id, conversation_id: t.conversation.id, message_id: null, author: 'alice', text: 'x', directory: null, permission_mode: null, lease: { holder: 'h', ms: 60_000 },
     });
     assert.ok(started.kind === 'started');
     const ask = await storage.writer.addPending({ kind: 'approval', conversation_id: t.conversation.id, run_id: started.run.id, title: 'Write?', options: [{ id: 'allow', name: 'Allow', kind: 'allow_once' }], tool_call: null });

@@ -5,8 +5,9 @@ import { ThreadSchema } from './threads.ts';
 const { defineEntity, p } = core;
 
 /**
- * `directives`: the answer each directive got, by the client's `message_id` on its thread. The
- * primary key is what makes a retried or concurrent duplicate directive find the first answer.
+ * `directives`: the answer each directive got, by the client's `message_id` on its thread, and who
+ * sent it (null for rows from before migration 0015-directive-authors). The primary key is what makes a retried or
+ * concurrent duplicate directive find the first answer; the author, whether it is theirs to find.
  */
 export const DirectiveSchema = defineEntity({
   name: 'Directive',
@@ -15,6 +16,7 @@ export const DirectiveSchema = defineEntity({
     thread_id: p.manyToOne(ThreadSchema).primary().mapToPk().fieldName('thread_id'),
     message_id: p.text().primary(),
     answer: p.json<Record<string, unknown>>(),
+    author: p.text().nullable(),
   },
 });
 
