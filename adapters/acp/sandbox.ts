@@ -1,5 +1,5 @@
 import { access, constants, lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /**
  * How agents are confined with bubblewrap (docs/agents.md, "The sandbox"). Built once by the
@@ -69,6 +69,11 @@ async function worktreeGit(cwd: string): Promise<WorktreeGit | null> {
   if (gitdir === undefined) return null;
   const admin = resolve(cwd, gitdir);
   const common = resolve(admin, (await readFile(join(admin, 'commondir'), 'utf8').catch(() => '..')).trim());
+  // The `.git` file is the agent's to write (between sandboxes, or where none ran before): what it names is made
+  // writable only when it is a worktree admin directory of its repository that names this worktree back.
+  const back = (await readFile(join(admin, 'gitdir'), 'utf8').catch(() => '')).trim();
+  if (await real(admin) !== join(await real(common), 'worktrees', basename(await real(admin)))) return null;
+  if (back === '' || await real(resolve(admin, back)) !== await real(join(cwd, '.git'))) return null;
   const ref = /^ref: (refs\/heads\/\S+)$/m.exec(await readFile(join(admin, 'HEAD'), 'utf8').catch(() => ''))?.[1];
   // A detached HEAD moves no branch: nothing of refs/ is writable then.
   const safe = ref !== undefined && !ref.split('/').includes('..');
