@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as v from 'valibot';
 import type { WireEvent } from '../../domain/events.ts';
+import { probeSandbox } from '../../adapters/acp/sandbox-probe.ts';
 import { WorldFileSchema } from '../../src/world/schema.ts';
 import { typesOf } from '../support/live-client.ts';
 import { probeAdvertised, type Advertised } from './advertised.ts';
@@ -125,6 +126,17 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       const log = service.log().filter((line) => /agent|acp|run|error|warn/i.test(line)).slice(-40).join('\n');
       throw new Error(`${(error as Error).message}\n--- service log (last lines about the agent) ---\n${log}`, { cause: error });
     };
+
+    it('runs in the service\'s bubblewrap sandbox wherever one can be made here (each turn below runs inside it)', async (t) => {
+      const probe = await probeSandbox(process.env.PATH ?? '/usr/bin:/bin');
+      const ready = await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json() as { agent_sandbox?: { kind: string; detail: string } };
+      if (!probe.ok) {
+        t.skip(`no sandbox here: ${probe.reason}`);
+        assert.equal(ready.agent_sandbox?.kind, 'none', 'the service says so');
+        return;
+      }
+      assert.equal(ready.agent_sandbox?.kind, 'bubblewrap', JSON.stringify(ready));
+    });
 
     it('asks before writing a file; approved over /responses, the file is in the run directory', { timeout: spec.turnMs + 30_000 }, async (t) => {
       const task = { name: 'approved.txt', text: `written by ${spec.name} after approval` };
