@@ -126,8 +126,14 @@ export const ERROR_DETAILS = {
   merge_conflict: 'The changes conflict with the base branch; nothing was merged',
   /** A merge into a base branch checked out with uncommitted changes (or files in the way): the checkout would lose them. */
   base_checkout_dirty: 'The base branch is checked out with uncommitted changes; nothing was merged',
-  /** The base branch moved while the merge was made; nothing was merged. */
+  /** The base branch moved while the merge was made (another merge is moving it, or moved it); nothing was merged. */
   base_moved: 'The base branch moved while merging: try again',
+  /**
+   * The thread's worktree could not be used as the console left it: its `.git` (which an agent can write) was
+   * replaced and could not be put back, or git no longer holds the worktree at its path (removed meanwhile).
+   * Nothing was read or run; the thread's next read or turn repairs or remakes it.
+   */
+  worktree_tampered: "The thread's worktree is not as the console left it (its .git was replaced, or git no longer holds it): ask again",
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

@@ -65,6 +65,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   merge_conflict: 409,
   base_checkout_dirty: 409,
   base_moved: 409,
+  worktree_tampered: 409,
   too_many_connections: 503,
   too_many_client_connections: 429,
   too_many_sign_ins: 429,

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { gitWorktrees } from '../../adapters/git/worktrees.ts';
 import { worktreesContract } from '../contracts/worktrees.contract.ts';
-import { gitRepository } from '../support/git-repo.ts';
+import { git, gitRepository, write } from '../support/git-repo.ts';
+import { defineOperatorDrivers, HOSTILE_ATTRIBUTES, plantGitDirectory, ran } from '../support/hostile-worktree.ts';
 
 worktreesContract('git', (root) => gitWorktrees({ root }), (root) => gitWorktrees({ root, binary: '/nonexistent/git' }));
 
@@ -30,5 +31,93 @@ describe('git worktrees: the lock per thread', () => {
     assert.ok(made1.ok, JSON.stringify(made1));
     assert.ok(Date.now() - started < 10_000, `waited ${Date.now() - started} ms`);
     assert.deepEqual(readdirSync(join(root, '.locks')), [], 'the lock is gone after use');
+  });
+});
+
+describe('git worktrees: an agent that may only write files in its worktree', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const setup = async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    const markers = mkdtempSync(join(tmpdir(), 'console-markers-'));
+    made.push(repo, root, markers);
+    const worktrees = gitWorktrees({ root });
+    const made1 = await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() });
+    assert.ok(made1.ok, JSON.stringify(made1));
+    return { repo, root, markers, worktrees, worktree: made1.value };
+  };
+
+  // The security probe's high finding: a `.git` directory of the agent's own, whose configuration names a clean
+  // filter (and fsmonitor, textconv, …), made the next read of the thread's changes run it as the service's user.
+  it("never runs a command named by a .git the agent wrote, nor by the operator's drivers its attributes name: changes, diff, lines, merge", async () => {
+    const { repo, markers, worktrees, worktree } = await setup();
+    defineOperatorDrivers(repo, markers);
+    write(repo, 'shared.op', Array.from({ length: 10 }, (_, i) => `row ${i + 1}`).join('\n') + '\n');
+    git(repo, 'add', 'shared.op');
+    git(repo, 'commit', '--quiet', '-m', 'a file of the operator driver');
+    git(worktree.path, 'merge', '--quiet', '--ff-only', 'main');
+    // The base and the thread change the same file at either end: a three-way merge of its content.
+    write(repo, 'shared.op', readFileSync(join(repo, 'shared.op'), 'utf8').replace('row 1\n', 'row one\n'));
+    git(repo, 'commit', '--quiet', '-am', 'the base edits the first row');
+    write(worktree.path, 'shared.op', readFileSync(join(worktree.path, 'shared.op'), 'utf8').replace('row 10\n', 'row ten\n'));
+    plantGitDirectory(worktree.path, markers);
+    write(worktree.path, '.gitattributes', `${HOSTILE_ATTRIBUTES}*.op filter=op diff=op merge=op\n`);
+    write(worktree.path, 'feature.txt', 'a feature\n');
+
+    const again = await worktrees.ensure({ repo, base: 'main', threadId: worktree.path.split('/').at(-1)! });
+    assert.ok(again.ok, JSON.stringify(again));
+    const changes = await worktrees.changes(worktree);
+    assert.ok(changes.ok, JSON.stringify(changes));
+    const paths = changes.value.files.map((file) => file.path).sort();
+    assert.deepEqual(paths, ['.gitattributes', 'feature.txt', 'shared.op'], 'the agent\'s .git is never content');
+    const feature = changes.value.files.find((file) => file.path === 'feature.txt')!;
+    assert.ok((await worktrees.diff(worktree, feature, 1024 * 1024)).ok);
+    assert.ok((await worktrees.diff(worktree, null, 1024 * 1024)).ok);
+    assert.deepEqual(await worktrees.lines(worktree, feature, 1, 1), ['a feature']);
+    const merged = await worktrees.merge(worktree, { message: 'Merge the feature', strategy: 'merge' });
+    assert.ok(merged.ok, JSON.stringify(merged));
+    assert.equal(git(repo, 'show', 'main:shared.op').split('\n')[9], 'row ten', 'merged by git itself');
+    assert.equal(readFileSync(join(repo, 'feature.txt'), 'utf8'), 'a feature\n');
+    assert.deepEqual(ran(markers), [], 'no planted command ran');
+  });
+
+  // Before, a symbolic link as `.git` answered 500 on every changes route; a `.git` naming another thread's admin
+  // directory made this thread's merge commit its files on that thread's branch.
+  it('puts back a .git replaced by a symbolic link, a directory or a file naming another thread\'s, and works on its own branch', async () => {
+    const { repo, root, worktrees, worktree } = await setup();
+    const other = await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() });
+    assert.ok(other.ok);
+    const otherHead = git(repo, 'rev-parse', other.value.branch);
+    const dot = join(worktree.path, '.git');
+    const expected = readFileSync(dot, 'utf8');
+    const id = worktree.path.split('/').at(-1)!;
+    const outside = mkdtempSync(join(tmpdir(), 'console-outside-'));
+    made.push(outside);
+    writeFileSync(join(outside, 'precious'), 'not the console\'s to write\n');
+    const tamperings: [string, () => void][] = [
+      ['a symbolic link to a file outside', () => { rmSync(dot); symlinkSync(join(outside, 'precious'), dot); }],
+      ['a symbolic link to the other thread\'s .git', () => { rmSync(dot, { recursive: true, force: true }); symlinkSync(join(other.value.path, '.git'), dot); }],
+      ['a file naming the other thread\'s admin directory', () => { rmSync(dot, { recursive: true, force: true }); writeFileSync(dot, readFileSync(join(other.value.path, '.git'))); }],
+      ['an empty directory', () => { rmSync(dot, { recursive: true, force: true }); mkdirSync(dot); }],
+    ];
+    for (const [what, tamper] of tamperings) {
+      write(worktree.path, 'work.txt', `${what}\n`);
+      tamper();
+      const changes = await worktrees.changes(worktree);
+      assert.ok(changes.ok, `${what}: ${JSON.stringify(changes)}`);
+      assert.deepEqual(changes.value.files.map((file) => file.path), ['work.txt'], what);
+      const again = await worktrees.ensure({ repo, base: 'main', threadId: id });
+      assert.ok(again.ok, `${what}: ${JSON.stringify(again)}`);
+      assert.equal(lstatSync(dot).isFile(), true, `${what}: a file again`);
+      assert.equal(readFileSync(dot, 'utf8'), expected, `${what}: naming its own admin directory`);
+    }
+    assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'not the console\'s to write\n');
+    writeFileSync(dot, readFileSync(join(other.value.path, '.git')));
+    const merged = await worktrees.merge(worktree, { message: 'Work', strategy: 'squash' });
+    assert.ok(merged.ok, JSON.stringify(merged));
+    assert.equal(git(repo, 'rev-parse', other.value.branch), otherHead, "the other thread's branch is untouched");
+    assert.equal(git(repo, 'show', 'main:work.txt'), 'an empty directory');
+    assert.deepEqual(readdirSync(root).filter((name) => name.startsWith('.tampered')).flatMap((name) => readdirSync(join(root, name))), [], 'nothing kept aside');
   });
 });
