@@ -140,6 +140,20 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     if (await stat(journalOf(threadId)).then(() => true, () => false)) await locks.with(threadId, () => recover(threadId, place));
   }
 
+  /**
+   * Whether another merge into `ref` through `checkout` is under way (its journal written, not yet removed):
+   * the checkout is then only moving, its index behind its ref for a moment, not dirty.
+   */
+  async function moving(threadId: string, ref: string, checkout: GitPlace): Promise<boolean> {
+    const names = await readdir(join(root, '.merges')).catch(() => [] as string[]);
+    for (const name of names.filter((candidate) => candidate.endsWith('.json') && candidate !== `${threadId}.json`)) {
+      const raw = await readFile(join(root, '.merges', name), 'utf8').catch(() => null);
+      const journal = raw === null ? null : (JSON.parse(raw) as MergeJournal);
+      if (journal !== null && journal.ref === ref && journal.checkout === checkout.workTree) return true;
+    }
+    return false;
+  }
+
   /** Runs `body`, answering git's absence or time-out as `git_unavailable`. */
   async function guarded<T>(body: () => Promise<Result<T, Failure>>): Promise<Result<T, Failure>> {
     try {
@@ -272,6 +286,17 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return { files, mergeBase, tree };
   }
 
+  /**
+   * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no
+   * longer `old`, or another merge into it is under way: the checkout's index lags its ref for a moment),
+   * else `base_checkout_dirty` (uncommitted changes, or files in the way).
+   */
+  async function movedOrDirty(threadId: string, ref: string, old: string, place: GitPlace, checkout: GitPlace): Promise<'base_moved' | 'base_checkout_dirty'> {
+    const now = await git([...bare(place), 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allow: [1] });
+    if (now.code !== 0 || text(now) !== old || (await moving(threadId, ref, checkout))) return 'base_moved';
+    return 'base_checkout_dirty';
+  }
+
   return {
     ensure: ({ repo, base, threadId, from = null }) => guarded(async () => {
       if (!THREAD_ID.test(threadId)) throw new Error(`not a thread id: ${threadId}`);
@@ -388,7 +413,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const checkout = await checkoutOf(place, ref);
       if (checkout !== null) {
         const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
-        if (dirty !== '') return fail({ code: 'base_checkout_dirty' });
+        if (dirty !== '') return fail({ code: await movedOrDirty(threadId, ref, old, place, checkout) });
       }
       const journal = journalOf(threadId);
       const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
@@ -406,7 +431,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
           // Files in the way: the base goes back to where it was, and the checkout keeps what it had.
           await git([...bare(place), 'update-ref', ref, old, commit], { allow: [1, 128] });
           await rm(journal, { force: true });
-          return fail({ code: 'base_checkout_dirty', detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
+          const code = await movedOrDirty(threadId, ref, old, place, checkout);
+          return fail(code === 'base_moved' ? { code } : { code, detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
         }
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds

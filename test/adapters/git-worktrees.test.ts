@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { gitWorktrees } from '../../adapters/git/worktrees.ts';
 import { worktreesContract } from '../contracts/worktrees.contract.ts';
 import { git, gitRepository, write } from '../support/git-repo.ts';
+import { gatedGit, until } from '../support/paused-git.ts';
 import { defineOperatorDrivers, HOSTILE_ATTRIBUTES, plantGitDirectory, ran } from '../support/hostile-worktree.ts';
 
 worktreesContract('git', (root) => gitWorktrees({ root }), (root) => gitWorktrees({ root, binary: '/nonexistent/git' }));
@@ -119,5 +120,37 @@ describe('git worktrees: an agent that may only write files in its worktree', ()
     assert.equal(git(repo, 'rev-parse', other.value.branch), otherHead, "the other thread's branch is untouched");
     assert.equal(git(repo, 'show', 'main:work.txt'), 'an empty directory');
     assert.deepEqual(readdirSync(root).filter((name) => name.startsWith('.tampered')).flatMap((name) => readdirSync(join(root, name))), [], 'nothing kept aside');
+  });
+});
+
+describe('git worktrees: two merges into one base at once', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  // The probe's low finding: a merge that found the base's checkout while another merge was moving it (the base's
+  // ref moved, the checkout's index not yet) answered base_checkout_dirty, though nothing in the checkout was
+  // anyone's uncommitted work. The first merge is held just before it moves the checkout (a git that waits there).
+  it("answers base_moved, not base_checkout_dirty, while another merge is moving the base's checkout", { timeout: 60_000 }, async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    const gate = gatedGit('read-tree -u');
+    made.push(repo, root, dirname(gate.binary));
+    const held = gitWorktrees({ root, binary: gate.binary });
+    const free = gitWorktrees({ root });
+    const [a, b] = await Promise.all([free.ensure({ repo, base: 'main', threadId: uuidv7() }), free.ensure({ repo, base: 'main', threadId: uuidv7() })]);
+    assert.ok(a.ok && b.ok);
+    write(a.value.path, 'first.txt', 'first\n');
+    write(b.value.path, 'second.txt', 'second\n');
+    const first = held.merge(a.value, { message: 'First', strategy: 'squash' });
+    await until(gate.reached, 30_000, 'the first merge about to move the checkout of main');
+    const second = await free.merge(b.value, { message: 'Second', strategy: 'squash' });
+    assert.equal(!second.ok && second.error.code, 'base_moved', JSON.stringify(second));
+    gate.release();
+    const landed = await first;
+    assert.ok(landed.ok, JSON.stringify(landed));
+    const again = await free.merge(b.value, { message: 'Second', strategy: 'squash' });
+    assert.ok(again.ok, JSON.stringify(again));
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+    assert.deepEqual([readFileSync(join(repo, 'first.txt'), 'utf8'), readFileSync(join(repo, 'second.txt'), 'utf8')], ['first\n', 'second\n']);
   });
 });
