@@ -134,6 +134,12 @@ export const ERROR_DETAILS = {
    * Nothing was read or run; the thread's next read or turn repairs or remakes it.
    */
   worktree_tampered: "The thread's worktree is not as the console left it (its .git was replaced, or git no longer holds it): ask again",
+  /**
+   * git refuses what the thread's worktree holds (an agent can write it): a path it never stores (`.GIT/…`, `.git`
+   * in another case), or a `.gitattributes` whose attribute fails (a `working-tree-encoding` that is no encoding).
+   * The worktree is left as it is; once the file is gone or fixed, its changes read again.
+   */
+  worktree_unreadable: "git cannot read the worktree's files: it refuses a path or an attribute they hold; nothing was read or merged",
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

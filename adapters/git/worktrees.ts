@@ -33,6 +33,14 @@ interface MergeJournal {
   readonly checkoutGitDir?: string;
 }
 
+/** git refused to stage what the worktree holds (a path or an attribute an agent wrote); its message is for the log only. */
+class WorktreeUnreadableError extends Error {
+  constructor(readonly stderr: string) {
+    super(`git could not stage the worktree's files: ${stderr.trim().slice(0, 300)}`);
+    this.name = 'WorktreeUnreadableError';
+  }
+}
+
 const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modified', T: 'modified', D: 'deleted', R: 'renamed', C: 'added' };
 
 /**
@@ -61,8 +69,11 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
   const empty = join(root, '.empty');
   /** The arguments that run git on a place's repository with no file (nor attribute) of its worktree. */
   const bare = (place: GitPlace): string[] => [...place.config, `--git-dir=${place.gitDir}`, `--work-tree=${empty}`, '-C', empty];
-  /** Diffs show what changed, never what a driver makes of it. */
-  const NO_DRIVERS = ['--no-ext-diff', '--no-textconv'];
+  /**
+   * Diffs show what changed, never what a driver makes of it; and a submodule is a commit id, its
+   * `.gitmodules` entry never read (git dies on one an agent wrote with `update = !command`).
+   */
+  const NO_DRIVERS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=none'];
 
   const journalOf = (threadId: string) => join(root, '.merges', `${threadId}.json`);
 
@@ -160,6 +171,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       return await body();
     } catch (error) {
       if (error instanceof GitUnavailableError) return fail({ code: 'git_unavailable', detail: error.message });
+      if (error instanceof WorktreeUnreadableError) return fail({ code: 'worktree_unreadable' });
       throw error;
     }
   }
@@ -211,11 +223,21 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return worktree;
   }
 
+  /**
+   * Stages everything the worktree holds (in `env`'s index, else its own). git refuses some of what an agent
+   * can write (a path such as `.GIT/config`, an attribute naming an encoding that fails): that is
+   * {@link WorktreeUnreadableError}, not a bug.
+   */
+  async function addAll(place: GitPlace, env: Readonly<Record<string, string>> = {}): Promise<void> {
+    const added = await git([...inTree(place), 'add', '--all', '--', '.'], { env, allow: [128] });
+    if (added.code !== 0) throw new WorktreeUnreadableError(added.stderr);
+  }
+
   /** Commits what a worktree holds on its branch (when anything), as the console; answers whether it committed. */
   async function commitAll(place: GitPlace, message: string): Promise<boolean> {
     const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
-    await git([...inTree(place), 'add', '--all', '--', '.']);
-    const staged = (await git([...bare(place), 'diff-index', '--cached', '--quiet', 'HEAD', '--'], { allow: [1] })).code === 1;
+    await addAll(place);
+    const staged = (await git([...bare(place), 'diff-index', ...NO_DRIVERS, '--cached', '--quiet', 'HEAD', '--'], { allow: [1] })).code === 1;
     if (staged) await git([...inTree(place), 'commit', '--quiet', '--no-verify', '-m', message], { env: configured ? {} : IDENTITY });
     return staged;
   }
@@ -234,7 +256,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       // A copy of the worktree's index keeps its stat cache (only changed files are hashed again); without one, HEAD's.
       const copied = await copyFile(join(place.gitDir, 'index'), index).then(() => true, () => false);
       if (!copied) await git([...bare(place), 'read-tree', 'HEAD'], { env: { GIT_INDEX_FILE: index } });
-      await git([...inTree(place), 'add', '--all', '--', '.'], { env: { GIT_INDEX_FILE: index } });
+      await addAll(place, { GIT_INDEX_FILE: index });
       return text(await git([...bare(place), 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
     } finally {
       await rm(index, { force: true });
@@ -255,7 +277,9 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     const numbers = (await git([...common, '--numstat', mergeBase, tree], { maxBytes: 32 * 1024 * 1024 })).stdout.toString('utf8').split('\0');
     const counts = new Map<string, { additions: number; deletions: number; binary: boolean }>();
     for (let i = 0; i < numbers.length; i += 1) {
-      const [added, deleted, name] = numbers[i]!.split('\t');
+      // A path may hold tabs itself: it is all that follows the second.
+      const [added, deleted, ...rest] = numbers[i]!.split('\t');
+      const name = rest.length === 0 ? undefined : rest.join('\t');
       if (added === undefined || deleted === undefined || name === undefined) continue;
       // A rename's numstat names no path on its line: the old and new paths follow.
       let path = name;
@@ -338,7 +362,12 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
           // `worktree remove` reads the worktree's `.git`: one an agent replaced is put back first.
           if (place === null || !(await places.repair(place))) return false;
           await recover(id, place);
-          await commitAll(place, 'Work in progress, kept when the console removed this unused worktree');
+          // Files git refuses (an agent's): the worktree is kept rather than lose them.
+          const committed = await commitAll(place, 'Work in progress, kept when the console removed this unused worktree').then(() => true, (error: unknown) => {
+            if (error instanceof WorktreeUnreadableError) return false;
+            throw error;
+          });
+          if (!committed) return false;
           const common = text(await git([...bare(place), 'rev-parse', '--path-format=absolute', '--git-common-dir']));
           await git([`--git-dir=${common}`, '-C', empty, 'worktree', 'remove', '--force', '--', path]);
           await places.forget(id);
@@ -376,7 +405,11 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const place = await placeOf(worktree);
       if (place === null) return null;
       await settled(worktree, place);
-      const tree = await snapshot(place);
+      const tree = await snapshot(place).catch((error: unknown) => {
+        if (error instanceof WorktreeUnreadableError) return null;
+        throw error;
+      });
+      if (tree === null) return null;
       // Read from the snapshot's tree, never through the file system: a symbolic link is its target's name, not its target.
       const blob = await git([...bare(place), 'cat-file', 'blob', `${tree}:${file.path}`], { allow: [128], maxBytes: 8 * 1024 * 1024 }).catch(() => null);
       if (blob === null || blob.code !== 0) return null;

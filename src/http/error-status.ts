@@ -66,6 +66,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   base_checkout_dirty: 409,
   base_moved: 409,
   worktree_tampered: 409,
+  worktree_unreadable: 409,
   too_many_connections: 503,
   too_many_client_connections: 429,
   too_many_sign_ins: 429,

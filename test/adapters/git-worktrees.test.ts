@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { gitWorktrees } from '../../adapters/git/worktrees.ts';
+import type { Worktree } from '../../domain/model.ts';
+import type { Worktrees } from '../../ports/worktrees.ts';
 import { worktreesContract } from '../contracts/worktrees.contract.ts';
 import { git, gitRepository, write } from '../support/git-repo.ts';
 import { gatedGit, until } from '../support/paused-git.ts';
@@ -152,5 +154,129 @@ describe('git worktrees: two merges into one base at once', () => {
     assert.ok(again.ok, JSON.stringify(again));
     assert.equal(git(repo, 'status', '--porcelain'), '');
     assert.deepEqual([readFileSync(join(repo, 'first.txt'), 'utf8'), readFileSync(join(repo, 'second.txt'), 'utf8')], ['first\n', 'second\n']);
+  });
+});
+
+// Probes of the security review beyond its two findings: what else an agent that may write any file of its
+// worktree can put there, read back through the changes routes (changes, a file's diff, its lines) and merged.
+describe('git worktrees: what an agent may write in its worktree', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const setup = async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    made.push(repo, root);
+    const worktrees = gitWorktrees({ root });
+    const thread = async () => {
+      const made1 = await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() });
+      assert.ok(made1.ok, JSON.stringify(made1));
+      return made1.value;
+    };
+    return { repo, root, worktrees, thread };
+  };
+  const files = async (worktrees: Worktrees, worktree: Worktree) => {
+    const changes = await worktrees.changes(worktree);
+    assert.ok(changes.ok, JSON.stringify(changes));
+    return changes.value.files;
+  };
+
+  it('shows a symbolic link out of the worktree as the name it holds, never what it points at; a FIFO is skipped, not waited on', async () => {
+    const { worktrees, thread } = await setup();
+    const worktree = await thread();
+    const outside = mkdtempSync(join(tmpdir(), 'console-outside-'));
+    made.push(outside);
+    write(outside, 'secret.txt', 'the service user\'s secret\n');
+    symlinkSync(join(outside, 'secret.txt'), join(worktree.path, 'link'));
+    symlinkSync(outside, join(worktree.path, 'dir-link'));
+    execFileSync('mkfifo', [join(worktree.path, 'pipe')]);
+    const listed = await files(worktrees, worktree);
+    assert.deepEqual(listed.map((file) => file.path).sort(), ['dir-link', 'link'], 'nothing under the linked directory, no FIFO');
+    for (const file of listed) {
+      const diff = await worktrees.diff(worktree, file, 1024 * 1024);
+      assert.ok(diff.ok && diff.value.includes('new file mode 120000') && !diff.value.includes('secret\n'), JSON.stringify(diff));
+    }
+    assert.deepEqual(await worktrees.lines(worktree, listed.find((file) => file.path === 'link')!, 1, 5), [join(outside, 'secret.txt')]);
+    const merged = await worktrees.merge(worktree, { message: 'Links', strategy: 'squash' });
+    assert.ok(merged.ok, JSON.stringify(merged));
+  });
+
+  // A path holding a tab came out of `--numstat -z` cut at its tab: the file was counted 0 lines.
+  it('lists, counts and diffs names with a newline, a tab, quotes, leading dashes or a space exactly, never as an option', async () => {
+    const { worktrees, thread } = await setup();
+    const worktree = await thread();
+    const marker = join(mkdtempSync(join(tmpdir(), 'console-markers-')), 'written');
+    made.push(dirname(marker));
+    const names = ['-rf', `--output=${marker}`, 'a\nb.txt', 'tab\there.txt', 'q"uote\'s', ' lead', '-', '--'];
+    for (const name of names) write(worktree.path, name, 'one\ntwo\n');
+    const listed = await files(worktrees, worktree);
+    assert.deepEqual(listed.map((file) => [file.path, file.additions]).sort(), names.map((name) => [name, 2]).sort());
+    for (const file of listed) {
+      const diff = await worktrees.diff(worktree, file, 1024 * 1024);
+      assert.ok(diff.ok && diff.value.endsWith('+one\n+two\n'), `${JSON.stringify(file.path)}: ${JSON.stringify(diff)}`);
+      assert.equal((diff.ok ? diff.value : '').match(/^diff --git/gm)?.length, 1, `${JSON.stringify(file.path)}: its diff alone`);
+      assert.deepEqual(await worktrees.lines(worktree, file, 1, 2), ['one', 'two']);
+    }
+    assert.equal(existsSync(marker), false, 'no file name was taken for an option');
+  });
+
+  // Before, each made git fail (`invalid path '.GIT/config'`, `failed to encode`) and the changes routes answered 500.
+  it('answers worktree_unreadable for files git refuses to stage (.GIT/config, a failing working-tree-encoding), and reads again once they go', async () => {
+    const { worktrees, thread } = await setup();
+    const worktree = await thread();
+    write(worktree.path, 'ok.txt', 'ok\n');
+    const refusals: [string, () => void, () => void][] = [
+      ['.GIT/config', () => write(worktree.path, '.GIT/config', '[core]\n'), () => rmSync(join(worktree.path, '.GIT'), { recursive: true })],
+      ['.gitattributes', () => write(worktree.path, '.gitattributes', '* working-tree-encoding=NO-SUCH-ENCODING\n'), () => rmSync(join(worktree.path, '.gitattributes'))],
+    ];
+    for (const [what, plant, remove] of refusals) {
+      plant();
+      const changes = await worktrees.changes(worktree);
+      assert.equal(!changes.ok && changes.error.code, 'worktree_unreadable', `${what}: ${JSON.stringify(changes)}`);
+      const diff = await worktrees.diff(worktree, null, 1024 * 1024);
+      assert.equal(!diff.ok && diff.error.code, 'worktree_unreadable', what);
+      assert.equal(await worktrees.lines(worktree, { path: 'ok.txt', status: 'added', additions: 1, deletions: 0, binary: false }, 1, 1), null, what);
+      const merge = await worktrees.merge(worktree, { message: 'Refused', strategy: 'squash' });
+      assert.equal(!merge.ok && merge.error.code, 'worktree_unreadable', what);
+      remove();
+      assert.deepEqual((await files(worktrees, worktree)).map((file) => file.path), ['ok.txt'], `${what}: gone, read again`);
+    }
+  });
+
+  // A `.gitmodules` naming `update = !command` (git refuses it: it dies reading it) merged into the base made every
+  // thread's changes on the repository answer 500 after: a diff with a submodule read `.gitmodules` for its settings.
+  it("never reads a .gitmodules an agent wrote, even merged into the base, nor runs a nested repository's configuration", async () => {
+    const { repo, worktrees, thread } = await setup();
+    const worktree = await thread();
+    const markers = mkdtempSync(join(tmpdir(), 'console-markers-'));
+    made.push(markers);
+    const sub = join(worktree.path, 'sub');
+    mkdirSync(sub);
+    git(sub, 'init', '--quiet');
+    write(sub, 'f.txt', 'f\n');
+    git(sub, 'add', 'f.txt');
+    git(sub, 'commit', '--quiet', '-m', 'nested');
+    writeFileSync(join(sub, '.git', 'config'), `[core]\n\tfsmonitor = "touch '${markers}/fsmonitor'"\n[filter "e"]\n\tclean = "touch '${markers}/clean'; cat"\n`);
+    write(sub, '.gitattributes', '* filter=e\n');
+    write(sub, 'f.txt', 'changed\n');
+    write(worktree.path, '.gitmodules', `[submodule "sub"]\n\tpath = sub\n\turl = ext::sh -c touch% ${markers}/url\n\tupdate = !touch ${markers}/update\n`);
+    assert.deepEqual((await files(worktrees, worktree)).map((file) => file.path).sort(), ['.gitmodules', 'sub']);
+    const merged = await worktrees.merge(worktree, { message: 'A submodule', strategy: 'merge' });
+    assert.ok(merged.ok, JSON.stringify(merged));
+    assert.equal(git(repo, 'ls-tree', 'main', 'sub').split(/\s/)[1], 'commit');
+    // The nested repository moves on: its commit id changes, and `.gitmodules` is now the base's too.
+    // (By plumbing: the test's own git in the nested repository would run what its configuration names.)
+    git(sub, 'update-ref', 'HEAD', git(sub, 'commit-tree', git(sub, 'rev-parse', 'HEAD^{tree}'), '-p', 'HEAD', '-m', 'nested moves'));
+    const moved = await files(worktrees, worktree);
+    assert.deepEqual(moved.map((file) => [file.path, file.status]), [['sub', 'modified']]);
+    const subDiff = await worktrees.diff(worktree, moved[0]!, 1024 * 1024);
+    assert.ok(subDiff.ok && /\+Subproject commit [0-9a-f]{40}/.test(subDiff.value), JSON.stringify(subDiff));
+    const next = await thread();
+    write(next.path, 'later.txt', 'later\n');
+    assert.deepEqual((await files(worktrees, next)).map((file) => file.path), ['later.txt']);
+    const all = await worktrees.diff(next, null, 1024 * 1024);
+    assert.ok(all.ok, JSON.stringify(all));
+    const again = await worktrees.merge(next, { message: 'Later', strategy: 'squash' });
+    assert.ok(again.ok, JSON.stringify(again));
+    assert.deepEqual(ran(markers), []);
   });
 });
