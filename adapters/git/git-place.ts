@@ -142,10 +142,11 @@ export function gitPlaces(git: Git, root: string) {
       try {
         await writeFile(temporary, dotGit(place.gitDir), { flag: 'wx' });
         await mkdir(join(root, '.tampered'), { recursive: true });
-        // A directory cannot be renamed over: it goes aside first (a file or a link is simply replaced).
+        // Whatever is there (a directory cannot be renamed over) goes aside, out of the worktree, first.
         const moved = await rename(path, aside).then(() => true, () => false);
         await rename(temporary, path);
-        if (moved) await rm(aside, { recursive: true, force: true });
+        // What the agent put there goes; one it made hard to remove (no write permission) is left aside, harmless.
+        if (moved) await rm(aside, { recursive: true, force: true }).catch(() => {});
         return (await readPlain(path)) === dotGit(place.gitDir);
       } catch {
         return false;

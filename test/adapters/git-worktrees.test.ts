@@ -125,6 +125,33 @@ describe('git worktrees: an agent that may only write files in its worktree', ()
   });
 });
 
+describe('git worktrees: a worktree git no longer holds', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  // A read between a removal (by hand, or a sweep of another instance) and the next check threw: a 500.
+  it('answers worktree_tampered on every read and merge until the next check makes it again', async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    made.push(repo, root);
+    const worktrees = gitWorktrees({ root });
+    const id = uuidv7();
+    const made1 = await worktrees.ensure({ repo, base: 'main', threadId: id });
+    assert.ok(made1.ok);
+    const worktree = made1.value;
+    git(repo, 'worktree', 'remove', '--force', worktree.path);
+    const answers = [
+      await worktrees.changes(worktree),
+      await worktrees.diff(worktree, null, 1024),
+      await worktrees.merge(worktree, { message: 'Gone', strategy: 'squash' }),
+    ];
+    for (const answer of answers) assert.equal(!answer.ok && answer.error.code, 'worktree_tampered', JSON.stringify(answer));
+    assert.equal(await worktrees.lines(worktree, { path: 'README.md', status: 'modified', additions: 1, deletions: 0, binary: false }, 1, 1), null);
+    assert.ok((await worktrees.ensure({ repo, base: 'main', threadId: id })).ok);
+    assert.ok((await worktrees.changes(worktree)).ok);
+  });
+});
+
 describe('git worktrees: two merges into one base at once', () => {
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
