@@ -34,10 +34,11 @@ async function readPlain(path: string): Promise<string | null> {
 }
 
 /**
- * The `-c` overrides that empty every filter the configuration read through `at` (`--git-dir=…`, or `-C` a repository) defines (the
- * repository's own, the operator's): a `.gitattributes` an agent wrote may name one (`filter=lfs`), and
- * git would run it on the agent's files. Diff drivers are kept off by `--no-textconv --no-ext-diff`, merge
- * drivers by merging with no work tree (their commands cannot be emptied: git would run the empty one).
+ * The `-c` overrides that empty every filter the configuration read through `at` (`--git-dir=…`, or `-C`
+ * a repository) defines: the repository's own, the operator's. A `.gitattributes` an agent wrote may name
+ * one (`filter=lfs`), and git would run it on the agent's files. Diff drivers are kept off by
+ * `--no-textconv --no-ext-diff`, merge drivers by merging with no work tree nor index (their commands
+ * cannot be emptied: git would try to run the empty one and fail the merge).
  */
 export async function driverOverrides(git: Git, at: readonly string[]): Promise<string[]> {
   const found = await git([...at, 'config', '--name-only', '--get-regexp', '^filter\\.'], { allow: [1] });
