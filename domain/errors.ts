@@ -122,6 +122,8 @@ export const ERROR_DETAILS = {
   change_unavailable: 'No such changed file in this thread',
   /** The diff asked for is larger than 2 MiB. */
   diff_too_large: 'The diff is larger than 2 MiB: ask for one file',
+  /** The worktree holds so many changed files (or such long names) that their list is over 32 MiB; nothing is listed. */
+  changes_too_large: "The worktree's list of changed files is too large to answer (more than 32 MiB of names)",
   /** A merge whose changes conflict with the base branch; `files` lists them, and the base is unchanged. */
   merge_conflict: 'The changes conflict with the base branch; nothing was merged',
   /** A merge into a base branch checked out with uncommitted changes (or files in the way): the checkout would lose them. */

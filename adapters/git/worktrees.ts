@@ -60,7 +60,13 @@ const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modifie
  * tree of the service's, so no attribute an agent wrote names a merge driver; filters the repository
  * defines are emptied, diffs never run a textconv or an external diff; a `.git` found replaced is put back.
  */
-export function gitWorktrees(options: { readonly root: string; readonly timeoutMs?: number; readonly binary?: string }): Worktrees {
+export function gitWorktrees(options: {
+  readonly root: string;
+  readonly timeoutMs?: number;
+  readonly binary?: string;
+  /** Bytes of a changes listing (each of its two git outputs) past which it is refused `changes_too_large` (32 MiB). */
+  readonly maxListBytes?: number;
+}): Worktrees {
   const root = resolve(options.root);
   const git = gitRunner({ timeoutMs: options.timeoutMs ?? 30_000, ...(options.binary === undefined ? {} : { binary: options.binary }) });
   const locks = threadLocks(join(root, '.locks'));
@@ -74,6 +80,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
    * `.gitmodules` entry never read (git dies on one an agent wrote with `update = !command`).
    */
   const NO_DRIVERS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=none'];
+
+  const maxListBytes = options.maxListBytes ?? 32 * 1024 * 1024;
 
   const journalOf = (threadId: string) => join(root, '.merges', `${threadId}.json`);
 
@@ -172,6 +180,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     } catch (error) {
       if (error instanceof GitUnavailableError) return fail({ code: 'git_unavailable', detail: error.message });
       if (error instanceof WorktreeUnreadableError) return fail({ code: 'worktree_unreadable' });
+      // Only a listing is bounded here: a diff's own bound is answered where it is asked (`diff_too_large`).
+      if (error instanceof GitOutputTooLargeError) return fail({ code: 'changes_too_large' });
       throw error;
     }
   }
@@ -273,8 +283,8 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
   async function changedFiles(worktree: Worktree, place: GitPlace): Promise<{ files: ChangedFile[]; mergeBase: string; tree: string }> {
     const { mergeBase, tree } = await endpoints(worktree, place);
     const common = [...bare(place), 'diff-tree', ...NO_DRIVERS, '-r', '-z', '-M', '--no-commit-id'];
-    const statuses = (await git([...common, '--name-status', mergeBase, tree], { maxBytes: 32 * 1024 * 1024 })).stdout.toString('utf8').split('\0');
-    const numbers = (await git([...common, '--numstat', mergeBase, tree], { maxBytes: 32 * 1024 * 1024 })).stdout.toString('utf8').split('\0');
+    const statuses = (await git([...common, '--name-status', mergeBase, tree], { maxBytes: maxListBytes })).stdout.toString('utf8').split('\0');
+    const numbers = (await git([...common, '--numstat', mergeBase, tree], { maxBytes: maxListBytes })).stdout.toString('utf8').split('\0');
     const counts = new Map<string, { additions: number; deletions: number; binary: boolean }>();
     for (let i = 0; i < numbers.length; i += 1) {
       // A path may hold tabs itself: it is all that follows the second.
@@ -427,7 +437,7 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const old = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
       // No index either: merge-tree reads attributes from the work tree and the index, and a merge driver they name would run.
       const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
-      const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--name-only', '-z', old, head], { allow: [1], env: { GIT_INDEX_FILE: noIndex } });
+      const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', old, head], { allow: [1], maxBytes: maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
       const parts = merged.stdout.toString('utf8').split('\0');
       if (merged.code === 1) {
         const files: string[] = [];

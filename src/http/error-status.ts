@@ -65,6 +65,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   merge_conflict: 409,
   base_checkout_dirty: 409,
   base_moved: 409,
+  changes_too_large: 413,
   worktree_tampered: 409,
   worktree_unreadable: 409,
   too_many_connections: 503,

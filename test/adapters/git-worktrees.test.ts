@@ -307,3 +307,24 @@ describe('git worktrees: what an agent may write in its worktree', () => {
     assert.deepEqual(ran(markers), []);
   });
 });
+
+describe('git worktrees: a listing past its bound', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  // An agent writes as many files, with names as long, as it likes: a listing over its bound (32 MiB of names) threw
+  // past git's output bound, a 500. Here the bound is 4 KiB, and 200 files of 40-character names pass it.
+  it('answers changes_too_large, and a diff of one file still works', async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    made.push(repo, root);
+    const worktrees = gitWorktrees({ root, maxListBytes: 4096 });
+    const made1 = await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() });
+    assert.ok(made1.ok);
+    for (let i = 0; i < 200; i += 1) write(made1.value.path, `many/file-${String(i).padStart(3, '0')}-${'x'.repeat(24)}.txt`, `${i}\n`);
+    const changes = await worktrees.changes(made1.value);
+    assert.equal(!changes.ok && changes.error.code, 'changes_too_large', JSON.stringify(changes).slice(0, 200));
+    const one = await worktrees.diff(made1.value, { path: `many/file-007-${'x'.repeat(24)}.txt`, status: 'added', additions: 1, deletions: 0, binary: false }, 1024 * 1024);
+    assert.ok(one.ok && one.value.includes('+7\n'), JSON.stringify(one));
+  });
+});
