@@ -130,12 +130,26 @@ export const ERROR_DETAILS = {
   change_unavailable: 'No such changed file in this thread',
   /** The diff asked for is larger than 2 MiB. */
   diff_too_large: 'The diff is larger than 2 MiB: ask for one file',
+  /** The worktree holds so many changed files (or such long names) that their list is over 32 MiB; nothing is listed. */
+  changes_too_large: "The worktree's list of changed files is too large to answer (more than 32 MiB of names)",
   /** A merge whose changes conflict with the base branch; `files` lists them, and the base is unchanged. */
   merge_conflict: 'The changes conflict with the base branch; nothing was merged',
   /** A merge into a base branch checked out with uncommitted changes (or files in the way): the checkout would lose them. */
   base_checkout_dirty: 'The base branch is checked out with uncommitted changes; nothing was merged',
-  /** The base branch moved while the merge was made; nothing was merged. */
+  /** The base branch moved while the merge was made (another merge is moving it, or moved it); nothing was merged. */
   base_moved: 'The base branch moved while merging: try again',
+  /**
+   * The thread's worktree could not be used as the console left it: its `.git` (which an agent can write) was
+   * replaced and could not be put back, or git no longer holds the worktree at its path (removed meanwhile).
+   * Nothing was read or run; the thread's next read or turn repairs or remakes it.
+   */
+  worktree_tampered: "The thread's worktree is not as the console left it (its .git was replaced, or git no longer holds it): ask again",
+  /**
+   * git refuses what the thread's worktree holds (an agent can write it): a path it never stores (`.GIT/…`, `.git`
+   * in another case), or a `.gitattributes` whose attribute fails (a `working-tree-encoding` that is no encoding).
+   * The worktree is left as it is; once the file is gone or fixed, its changes read again.
+   */
+  worktree_unreadable: "git cannot read the worktree's files: it refuses a path or an attribute they hold; nothing was read or merged",
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

@@ -9,7 +9,9 @@ export type MergeStrategy = 'squash' | 'merge';
 /**
  * Threads' git worktrees (contract section 8): made and repaired, read as changes against the
  * merge base with their base branch, and merged into it. Refusals are failures (`git_unavailable`,
- * `repository_unavailable`, `diff_too_large`, `merge_conflict`, `base_checkout_dirty`, `base_moved`); any other trouble throws.
+ * `repository_unavailable`, `diff_too_large`, `merge_conflict`, `base_checkout_dirty`, `base_moved`,
+ * `worktree_tampered`, `worktree_unreadable`); any other trouble throws. An agent writes any file of a
+ * worktree: nothing it writes may make an implementation run a command, or read outside the worktree.
  */
 export interface Worktrees {
   /**

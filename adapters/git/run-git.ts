@@ -23,10 +23,17 @@ export class GitOutputTooLargeError extends Error {
   }
 }
 
+/** The command's name and first argument, past git's own options (`-c`, `-C`, `--git-dir=…`). */
+function command(args: readonly string[]): string {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
+  return args.slice(i, i + 2).join(' ');
+}
+
 /** A git command that failed in a way its caller did not expect. */
 export class GitFailedError extends Error {
   constructor(readonly args: readonly string[], readonly output: GitOutput) {
-    super(`git ${args[0] === '-C' ? args.slice(2, 4).join(' ') : args.slice(0, 2).join(' ')} exited ${output.code}: ${output.stderr.trim().slice(0, 500)}`);
+    super(`git ${command(args)} exited ${output.code}: ${output.stderr.trim().slice(0, 500)}`);
     this.name = 'GitFailedError';
   }
 }
@@ -42,20 +49,27 @@ export interface GitOptions {
 
 /**
  * Runs `git` with an argument array (no shell), a time-out, bounded output and an environment of
- * its own: nothing of the service's but `PATH`, `HOME` and `TMPDIR`; no prompt, no pager, no hooks,
- * no system-wide configuration, pathspecs taken literally, messages in English.
+ * its own: nothing of the service's but `PATH` and `TMPDIR` (no `HOME`: no user's configuration,
+ * attributes or ignore files); no prompt, no pager, no hooks, no fsmonitor, no system or global
+ * configuration or attributes, no recursion into submodules, pathspecs taken literally, messages in English.
+ * Which repository a command works on is its caller's to say (`--git-dir`, `--work-tree`): see git-place.ts.
  */
 export function gitRunner(options: { readonly timeoutMs: number; readonly binary?: string }) {
   const binary = options.binary ?? 'git';
   const base: Record<string, string> = {
-    GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_CONFIG_NOSYSTEM: '1', GIT_LITERAL_PATHSPECS: '1', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C',
+    GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ATTR_NOSYSTEM: '1',
+    GIT_LITERAL_PATHSPECS: '1', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C',
   };
-  for (const name of ['PATH', 'HOME', 'TMPDIR'] as const) {
+  for (const name of ['PATH', 'TMPDIR'] as const) {
     const value = process.env[name];
     if (value !== undefined) base[name] = value;
   }
-  // Hooks are the repository's programs: the console never runs them (an agent's worktree can write them).
-  const fixed = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', '-c', 'color.ui=false'];
+  // Hooks, fsmonitor and submodules' own git are programs or configuration a worktree can bring: the console
+  // runs none of them. The rest of what could run a command (filters, diff and merge drivers) is its caller's (git-place.ts).
+  const fixed = [
+    '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.attributesFile=/dev/null', '-c', 'submodule.recurse=false',
+    '-c', 'core.quotePath=false', '-c', 'color.ui=false',
+  ];
 
   return function git(args: readonly string[], opts: GitOptions = {}): Promise<GitOutput> {
     const maxBytes = opts.maxBytes ?? 4 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
@@ -7,6 +7,7 @@ import type { Worktree } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { isBranchName, worktreeBranch, type ChangedFile, type Changes, type ChangeStatus } from '../../domain/worktree.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
+import { driverOverrides, gitPlaces, inTree, type GitPlace } from './git-place.ts';
 import { GitOutputTooLargeError, GitUnavailableError, gitRunner, text } from './run-git.ts';
 import { threadLocks } from './thread-lock.ts';
 
@@ -28,6 +29,16 @@ interface MergeJournal {
   readonly head: string;
   readonly strategy: MergeStrategy;
   readonly checkout: string | null;
+  /** The checkout's git dir (journals written before it was kept name none: it is found again). */
+  readonly checkoutGitDir?: string;
+}
+
+/** git refused to stage what the worktree holds (a path or an attribute an agent wrote); its message is for the log only. */
+class WorktreeUnreadableError extends Error {
+  constructor(readonly stderr: string) {
+    super(`git could not stage the worktree's files: ${stderr.trim().slice(0, 300)}`);
+    this.name = 'WorktreeUnreadableError';
+  }
 }
 
 const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modified', T: 'modified', D: 'deleted', R: 'renamed', C: 'added' };
@@ -42,52 +53,124 @@ const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modifie
  * are made with plumbing (`merge-tree`, `commit-tree`, a compare-and-swap `update-ref`), so the base
  * is never left half-merged: what follows the ref's move (the base's checkout, a squashed branch) is
  * written first in a journal under `<root>/.merges`, and a crash's is finished by the thread's next call.
+ *
+ * An agent writes any file of its worktree, `.git` included: git is never let find a worktree's repository
+ * or configuration there. Every command on a worktree names the git dir the service found for it in the
+ * repository (git-place.ts) and its work tree; commands that need no files of it run with an empty work
+ * tree of the service's, so no attribute an agent wrote names a merge driver; filters the repository
+ * defines are emptied, diffs never run a textconv or an external diff; a `.git` found replaced is put back.
  */
-export function gitWorktrees(options: { readonly root: string; readonly timeoutMs?: number; readonly binary?: string }): Worktrees {
+export function gitWorktrees(options: {
+  readonly root: string;
+  readonly timeoutMs?: number;
+  readonly binary?: string;
+  /** Bytes of a changes listing (each of its two git outputs) past which it is refused `changes_too_large` (32 MiB). */
+  readonly maxListBytes?: number;
+}): Worktrees {
   const root = resolve(options.root);
   const git = gitRunner({ timeoutMs: options.timeoutMs ?? 30_000, ...(options.binary === undefined ? {} : { binary: options.binary }) });
   const locks = threadLocks(join(root, '.locks'));
+  const places = gitPlaces(git, root);
+  /** A work tree of the service's own, always empty: where commands that need no worktree's files run. */
+  const empty = join(root, '.empty');
+  /** The arguments that run git on a place's repository with no file (nor attribute) of its worktree. */
+  const bare = (place: GitPlace): string[] => [...place.config, `--git-dir=${place.gitDir}`, `--work-tree=${empty}`, '-C', empty];
+  /**
+   * Diffs show what changed, never what a driver makes of it; and a submodule is a commit id, its
+   * `.gitmodules` entry never read (git dies on one an agent wrote with `update = !command`).
+   */
+  const NO_DRIVERS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=none'];
+
+  const maxListBytes = options.maxListBytes ?? 32 * 1024 * 1024;
 
   const journalOf = (threadId: string) => join(root, '.merges', `${threadId}.json`);
+
+  /** The place of a worktree the thread's last check found (ensure runs before every read and merge); null when git no longer holds it there. */
+  async function placeOf(worktree: Worktree): Promise<GitPlace | null> {
+    await mkdir(empty, { recursive: true });
+    return places.recorded(basename(worktree.path), worktree.path, worktree.branch);
+  }
+
+  /** Runs `body` on the worktree's place, or answers `worktree_tampered` when it has none. */
+  async function onPlace<T>(worktree: Worktree, body: (place: GitPlace) => Promise<Result<T, Failure>>): Promise<Result<T, Failure>> {
+    const place = await placeOf(worktree);
+    if (place === null) return fail({ code: 'worktree_tampered', detail: `git holds no worktree at ${worktree.path} on ${worktree.branch}: its next turn or read makes it again` });
+    return body(place);
+  }
+
+  /** The worktrees git lists through `prefix` (a repository, or a place): path, branch (`refs/heads/…`, or null when detached), whether the main one. */
+  async function listed(prefix: readonly string[]): Promise<{ path: string; branch: string | null; main: boolean }[]> {
+    const out = (await git([...prefix, 'worktree', 'list', '--porcelain', '-z'])).stdout.toString('utf8');
+    const entries: { path: string; branch: string | null; main: boolean }[] = [];
+    for (const line of out.split('\0')) {
+      if (line.startsWith('worktree ')) entries.push({ path: line.slice('worktree '.length), branch: null, main: entries.length === 0 });
+      else if (line.startsWith('branch ') && entries.length > 0) entries[entries.length - 1]!.branch = line.slice('branch '.length);
+    }
+    return entries;
+  }
+
+  /** The place of the checkout of `ref` in the repository of `place` (its main worktree, or a linked one), or null when none has it checked out. */
+  async function checkoutOf(place: GitPlace, ref: string): Promise<GitPlace | null> {
+    const entry = (await listed(bare(place))).find((candidate) => candidate.branch === ref) ?? null;
+    if (entry === null) return null;
+    const common = text(await git([...bare(place), 'rev-parse', '--path-format=absolute', '--git-common-dir']));
+    return places.checkout(common, entry.path, entry.main);
+  }
 
   /**
    * Finishes a merge a crash interrupted (call it holding the thread's lock): when the base took the
    * commit, its checkout is moved to it (or, files in the way, the base goes back: nothing merged, as
    * when it happens live) and a squashed branch is reset onto it; when not, nothing of it remains.
    */
-  async function recover(threadId: string): Promise<void> {
+  async function recover(threadId: string, place: GitPlace): Promise<void> {
     const file = journalOf(threadId);
     const raw = await readFile(file, 'utf8').catch(() => null);
     if (raw === null) return;
     const journal = JSON.parse(raw) as MergeJournal;
-    const found = await git(['-C', journal.at, 'rev-parse', '--verify', '--quiet', `${journal.ref}^{commit}`], { allow: [1, 128] });
+    const found = await git([...bare(place), 'rev-parse', '--verify', '--quiet', `${journal.ref}^{commit}`], { allow: [1, 128] });
     const current = found.code === 0 ? text(found) : null;
     let merged = current === journal.commit;
-    if (merged && journal.checkout !== null) {
-      const head = await git(['-C', journal.checkout, 'symbolic-ref', '-q', 'HEAD'], { allow: [1, 128] });
+    const checkout = journal.checkout === null ? null
+      : journal.checkoutGitDir === undefined ? await checkoutOf(place, journal.ref) : await places.at(journal.checkoutGitDir, journal.checkout);
+    if (merged && checkout !== null) {
+      const head = await git([...bare(checkout), 'symbolic-ref', '-q', 'HEAD'], { allow: [1, 128] });
       if (head.code === 0 && text(head) === journal.ref) {
         // Idempotent: an index already at the commit is kept, one still at the old base is moved.
-        const moved = await git(['-C', journal.checkout, 'read-tree', '-u', '-m', journal.old, journal.commit], { allow: [128] });
+        const moved = await git([...inTree(checkout), 'read-tree', '-u', '-m', journal.old, journal.commit], { allow: [128] });
         if (moved.code !== 0) {
-          await git(['-C', journal.at, 'update-ref', journal.ref, journal.old, journal.commit], { allow: [1, 128] });
+          await git([...bare(place), 'update-ref', journal.ref, journal.old, journal.commit], { allow: [1, 128] });
           merged = false;
         }
       }
     } else if (!merged && current !== null && current !== journal.old) {
       // The base moved on since: merged when it holds the commit.
-      merged = (await git(['-C', journal.at, 'merge-base', '--is-ancestor', journal.commit, current], { allow: [1, 128] })).code === 0;
+      merged = (await git([...bare(place), 'merge-base', '--is-ancestor', journal.commit, current], { allow: [1, 128] })).code === 0;
     }
     if (merged && journal.strategy === 'squash') {
-      const head = await git(['-C', journal.at, 'rev-parse', 'HEAD'], { allow: [128] });
-      if (head.code === 0 && text(head) === journal.head) await git(['-C', journal.at, 'reset', '--quiet', '--keep', journal.commit], { allow: [1, 128] });
+      const head = await git([...bare(place), 'rev-parse', 'HEAD'], { allow: [128] });
+      if (head.code === 0 && text(head) === journal.head) await git([...inTree(place), 'reset', '--quiet', '--keep', journal.commit], { allow: [1, 128] });
     }
     await rm(file, { force: true });
   }
 
   /** Finishes the thread's interrupted merge, if one is journaled, before a read. */
-  async function settled(worktree: Worktree): Promise<void> {
+  async function settled(worktree: Worktree, place: GitPlace): Promise<void> {
     const threadId = basename(worktree.path);
-    if (await stat(journalOf(threadId)).then(() => true, () => false)) await locks.with(threadId, () => recover(threadId));
+    if (await stat(journalOf(threadId)).then(() => true, () => false)) await locks.with(threadId, () => recover(threadId, place));
+  }
+
+  /**
+   * Whether another merge into `ref` through `checkout` is under way (its journal written, not yet removed):
+   * the checkout is then only moving, its index behind its ref for a moment, not dirty.
+   */
+  async function moving(threadId: string, ref: string, checkout: GitPlace): Promise<boolean> {
+    const names = await readdir(join(root, '.merges')).catch(() => [] as string[]);
+    for (const name of names.filter((candidate) => candidate.endsWith('.json') && candidate !== `${threadId}.json`)) {
+      const raw = await readFile(join(root, '.merges', name), 'utf8').catch(() => null);
+      const journal = raw === null ? null : (JSON.parse(raw) as MergeJournal);
+      if (journal !== null && journal.ref === ref && journal.checkout === checkout.workTree) return true;
+    }
+    return false;
   }
 
   /** Runs `body`, answering git's absence or time-out as `git_unavailable`. */
@@ -96,28 +179,20 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       return await body();
     } catch (error) {
       if (error instanceof GitUnavailableError) return fail({ code: 'git_unavailable', detail: error.message });
+      if (error instanceof WorktreeUnreadableError) return fail({ code: 'worktree_unreadable' });
+      // Only a listing is bounded here: a diff's own bound is answered where it is asked (`diff_too_large`).
+      if (error instanceof GitOutputTooLargeError) return fail({ code: 'changes_too_large' });
       throw error;
     }
   }
 
-  /** Whether `path` is the top of a worktree with `branch` checked out. */
-  async function valid(path: string, branch: string): Promise<boolean> {
-    if (!(await stat(path).then((s) => s.isDirectory(), () => false))) return false;
-    const top = await git(['-C', path, 'rev-parse', '--show-toplevel'], { allow: [128], env: { GIT_CEILING_DIRECTORIES: root } });
-    if (top.code !== 0 || text(top) !== (await realpath(path))) return false;
-    const head = await git(['-C', path, 'symbolic-ref', '-q', 'HEAD'], { allow: [1, 128] });
-    return head.code === 0 && text(head) === `refs/heads/${branch}`;
-  }
-
-  /** The worktrees a repository knows: path and branch (`refs/heads/…`, or null when detached). */
-  async function listed(repo: string): Promise<{ path: string; branch: string | null }[]> {
-    const out = (await git(['-C', repo, 'worktree', 'list', '--porcelain', '-z'])).stdout.toString('utf8');
-    const entries: { path: string; branch: string | null }[] = [];
-    for (const line of out.split('\0')) {
-      if (line.startsWith('worktree ')) entries.push({ path: line.slice('worktree '.length), branch: null });
-      else if (line.startsWith('branch ') && entries.length > 0) entries[entries.length - 1]!.branch = line.slice('branch '.length);
-    }
-    return entries;
+  /** The place of the worktree at `path` when it is one (a directory git holds there, with `branch` and a `.git`); else null. */
+  async function found(repo: string, threadId: string, path: string, branch: string): Promise<GitPlace | null> {
+    if (!(await lstat(path).then((s) => s.isDirectory(), () => false))) return null;
+    // No `.git` at all: a directory that is no worktree (a crash between its making and its checkout, junk), made again.
+    if (!(await lstat(join(path, '.git')).then(() => true, () => false))) return null;
+    await mkdir(empty, { recursive: true });
+    return places.find(repo, threadId, path, branch);
   }
 
   async function checkRepository(repo: string, base: string): Promise<Failure | null> {
@@ -128,22 +203,25 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return null;
   }
 
+  // The repository itself (`repo`) is the operator's: git finds it there. What it checks out is a branch an agent wrote.
   async function make(repo: string, base: string, from: string | null, threadId: string, path: string, branch: string): Promise<void> {
     // What a crash or a failed attempt left: worktrees of this branch elsewhere (a temporary path) or broken at the path.
     await git(['-C', repo, 'worktree', 'prune']);
-    for (const entry of await listed(repo)) {
+    for (const entry of await listed(['-C', repo])) {
       if (entry.branch === `refs/heads/${branch}` || resolve(entry.path) === path) {
         await git(['-C', repo, 'worktree', 'remove', '--force', '--force', '--', entry.path], { allow: [128] });
       }
     }
-    await git(['-C', repo, 'worktree', 'prune']);
     // Anything else at the path is kept aside, never deleted: it may hold someone's work.
-    if (await stat(path).then(() => true, () => false)) await rename(path, join(root, `.broken-${threadId}-${Date.now()}`));
+    if (await lstat(path).then(() => true, () => false)) await rename(path, join(root, `.broken-${threadId}-${Date.now()}`));
+    // A worktree `remove` refused (its `.git` replaced) is forgotten now that nothing is at its path.
+    await git(['-C', repo, 'worktree', 'prune']);
     const temporary = join(root, `.tmp-${threadId}-${randomUUID()}`);
     const exists = (await git(['-C', repo, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { allow: [1] })).code === 0;
+    const config = await driverOverrides(git, ['-C', repo]);
     const add = exists
-      ? ['-C', repo, 'worktree', 'add', '--quiet', '--', temporary, branch]
-      : ['-C', repo, 'worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', temporary, await startPoint(repo, base, from)];
+      ? [...config, '-C', repo, 'worktree', 'add', '--quiet', '--', temporary, branch]
+      : [...config, '-C', repo, 'worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', temporary, await startPoint(repo, base, from)];
     await git(add);
     await git(['-C', repo, 'worktree', 'move', '--', temporary, path]);
   }
@@ -155,12 +233,22 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return worktree;
   }
 
+  /**
+   * Stages everything the worktree holds (in `env`'s index, else its own). git refuses some of what an agent
+   * can write (a path such as `.GIT/config`, an attribute naming an encoding that fails): that is
+   * {@link WorktreeUnreadableError}, not a bug.
+   */
+  async function addAll(place: GitPlace, env: Readonly<Record<string, string>> = {}): Promise<void> {
+    const added = await git([...inTree(place), 'add', '--all', '--', '.'], { env, allow: [128] });
+    if (added.code !== 0) throw new WorktreeUnreadableError(added.stderr);
+  }
+
   /** Commits what a worktree holds on its branch (when anything), as the console; answers whether it committed. */
-  async function commitAll(at: string, message: string): Promise<boolean> {
-    const configured = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0;
-    await git(['-C', at, 'add', '--all', '--', '.']);
-    const staged = (await git(['-C', at, 'diff', '--cached', '--quiet'], { allow: [1] })).code === 1;
-    if (staged) await git(['-C', at, 'commit', '--quiet', '--no-verify', '-m', message], { env: configured ? {} : IDENTITY });
+  async function commitAll(place: GitPlace, message: string): Promise<boolean> {
+    const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
+    await addAll(place);
+    const staged = (await git([...bare(place), 'diff-index', ...NO_DRIVERS, '--cached', '--quiet', 'HEAD', '--'], { allow: [1] })).code === 1;
+    if (staged) await git([...inTree(place), 'commit', '--quiet', '--no-verify', '-m', message], { env: configured ? {} : IDENTITY });
     return staged;
   }
 
@@ -172,15 +260,14 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
   }
 
   /** The tree of what the worktree holds now (tracked, changed and untracked, ignored files left out), through a temporary index. */
-  async function snapshot(path: string): Promise<string> {
+  async function snapshot(place: GitPlace): Promise<string> {
     const index = join(tmpdir(), `console-index-${randomUUID()}`);
     try {
-      const own = text(await git(['-C', path, 'rev-parse', '--path-format=absolute', '--git-path', 'index']));
       // A copy of the worktree's index keeps its stat cache (only changed files are hashed again); without one, HEAD's.
-      const copied = await copyFile(own, index).then(() => true, () => false);
-      if (!copied) await git(['-C', path, 'read-tree', 'HEAD'], { env: { GIT_INDEX_FILE: index } });
-      await git(['-C', path, 'add', '--all', '--', '.'], { env: { GIT_INDEX_FILE: index } });
-      return text(await git(['-C', path, 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
+      const copied = await copyFile(join(place.gitDir, 'index'), index).then(() => true, () => false);
+      if (!copied) await git([...bare(place), 'read-tree', 'HEAD'], { env: { GIT_INDEX_FILE: index } });
+      await addAll(place, { GIT_INDEX_FILE: index });
+      return text(await git([...bare(place), 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
     } finally {
       await rm(index, { force: true });
       await rm(`${index}.lock`, { force: true });
@@ -188,19 +275,21 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
   }
 
   /** The merge base of the worktree's branch with its base, and the snapshot tree. */
-  async function endpoints(worktree: Worktree): Promise<{ mergeBase: string; tree: string }> {
-    const mergeBase = text(await git(['-C', worktree.path, 'merge-base', `refs/heads/${worktree.base}`, 'HEAD']));
-    return { mergeBase, tree: await snapshot(worktree.path) };
+  async function endpoints(worktree: Worktree, place: GitPlace): Promise<{ mergeBase: string; tree: string }> {
+    const mergeBase = text(await git([...bare(place), 'merge-base', `refs/heads/${worktree.base}`, 'HEAD']));
+    return { mergeBase, tree: await snapshot(place) };
   }
 
-  async function changedFiles(worktree: Worktree): Promise<{ files: ChangedFile[]; mergeBase: string; tree: string }> {
-    const { mergeBase, tree } = await endpoints(worktree);
-    const common = ['-C', worktree.path, 'diff-tree', '-r', '-z', '-M', '--no-commit-id'];
-    const statuses = (await git([...common, '--name-status', mergeBase, tree], { maxBytes: 32 * 1024 * 1024 })).stdout.toString('utf8').split('\0');
-    const numbers = (await git([...common, '--numstat', mergeBase, tree], { maxBytes: 32 * 1024 * 1024 })).stdout.toString('utf8').split('\0');
+  async function changedFiles(worktree: Worktree, place: GitPlace): Promise<{ files: ChangedFile[]; mergeBase: string; tree: string }> {
+    const { mergeBase, tree } = await endpoints(worktree, place);
+    const common = [...bare(place), 'diff-tree', ...NO_DRIVERS, '-r', '-z', '-M', '--no-commit-id'];
+    const statuses = (await git([...common, '--name-status', mergeBase, tree], { maxBytes: maxListBytes })).stdout.toString('utf8').split('\0');
+    const numbers = (await git([...common, '--numstat', mergeBase, tree], { maxBytes: maxListBytes })).stdout.toString('utf8').split('\0');
     const counts = new Map<string, { additions: number; deletions: number; binary: boolean }>();
     for (let i = 0; i < numbers.length; i += 1) {
-      const [added, deleted, name] = numbers[i]!.split('\t');
+      // A path may hold tabs itself: it is all that follows the second.
+      const [added, deleted, ...rest] = numbers[i]!.split('\t');
+      const name = rest.length === 0 ? undefined : rest.join('\t');
       if (added === undefined || deleted === undefined || name === undefined) continue;
       // A rename's numstat names no path on its line: the old and new paths follow.
       let path = name;
@@ -231,6 +320,17 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
     return { files, mergeBase, tree };
   }
 
+  /**
+   * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no
+   * longer `old`, or another merge into it is under way: the checkout's index lags its ref for a moment),
+   * else `base_checkout_dirty` (uncommitted changes, or files in the way).
+   */
+  async function movedOrDirty(threadId: string, ref: string, old: string, place: GitPlace, checkout: GitPlace): Promise<'base_moved' | 'base_checkout_dirty'> {
+    const now = await git([...bare(place), 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allow: [1] });
+    if (now.code !== 0 || text(now) !== old || (await moving(threadId, ref, checkout))) return 'base_moved';
+    return 'base_checkout_dirty';
+  }
+
   return {
     ensure: ({ repo, base, threadId, from = null }) => guarded(async () => {
       if (!THREAD_ID.test(threadId)) throw new Error(`not a thread id: ${threadId}`);
@@ -238,15 +338,17 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       const branch = worktreeBranch(threadId);
       const worktree: Worktree = { branch, base, path };
       return locks.with(threadId, async () => {
-        if (await valid(path, branch)) {
-          await recover(threadId);
+        const place = await found(repo, threadId, path, branch);
+        if (place !== null) {
+          if (!(await places.repair(place))) return fail({ code: 'worktree_tampered' });
+          await recover(threadId, place);
           return ok(await used(worktree));
         }
         const refused = await checkRepository(repo, base);
         if (refused !== null) return fail(refused);
         await mkdir(root, { recursive: true });
         await make(repo, base, from, threadId, path, branch);
-        if (!(await valid(path, branch))) throw new Error(`the worktree at ${path} could not be made`);
+        if ((await found(repo, threadId, path, branch)) === null) throw new Error(`the worktree at ${path} could not be made`);
         return ok(await used(worktree));
       });
     }),
@@ -265,11 +367,20 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
         if (!(await unused())) continue;
         const gone = await locks.with(id, async () => {
           // Used while the lock was awaited: kept.
-          if (!(await unused()) || !(await valid(path, worktreeBranch(id)))) return false;
-          await recover(id);
-          await commitAll(path, 'Work in progress, kept when the console removed this unused worktree');
-          const common = text(await git(['-C', path, 'rev-parse', '--path-format=absolute', '--git-common-dir']));
-          await git([`--git-dir=${common}`, 'worktree', 'remove', '--force', '--', path]);
+          if (!(await unused())) return false;
+          const place = await placeOf({ branch: worktreeBranch(id), base: '', path });
+          // `worktree remove` reads the worktree's `.git`: one an agent replaced is put back first.
+          if (place === null || !(await places.repair(place))) return false;
+          await recover(id, place);
+          // Files git refuses (an agent's): the worktree is kept rather than lose them.
+          const committed = await commitAll(place, 'Work in progress, kept when the console removed this unused worktree').then(() => true, (error: unknown) => {
+            if (error instanceof WorktreeUnreadableError) return false;
+            throw error;
+          });
+          if (!committed) return false;
+          const common = text(await git([...bare(place), 'rev-parse', '--path-format=absolute', '--git-common-dir']));
+          await git([`--git-dir=${common}`, '-C', empty, 'worktree', 'remove', '--force', '--', path]);
+          await places.forget(id);
           return true;
         });
         if (gone) removed.push(id);
@@ -277,49 +388,56 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       return removed;
     },
 
-    changes: (worktree) => guarded(async () => {
-      await settled(worktree);
-      const { files } = await changedFiles(worktree);
-      const counted = text(await git(['-C', worktree.path, 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...HEAD`]));
+    changes: (worktree) => guarded(() => onPlace(worktree, async (place) => {
+      await settled(worktree, place);
+      const { files } = await changedFiles(worktree, place);
+      const counted = text(await git([...bare(place), 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...HEAD`]));
       const [behind, ahead] = counted.split(/\s+/).map(Number);
       const changes: Changes = { base: worktree.base, branch: worktree.branch, ahead: ahead ?? 0, behind: behind ?? 0, files };
       return ok(changes);
-    }),
+    })),
 
-    diff: (worktree, file, maxBytes) => guarded(async () => {
-      await settled(worktree);
-      const { mergeBase, tree } = await endpoints(worktree);
+    diff: (worktree, file, maxBytes) => guarded(() => onPlace(worktree, async (place) => {
+      await settled(worktree, place);
+      const { mergeBase, tree } = await endpoints(worktree, place);
       const paths = file === null ? [] : ['--', ...(file.old_path === undefined ? [] : [file.old_path]), file.path];
       try {
-        const out = await git(['-C', worktree.path, 'diff-tree', '-p', '-M', '--no-commit-id', mergeBase, tree, ...paths], { maxBytes });
+        const out = await git([...bare(place), 'diff-tree', ...NO_DRIVERS, '-p', '-M', '--no-commit-id', mergeBase, tree, ...paths], { maxBytes });
         return ok(out.stdout.toString('utf8'));
       } catch (error) {
         if (error instanceof GitOutputTooLargeError) return fail({ code: 'diff_too_large' });
         throw error;
       }
-    }),
+    })),
 
     async lines(worktree, file, from, to) {
       if (file.status === 'deleted' || file.binary) return null;
-      await settled(worktree);
-      const tree = await snapshot(worktree.path);
+      const place = await placeOf(worktree);
+      if (place === null) return null;
+      await settled(worktree, place);
+      const tree = await snapshot(place).catch((error: unknown) => {
+        if (error instanceof WorktreeUnreadableError) return null;
+        throw error;
+      });
+      if (tree === null) return null;
       // Read from the snapshot's tree, never through the file system: a symbolic link is its target's name, not its target.
-      const blob = await git(['-C', worktree.path, 'cat-file', 'blob', `${tree}:${file.path}`], { allow: [128], maxBytes: 8 * 1024 * 1024 }).catch(() => null);
+      const blob = await git([...bare(place), 'cat-file', 'blob', `${tree}:${file.path}`], { allow: [128], maxBytes: 8 * 1024 * 1024 }).catch(() => null);
       if (blob === null || blob.code !== 0) return null;
       return blob.stdout.toString('utf8').split('\n').slice(Math.max(0, from - 1), to);
     },
 
-    merge: (worktree, { message, strategy }) => guarded(async () => locks.with(basename(worktree.path), async () => {
-      const at = worktree.path;
-      const threadId = basename(at);
-      await recover(threadId);
-      const identity = (await git(['-C', at, 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;
+    merge: (worktree, { message, strategy }) => guarded(async () => locks.with(basename(worktree.path), () => onPlace(worktree, async (place) => {
+      const threadId = basename(worktree.path);
+      await recover(threadId, place);
+      const identity = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;
       // What the worktree holds, committed on its branch first.
-      await commitAll(at, message);
-      const head = text(await git(['-C', at, 'rev-parse', 'HEAD']));
+      await commitAll(place, message);
+      const head = text(await git([...bare(place), 'rev-parse', 'HEAD']));
       const ref = `refs/heads/${worktree.base}`;
-      const old = text(await git(['-C', at, 'rev-parse', '--verify', `${ref}^{commit}`]));
-      const merged = await git(['-C', at, 'merge-tree', '--write-tree', '--name-only', '-z', old, head], { allow: [1] });
+      const old = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
+      // No index either: merge-tree reads attributes from the work tree and the index, and a merge driver they name would run.
+      const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
+      const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', old, head], { allow: [1], maxBytes: maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
       const parts = merged.stdout.toString('utf8').split('\0');
       if (merged.code === 1) {
         const files: string[] = [];
@@ -331,39 +449,41 @@ export function gitWorktrees(options: { readonly root: string; readonly timeoutM
       }
       const tree = parts[0]!.trim();
       // Nothing to bring (merged already): the base stays as it is, with no empty commit.
-      if (tree === text(await git(['-C', at, 'rev-parse', `${old}^{tree}`]))) return ok({ commit: old, base: worktree.base });
+      if (tree === text(await git([...bare(place), 'rev-parse', `${old}^{tree}`]))) return ok({ commit: old, base: worktree.base });
       const parents = strategy === 'merge' ? ['-p', old, '-p', head] : ['-p', old];
-      const commit = text(await git(['-C', at, 'commit-tree', tree, ...parents, '-m', message], { env: identity }));
+      const commit = text(await git([...bare(place), 'commit-tree', tree, ...parents, '-m', message], { env: identity }));
       // A checkout of the base moves with it, as a push with updateInstead does: only when it is clean.
-      const checkout = (await listed(at)).find((entry) => entry.branch === ref) ?? null;
+      const checkout = await checkoutOf(place, ref);
       if (checkout !== null) {
-        const dirty = text(await git(['-C', checkout.path, 'status', '--porcelain', '--untracked-files=no']));
-        if (dirty !== '') return fail({ code: 'base_checkout_dirty' });
+        const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
+        if (dirty !== '') return fail({ code: await movedOrDirty(threadId, ref, old, place, checkout) });
       }
       const journal = journalOf(threadId);
-      const entry: MergeJournal = { at, ref, old, commit, head, strategy, checkout: checkout?.path ?? null };
+      const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
       await mkdir(join(root, '.merges'), { recursive: true });
       await writeFile(`${journal}.tmp`, JSON.stringify(entry));
       await rename(`${journal}.tmp`, journal);
-      const swapped = await git(['-C', at, 'update-ref', '-m', `console: ${strategy} ${worktree.branch}`, ref, commit, old], { allow: [1, 128] });
+      const swapped = await git([...bare(place), 'update-ref', '-m', `console: ${strategy} ${worktree.branch}`, ref, commit, old], { allow: [1, 128] });
       if (swapped.code !== 0) {
         await rm(journal, { force: true });
         return fail({ code: 'base_moved' });
       }
       if (checkout !== null) {
-        const moved = await git(['-C', checkout.path, 'read-tree', '-u', '-m', old, commit], { allow: [128] });
+        const moved = await git([...inTree(checkout), 'read-tree', '-u', '-m', old, commit], { allow: [128] });
         if (moved.code !== 0) {
           // Files in the way: the base goes back to where it was, and the checkout keeps what it had.
-          await git(['-C', at, 'update-ref', ref, old, commit], { allow: [1, 128] });
+          await git([...bare(place), 'update-ref', ref, old, commit], { allow: [1, 128] });
           await rm(journal, { force: true });
-          return fail({ code: 'base_checkout_dirty', detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
+          const code = await movedOrDirty(threadId, ref, old, place, checkout);
+          return fail(code === 'base_moved' ? { code } : { code, detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
         }
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
       // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
-      if (strategy === 'squash') await git(['-C', at, 'reset', '--quiet', '--keep', commit], { allow: [1, 128] });
+      if (strategy === 'squash') await git([...inTree(place), 'reset', '--quiet', '--keep', commit], { allow: [1, 128] });
       await rm(journal, { force: true });
       return ok({ commit, base: worktree.base });
-    })),
+    }))),
   };
+
 }

@@ -4,11 +4,13 @@
 // memory, embedded PGlite and (with TEST_DATABASE_URL) PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { git, gitRepository, write } from '../support/git-repo.ts';
+import { plantGitDirectory, ran } from '../support/hostile-worktree.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
@@ -230,6 +232,41 @@ for (const kind of storageKinds('worktrees')) {
       await service.ask({ method: 'POST', path: `${P}/${t.id}/cancel`, headers: ALICE });
       await idle(t.id);
       assert.ok(existsSync(t.worktree.path));
+    });
+
+    // The security probe's high finding, end to end: by plain file writes in its worktree (a `.git` directory of its
+    // own whose configuration names a clean filter, fsmonitor, …, and a `.gitattributes` naming them) an agent made
+    // the next read of the thread's changes, by its owner or any member, run its command as the service's user.
+    // And a `.git` made a symbolic link answered 500 on every changes route.
+    it("never runs a command a .git written in the worktree names, on any changes route: 200 or 409, never 500", async (context) => {
+      const t = await thread();
+      const markers = mkdtempSync(join(tmpdir(), 'console-markers-'));
+      context.after(() => rmSync(markers, { recursive: true, force: true }));
+      const file = `feature-${t.id}.txt`;
+      write(t.worktree.path, file, 'a feature\n');
+      plantGitDirectory(t.worktree.path, markers);
+      const answered = async (what: string, res: { status: number; text: string }, expected: number) => {
+        assert.deepEqual(ran(markers), [], `${what}: no planted command ran (answered ${res.status})`);
+        assert.notEqual(res.status, 500, `${what}: ${res.text}`);
+        assert.equal(res.status, expected, `${what}: ${res.text}`);
+      };
+      const changes = await get(`${t.id}/changes`);
+      await answered('changes', changes, 200);
+      assert.deepEqual(changes.json().files.map((f: { path: string }) => f.path).sort(), ['.gitattributes', file]);
+      await answered('a file\'s diff', await get(`${t.id}/changes/diff?path=${file}`), 200);
+      await answered('the whole diff', await get(`${t.id}/changes/diff`), 200);
+      await answered('a review', await post(`${t.id}/changes/review`, { comments: [{ path: file, line: 1, text: 'Fine' }] }), 202);
+      await idle(t.id);
+      plantGitDirectory(t.worktree.path, markers);
+      await answered('a merge', await post(`${t.id}/changes/merge`, { strategy: 'merge', message: `Merge ${file}` }), 200);
+      assert.equal(git(repo, 'show', `main:${file}`), 'a feature');
+      assert.equal(git(repo, 'status', '--porcelain'), '');
+      // A symbolic link out of the worktree as its `.git`: put back, and read.
+      rmSync(join(t.worktree.path, '.git'), { recursive: true, force: true });
+      symlinkSync('/etc/passwd', join(t.worktree.path, '.git'));
+      write(t.worktree.path, 'later.txt', 'later\n');
+      for (const path of [`${t.id}/changes`, `${t.id}/changes/diff?path=later.txt`]) await answered(path, await get(path), 200);
+      assert.equal(lstatSync(join(t.worktree.path, '.git')).isFile(), true);
     });
   });
 }

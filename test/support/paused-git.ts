@@ -39,3 +39,29 @@ export async function until(check: () => boolean, ms: number, what: string): Pro
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * A `git` that holds one step until the test lets it go, for a race to be played in a chosen order: the
+ * first command whose arguments contain `step` writes its `reached` marker and waits until `release()`,
+ * then runs as git; every other command, and every later one, is git's at once. Pass `binary` to the adapter.
+ */
+export function gatedGit(step: string): { readonly binary: string; readonly reached: () => boolean; readonly release: () => void } {
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(join(tmpdir(), 'console-gated-git-'));
+  const marker = join(dir, 'reached');
+  const released = join(dir, 'released');
+  const quote = (value: string) => `'${value.replaceAll("'", `'"'"'`)}'`;
+  writeFileSync(join(dir, 'git'), [
+    '#!/bin/sh',
+    `if [ ! -e ${quote(marker)} ]; then`,
+    `  case " $* " in *${quote(` ${step} `)}*)`,
+    `    : > ${quote(marker)}`,
+    `    while [ ! -e ${quote(released)} ]; do sleep 0.02; done;;`,
+    '  esac',
+    'fi',
+    `exec ${quote(real)} "$@"`,
+    '',
+  ].join('\n'));
+  chmodSync(join(dir, 'git'), 0o755);
+  return { binary: join(dir, 'git'), reached: () => existsSync(marker), release: () => writeFileSync(released, '') };
+}
