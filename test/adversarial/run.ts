@@ -17,6 +17,7 @@ import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds } from '../support/storage-kinds.ts';
 import { chatIdentities } from './chat-identities.ts';
+import { worktreeFiles } from './worktree-files.ts';
 
 const ALICE = 'Bearer token-alice';
 const BOB = 'Bearer token-bob';
@@ -307,3 +308,7 @@ for (const kind of storageKinds('console_adversarial').filter((k) => only === un
 // Identities a chat room can claim (once, on memory: what is probed is the chat adapter, not the storage).
 const chat = await chatIdentities();
 console.log('skipped' in chat ? `chat identities: skipped: ${chat.skipped}` : `chat identities: ${chat.sent} forged stanzas, live and from the archive; none ran as alice, opened a thread or linked an address`);
+
+// Files an agent can write in its worktree, then every changes route (once, on memory: the probe is git's, not the storage's).
+const files = await worktreeFiles();
+console.log(`worktree files: ${files.writes} hostile writes, ${files.requests} requests; no planted command ran, no 500, nothing from outside the worktree shown`);
