@@ -3,8 +3,11 @@
  * which base branches a world may name, and which paths a changes read may ask about.
  */
 
+/** What every thread's branch starts with: the only branches a sandboxed agent's commits may move. */
+export const WORKTREE_BRANCH_PREFIX = 'console/';
+
 /** The branch of a thread's worktree. */
-export const worktreeBranch = (threadId: string): string => `console/${threadId}`;
+export const worktreeBranch = (threadId: string): string => `${WORKTREE_BRANCH_PREFIX}${threadId}`;
 
 /**
  * A base branch name the world may give: plain characters only, never an option (`-…`), never a

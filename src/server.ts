@@ -175,8 +175,11 @@ export function attach(server: Server, app: App, log: Logger = pino({ level: 'si
   // Node closes a CONNECT's connection unanswered when no one listens: it is answered 405 as any
   // method the service does not serve. No tunnel is ever opened (this is no proxy).
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    if (state?.cap.refusal(socket) === 'client') return void socket.resume();
+    const refusal = state?.cap.refusal(socket) ?? null;
+    if (refusal === 'client') return void socket.resume();
     state?.cap.upgrade(socket);
+    // Over the cap it is told so, as a request or an upgrade is.
+    if (refusal === 'global') return refuseUpgrade(socket, overCap(), randomUUID());
     const refused = listenerRefusal(log, { code: 'method_not_allowed', detail: 'CONNECT is not served: this service is not a proxy' }, { allow: '' });
     refuseUpgrade(socket, refused.reply, refused.id);
   });

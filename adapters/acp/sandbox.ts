@@ -1,5 +1,6 @@
-import { access, constants, lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { WORKTREE_BRANCH_PREFIX } from '../../domain/worktree.ts';
 
 /**
  * How agents are confined with bubblewrap (docs/agents.md, "The sandbox"). Built once by the
@@ -40,11 +41,12 @@ export interface SandboxedSpawn {
 interface WorktreeGit {
   /** The repository's common directory (`<repo>/.git`): read-only, its `config` and hooks above all. */
   readonly common: string;
-  /** The worktree's admin directory (`<common>/worktrees/<name>`): its HEAD, index and logs. */
+  /** The worktree's admin directory (`<common>/worktrees/<name>`): its HEAD and index. */
   readonly admin: string;
-  /** The directory holding the worktree's branch ref (`<common>/refs/heads/console`), and its reflog's. */
-  readonly refDir: string;
-  readonly logDir: string;
+  /** The directory holding the worktree's branch ref (`<common>/refs/heads/console`), when its HEAD is a thread's branch. */
+  readonly refDir: string | null;
+  /** The reflogs of its HEAD and its branch: removed, and kept from being made again (see {@link sandboxedSpawn}). */
+  readonly reflogs: readonly string[];
 }
 
 /**
@@ -75,13 +77,14 @@ async function worktreeGit(cwd: string): Promise<WorktreeGit | null> {
   if (await real(admin) !== join(await real(common), 'worktrees', basename(await real(admin)))) return null;
   if (back === '' || await real(resolve(admin, back)) !== await real(join(cwd, '.git'))) return null;
   const ref = /^ref: (refs\/heads\/\S+)$/m.exec(await readFile(join(admin, 'HEAD'), 'utf8').catch(() => ''))?.[1];
-  // A detached HEAD moves no branch: nothing of refs/ is writable then.
-  const safe = ref !== undefined && !ref.split('/').includes('..');
+  // HEAD is the agent's to write too: only a thread's branch is ever writable (never `main`), and a detached
+  // HEAD moves no branch, so nothing of refs/ is writable then.
+  const thread = ref !== undefined && ref.startsWith(`refs/heads/${WORKTREE_BRANCH_PREFIX}`) && !ref.split('/').includes('..');
   return {
     common,
     admin,
-    refDir: safe ? dirname(join(common, ref)) : join(admin, 'refs-none'),
-    logDir: safe ? dirname(join(common, 'logs', ref)) : join(admin, 'logs-none'),
+    refDir: thread ? dirname(join(common, ref)) : null,
+    reflogs: [join(admin, 'logs', 'HEAD'), ...(thread ? [join(common, 'logs', ref)] : [])],
   };
 }
 
@@ -119,8 +122,22 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
   if (!(typeof spawn.literals.HOME === 'string' && isAbsolute(spawn.literals.HOME))) env.HOME = join(sandbox.homes, spawn.agentId.replace(/[^A-Za-z0-9._-]/g, '_'));
   const own = [env.HOME!, ...Object.entries(spawn.literals).filter(([name, value]) => name !== 'HOME' && isOwnDirectory(name, value)).map(([, value]) => value)];
   const git = await worktreeGit(cwd);
-  const wanted = [...own, ...(git === null ? [] : [git.admin, join(git.common, 'objects'), git.refDir, git.logDir]), cwd];
+  const wanted = [...own, ...(git === null ? [] : [git.admin, join(git.common, 'objects'), ...(git.refDir === null ? [] : [git.refDir])]), cwd];
   for (const dir of wanted) await mkdir(dir, { recursive: true });
+  if (git !== null) {
+    // The service's own git writes in the admin directory later, outside the sandbox, and a file there that an
+    // agent made a symbolic link (a reflog git appends to, a configuration it reads) would be written or read
+    // through. So the admin directory's `logs` and `config.worktree` are read-only inside, and reflogs are
+    // neither kept nor made (`core.logAllRefUpdates=false` below): an agent's commit cannot append to a read-only one.
+    await mkdir(join(git.admin, 'logs'), { recursive: true });
+    for (const reflog of git.reflogs) await rm(reflog, { force: true });
+    await writeFile(join(git.admin, 'config.worktree'), '', { flag: 'a' });
+    // After any the agent's own `env` gives (git reads GIT_CONFIG_KEY_0 … _<count-1>).
+    const count = /^\d{1,3}$/.test(env.GIT_CONFIG_COUNT ?? '') ? Number(env.GIT_CONFIG_COUNT) : 0;
+    env[`GIT_CONFIG_KEY_${count}`] = 'core.logAllRefUpdates';
+    env[`GIT_CONFIG_VALUE_${count}`] = 'false';
+    env.GIT_CONFIG_COUNT = String(count + 1);
+  }
   const writable = [...new Set(await Promise.all(wanted.map(real)))];
 
   const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL'];
@@ -147,9 +164,10 @@ export async function sandboxedSpawn(sandbox: AgentSandbox, spawn: SandboxedSpaw
   if (git !== null) args.push('--ro-bind', await real(git.common), await real(git.common));
   for (const dir of writable) args.push('--bind', dir, dir);
   if (git !== null) {
-    for (const file of [join(cwd, '.git'), join(git.admin, 'commondir'), join(git.admin, 'gitdir')]) {
+    for (const file of [join(cwd, '.git'), join(git.admin, 'commondir'), join(git.admin, 'gitdir'), join(git.admin, 'config.worktree')]) {
       if ((await lstat(file).catch(() => null))?.isFile()) args.push('--ro-bind', await real(file), await real(file));
     }
+    args.push('--ro-bind', await real(join(git.admin, 'logs')), await real(join(git.admin, 'logs')));
   }
   args.push('--chdir', cwd, '--');
   return { argv: [sandbox.bwrap, ...args, ...spawn.argv], env };

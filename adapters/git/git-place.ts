@@ -34,6 +34,24 @@ async function readPlain(path: string): Promise<string | null> {
 }
 
 /**
+ * Copies `from` to `to` when it is a regular file, opened without following a link and without blocking on
+ * a FIFO (what an agent could leave in a worktree's admin directory); false when it is not, or cannot be read.
+ */
+export async function copyPlain(from: string, to: string): Promise<boolean> {
+  const handle = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
+  if (handle === null) return false;
+  try {
+    if (!(await handle.stat()).isFile()) return false;
+    await writeFile(to, await handle.readFile());
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * The `-c` overrides that empty every filter the configuration read through `at` (`--git-dir=…`, or `-C`
  * a repository) defines: the repository's own, the operator's. A `.gitattributes` an agent wrote may name
  * one (`filter=lfs`), and git would run it on the agent's files. Diff drivers are kept off by
@@ -50,6 +68,14 @@ export async function driverOverrides(git: Git, at: readonly string[]): Promise<
   return [...names].flatMap((name) => ['clean', 'smudge', 'process'].flatMap((key) => ['-c', `filter.${name}.${key}=`])
     .concat(['-c', `filter.${name}.required=false`]));
 }
+
+/**
+ * What the console's git never does in a thread's worktree, whatever a configuration there says: sign a
+ * commit (a `gpg.program` is a command, and a sandboxed agent's admin directory is its to write) or keep a
+ * reflog (an agent sandbox keeps the worktree's reflogs read-only, so its own commits make none; a reflog
+ * the console made would fail them).
+ */
+export const WORKTREE_CONFIG: readonly string[] = ['-c', 'commit.gpgSign=false', '-c', 'core.logAllRefUpdates=false'];
 
 /**
  * The places of threads' worktrees under `root`, each recorded (`<root>/.git-dirs/<thread id>`, where no
@@ -84,7 +110,7 @@ export function gitPlaces(git: Git, root: string) {
   }
 
   async function place(gitDir: string, path: string): Promise<GitPlace> {
-    return { gitDir, workTree: path, config: await driverOverrides(git, [`--git-dir=${gitDir}`]) };
+    return { gitDir, workTree: path, config: [...WORKTREE_CONFIG, ...(await driverOverrides(git, [`--git-dir=${gitDir}`]))] };
   }
 
   return {

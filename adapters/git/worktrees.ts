@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Failure } from '../../domain/errors.ts';
@@ -7,7 +7,7 @@ import type { Worktree } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { isBranchName, worktreeBranch, type ChangedFile, type Changes, type ChangeStatus } from '../../domain/worktree.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
-import { driverOverrides, gitPlaces, inTree, type GitPlace } from './git-place.ts';
+import { copyPlain, driverOverrides, gitPlaces, inTree, WORKTREE_CONFIG, type GitPlace } from './git-place.ts';
 import { GitOutputTooLargeError, GitUnavailableError, gitRunner, text } from './run-git.ts';
 import { threadLocks } from './thread-lock.ts';
 
@@ -95,7 +95,21 @@ export function gitWorktrees(options: {
   async function onPlace<T>(worktree: Worktree, body: (place: GitPlace) => Promise<Result<T, Failure>>): Promise<Result<T, Failure>> {
     const place = await placeOf(worktree);
     if (place === null) return fail({ code: 'worktree_tampered', detail: `git holds no worktree at ${worktree.path} on ${worktree.branch}: its next turn or read makes it again` });
+    await plainIndex(place, worktree.branch);
     return body(place);
+  }
+
+  /**
+   * Makes the worktree's index a file again when a sandboxed agent (whose admin directory it is) left
+   * something else there (a FIFO every git command would block on until its time-out, a link): rebuilt
+   * from the branch, as a new worktree's is; the files themselves are untouched.
+   */
+  async function plainIndex(place: GitPlace, branch: string): Promise<void> {
+    const index = join(place.gitDir, 'index');
+    const found = await lstat(index).catch(() => null);
+    if (found === null || found.isFile()) return;
+    await rm(index, { recursive: true, force: true });
+    await git([...bare(place), 'read-tree', `refs/heads/${branch}`]);
   }
 
   /** The worktrees git lists through `prefix` (a repository, or a place): path, branch (`refs/heads/…`, or null when detached), whether the main one. */
@@ -146,10 +160,7 @@ export function gitWorktrees(options: {
       // The base moved on since: merged when it holds the commit.
       merged = (await git([...bare(place), 'merge-base', '--is-ancestor', journal.commit, current], { allow: [1, 128] })).code === 0;
     }
-    if (merged && journal.strategy === 'squash') {
-      const head = await git([...bare(place), 'rev-parse', 'HEAD'], { allow: [128] });
-      if (head.code === 0 && text(head) === journal.head) await git([...inTree(place), 'reset', '--quiet', '--keep', journal.commit], { allow: [1, 128] });
-    }
+    if (merged && journal.strategy === 'squash') await moveBranch(place, worktreeBranch(threadId), journal.head, journal.commit);
     await rm(file, { force: true });
   }
 
@@ -218,7 +229,7 @@ export function gitWorktrees(options: {
     await git(['-C', repo, 'worktree', 'prune']);
     const temporary = join(root, `.tmp-${threadId}-${randomUUID()}`);
     const exists = (await git(['-C', repo, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { allow: [1] })).code === 0;
-    const config = await driverOverrides(git, ['-C', repo]);
+    const config = [...WORKTREE_CONFIG, ...(await driverOverrides(git, ['-C', repo]))];
     const add = exists
       ? [...config, '-C', repo, 'worktree', 'add', '--quiet', '--', temporary, branch]
       : [...config, '-C', repo, 'worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', temporary, await startPoint(repo, base, from)];
@@ -243,13 +254,23 @@ export function gitWorktrees(options: {
     if (added.code !== 0) throw new WorktreeUnreadableError(added.stderr);
   }
 
-  /** Commits what a worktree holds on its branch (when anything), as the console; answers whether it committed. */
-  async function commitAll(place: GitPlace, message: string): Promise<boolean> {
+  /**
+   * Commits what a worktree holds on its branch (when anything), as the console; answers whether it committed.
+   * Plumbing, onto the branch by name: `git commit` would follow the worktree's HEAD and write COMMIT_EDITMSG
+   * in its admin directory, both of which a sandboxed agent can write (a HEAD naming another branch, a
+   * COMMIT_EDITMSG made a symbolic link to a file of the service's, which `commit` would overwrite).
+   */
+  async function commitAll(place: GitPlace, branch: string, message: string): Promise<boolean> {
     const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
+    const ref = `refs/heads/${branch}`;
     await addAll(place);
-    const staged = (await git([...bare(place), 'diff-index', ...NO_DRIVERS, '--cached', '--quiet', 'HEAD', '--'], { allow: [1] })).code === 1;
-    if (staged) await git([...inTree(place), 'commit', '--quiet', '--no-verify', '-m', message], { env: configured ? {} : IDENTITY });
-    return staged;
+    const parent = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
+    const staged = (await git([...bare(place), 'diff-index', ...NO_DRIVERS, '--cached', '--quiet', parent, '--'], { allow: [1] })).code === 1;
+    if (!staged) return false;
+    const tree = text(await git([...bare(place), 'write-tree']));
+    const commit = text(await git([...bare(place), 'commit-tree', tree, '-p', parent, '-m', message], { env: configured ? {} : IDENTITY }));
+    await git([...bare(place), 'update-ref', ref, commit, parent]);
+    return true;
   }
 
   /** Where a new branch starts: branch `from` when it exists (a fork's parent's), else the base. */
@@ -259,13 +280,28 @@ export function gitWorktrees(options: {
     return found.code === 0 ? `refs/heads/${from}` : `refs/heads/${base}`;
   }
 
+  /**
+   * Moves a thread's branch from `from` to `to` with its worktree's index and files (keeping what differs
+   * locally, as `reset --keep` would), when the branch is still at `from`. The branch by name, never through
+   * the worktree's HEAD: its admin directory is a sandboxed agent's to write.
+   */
+  async function moveBranch(place: GitPlace, branch: string, from: string, to: string): Promise<void> {
+    const ref = `refs/heads/${branch}`;
+    const at = await git([...bare(place), 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allow: [1, 128] });
+    if (at.code !== 0 || text(at) !== from) return;
+    // `-m -u` (the base checkout's is `-u -m`): a fault test stops at this one step by its arguments.
+    const moved = await git([...inTree(place), 'read-tree', '-m', '-u', from, to], { allow: [128] });
+    if (moved.code === 0) await git([...bare(place), 'update-ref', ref, to, from], { allow: [1, 128] });
+  }
+
   /** The tree of what the worktree holds now (tracked, changed and untracked, ignored files left out), through a temporary index. */
-  async function snapshot(place: GitPlace): Promise<string> {
+  async function snapshot(place: GitPlace, branch: string): Promise<string> {
     const index = join(tmpdir(), `console-index-${randomUUID()}`);
     try {
-      // A copy of the worktree's index keeps its stat cache (only changed files are hashed again); without one, HEAD's.
-      const copied = await copyFile(join(place.gitDir, 'index'), index).then(() => true, () => false);
-      if (!copied) await git([...bare(place), 'read-tree', 'HEAD'], { env: { GIT_INDEX_FILE: index } });
+      // A copy of the worktree's index keeps its stat cache (only changed files are hashed again); without one,
+      // the branch's. Never through a link nor from a FIFO: the admin directory is a sandboxed agent's to write.
+      const copied = await copyPlain(join(place.gitDir, 'index'), index);
+      if (!copied) await git([...bare(place), 'read-tree', `refs/heads/${branch}`], { env: { GIT_INDEX_FILE: index } });
       await addAll(place, { GIT_INDEX_FILE: index });
       return text(await git([...bare(place), 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
     } finally {
@@ -276,8 +312,8 @@ export function gitWorktrees(options: {
 
   /** The merge base of the worktree's branch with its base, and the snapshot tree. */
   async function endpoints(worktree: Worktree, place: GitPlace): Promise<{ mergeBase: string; tree: string }> {
-    const mergeBase = text(await git([...bare(place), 'merge-base', `refs/heads/${worktree.base}`, 'HEAD']));
-    return { mergeBase, tree: await snapshot(place) };
+    const mergeBase = text(await git([...bare(place), 'merge-base', `refs/heads/${worktree.base}`, `refs/heads/${worktree.branch}`]));
+    return { mergeBase, tree: await snapshot(place, worktree.branch) };
   }
 
   async function changedFiles(worktree: Worktree, place: GitPlace): Promise<{ files: ChangedFile[]; mergeBase: string; tree: string }> {
@@ -371,9 +407,10 @@ export function gitWorktrees(options: {
           const place = await placeOf({ branch: worktreeBranch(id), base: '', path });
           // `worktree remove` reads the worktree's `.git`: one an agent replaced is put back first.
           if (place === null || !(await places.repair(place))) return false;
+          await plainIndex(place, worktreeBranch(id));
           await recover(id, place);
           // Files git refuses (an agent's): the worktree is kept rather than lose them.
-          const committed = await commitAll(place, 'Work in progress, kept when the console removed this unused worktree').then(() => true, (error: unknown) => {
+          const committed = await commitAll(place, worktreeBranch(id), 'Work in progress, kept when the console removed this unused worktree').then(() => true, (error: unknown) => {
             if (error instanceof WorktreeUnreadableError) return false;
             throw error;
           });
@@ -391,7 +428,7 @@ export function gitWorktrees(options: {
     changes: (worktree) => guarded(() => onPlace(worktree, async (place) => {
       await settled(worktree, place);
       const { files } = await changedFiles(worktree, place);
-      const counted = text(await git([...bare(place), 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...HEAD`]));
+      const counted = text(await git([...bare(place), 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...refs/heads/${worktree.branch}`]));
       const [behind, ahead] = counted.split(/\s+/).map(Number);
       const changes: Changes = { base: worktree.base, branch: worktree.branch, ahead: ahead ?? 0, behind: behind ?? 0, files };
       return ok(changes);
@@ -415,7 +452,7 @@ export function gitWorktrees(options: {
       const place = await placeOf(worktree);
       if (place === null) return null;
       await settled(worktree, place);
-      const tree = await snapshot(place).catch((error: unknown) => {
+      const tree = await snapshot(place, worktree.branch).catch((error: unknown) => {
         if (error instanceof WorktreeUnreadableError) return null;
         throw error;
       });
@@ -431,8 +468,9 @@ export function gitWorktrees(options: {
       await recover(threadId, place);
       const identity = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;
       // What the worktree holds, committed on its branch first.
-      await commitAll(place, message);
-      const head = text(await git([...bare(place), 'rev-parse', 'HEAD']));
+      await commitAll(place, worktree.branch, message);
+      // The branch by name, never the worktree's HEAD (its admin directory is a sandboxed agent's to write).
+      const head = text(await git([...bare(place), 'rev-parse', '--verify', `refs/heads/${worktree.branch}^{commit}`]));
       const ref = `refs/heads/${worktree.base}`;
       const old = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
       // No index either: merge-tree reads attributes from the work tree and the index, and a merge driver they name would run.
@@ -480,7 +518,7 @@ export function gitWorktrees(options: {
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
       // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
-      if (strategy === 'squash') await git([...inTree(place), 'reset', '--quiet', '--keep', commit], { allow: [1, 128] });
+      if (strategy === 'squash') await moveBranch(place, worktree.branch, head, commit);
       await rm(journal, { force: true });
       return ok({ commit, base: worktree.base });
     }))),

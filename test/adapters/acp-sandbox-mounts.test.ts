@@ -4,7 +4,7 @@
 // argv is read, not run.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -15,6 +15,8 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-C', cwd, ...args], { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
 const sandbox = { bwrap: '/usr/bin/bwrap', hide: [], show: [], homes: join(root, 'homes') };
 const writable = (argv: readonly string[]) => argv.flatMap((arg, i) => (arg === '--bind' ? [argv[i + 1]!] : []));
+/** What is bound read-only after the last writable bind (on top of it). */
+const readOnlyOnTop = (argv: readonly string[]) => argv.slice(argv.lastIndexOf('--bind')).flatMap((arg, i, rest) => (arg === '--ro-bind' ? [rest[i + 1]!] : []));
 const spawnIn = (cwd: string) => sandboxedSpawn(sandbox, { agentId: 'a', argv: ['sh'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, literals: {}, cwd, network: false });
 
 describe('sandbox mounts of a worktree', () => {
@@ -31,6 +33,30 @@ describe('sandbox mounts of a worktree', () => {
     const binds = writable((await spawnIn(tree)).argv);
     for (const dir of [tree, join(repo, '.git', 'worktrees', 'tree'), join(repo, '.git', 'objects'), join(repo, '.git', 'refs', 'heads', 'console')]) {
       assert.ok(binds.includes(dir), `${dir} in ${binds.join(' ')}`);
+    }
+  });
+
+  it("keeps the admin directory's logs and config.worktree read-only, removes the reflogs and makes none (the service's git writes there later)", async () => {
+    const admin = join(repo, '.git', 'worktrees', 'tree');
+    const { argv, env } = await spawnIn(tree);
+    const onTop = readOnlyOnTop(argv);
+    for (const path of [join(admin, 'logs'), join(admin, 'config.worktree'), join(tree, '.git'), join(admin, 'gitdir'), join(admin, 'commondir')]) {
+      assert.ok(onTop.includes(path), `${path} read-only on top of the writable binds: ${onTop.join(' ')}`);
+    }
+    assert.ok(!existsSync(join(admin, 'logs', 'HEAD')) && !existsSync(join(repo, '.git', 'logs', 'refs', 'heads', 'console', 't')), 'the reflogs are gone');
+    const count = Number(env.GIT_CONFIG_COUNT);
+    const keys = Array.from({ length: count }, (_, i) => `${env[`GIT_CONFIG_KEY_${i}`]}=${env[`GIT_CONFIG_VALUE_${i}`]}`);
+    assert.ok(keys.includes('core.logAllRefUpdates=false'), keys.join(' '));
+  });
+
+  it('a HEAD the agent pointed at main makes no branch writable (only a thread\'s console/ branch ever is)', async () => {
+    const head = join(repo, '.git', 'worktrees', 'tree', 'HEAD');
+    writeFileSync(head, 'ref: refs/heads/main\n');
+    try {
+      const binds = writable((await spawnIn(tree)).argv);
+      assert.ok(!binds.some((dir) => dir.startsWith(join(repo, '.git', 'refs'))), binds.join(' '));
+    } finally {
+      writeFileSync(head, 'ref: refs/heads/console/t\n');
     }
   });
 

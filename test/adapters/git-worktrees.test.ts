@@ -125,6 +125,68 @@ describe('git worktrees: an agent that may only write files in its worktree', ()
   });
 });
 
+// A sandboxed agent may write its worktree's admin directory (its commits write HEAD, the index and
+// COMMIT_EDITMSG there; its `logs` and `config.worktree` are read-only to it, test/adapters/acp-sandbox-mounts.test.ts).
+// The review of issue 35 found the console's own git, run later outside the sandbox, following what it left:
+// `git commit` truncated whatever COMMIT_EDITMSG linked to and wrote the message there, a HEAD naming `main`
+// made a merge merge `main` and a commit land on it, and an index made a FIFO hung every changes read.
+describe("git worktrees: what a sandboxed agent leaves in its worktree's admin directory", () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it('writes nothing through a link there, follows no HEAD there and waits on no FIFO there: merge, sweep and changes', { timeout: 60_000 }, async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    const outside = mkdtempSync(join(tmpdir(), 'console-victims-'));
+    made.push(repo, root, outside);
+    const worktrees = gitWorktrees({ root });
+    const plant = async () => {
+      const made1 = await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() });
+      assert.ok(made1.ok, JSON.stringify(made1));
+      const worktree = made1.value;
+      const admin = git(worktree.path, 'rev-parse', '--path-format=absolute', '--git-dir');
+      const victims = ['message'].map((name) => {
+        const victim = join(outside, `${name}-${worktree.branch.replace('/', '-')}`);
+        writeFileSync(victim, 'the service\'s own file\n');
+        return victim;
+      });
+      const link = (path: string, victim: string) => {
+        mkdirSync(dirname(path), { recursive: true });
+        rmSync(path, { force: true });
+        symlinkSync(victim, path);
+      };
+      link(join(admin, 'COMMIT_EDITMSG'), victims[0]!);
+      write(worktree.path, `work-${worktree.branch.replace('/', '-')}.txt`, 'work\n');
+      return { worktree, admin, victims };
+    };
+    const untouched = (victims: readonly string[]) => {
+      for (const victim of victims) assert.equal(readFileSync(victim, 'utf8'), 'the service\'s own file\n', `${victim} written through a link`);
+    };
+
+    const a = await plant();
+    // HEAD repointed at the base: the merge still merges the thread's branch, and commits onto it, not onto main.
+    writeFileSync(join(a.admin, 'HEAD'), 'ref: refs/heads/main\n');
+    const mainBefore = git(repo, 'rev-parse', 'main');
+    const merged = await worktrees.merge(a.worktree, { message: 'Merge the work', strategy: 'squash' });
+    untouched(a.victims);
+    if (merged.ok) {
+      assert.equal(git(repo, 'show', `main:work-${a.worktree.branch.replace('/', '-')}.txt`), 'work');
+      assert.equal(git(repo, 'rev-parse', 'main^'), mainBefore, 'main moved by the one squashed commit');
+    } else assert.equal(merged.error.code, 'worktree_tampered', JSON.stringify(merged));
+
+    const b = await plant();
+    await worktrees.sweep(0);
+    untouched(b.victims);
+
+    const c = await plant();
+    rmSync(join(c.admin, 'index'), { force: true });
+    execFileSync('mkfifo', [join(c.admin, 'index')]);
+    const changes = await worktrees.changes(c.worktree);
+    assert.ok(changes.ok || changes.error.code === 'worktree_tampered', JSON.stringify(changes));
+    untouched(c.victims);
+  });
+});
+
 describe('git worktrees: a worktree git no longer holds', () => {
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

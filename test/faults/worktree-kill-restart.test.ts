@@ -1,6 +1,6 @@
 // Issue 27: a thread's worktree is made in steps (`git worktree add` at a temporary path, then `git worktree move`
 // into place) and a merge too (commit, merge-tree, commit-tree, update-ref of the base, the base's checkout moved,
-// a squashed branch reset). kill -9 of a real service process at one of those steps (a `git` on its PATH that
+// a squashed branch moved). kill -9 of a real service process at one of those steps (a `git` on its PATH that
 // stops there: test/support/paused-git.ts), then a restart on the same storage and data directory: no broken
 // worktree, `base` merged or untouched (never half), and the thread usable.
 import assert from 'node:assert/strict';
@@ -120,8 +120,9 @@ const MERGE_STEPS = [
   // The base's ref moved, its checkout not yet: finished on restart (without the journal the checkout shows the merge undone).
   { step: 'read-tree -u', strategy: 'squash', merged: true },
   { step: 'read-tree -u', strategy: 'merge', merged: true },
-  // The base merged, the squashed branch not yet reset onto it: finished on restart (without, the thread still lists the merged files).
-  { step: 'reset --quiet --keep', strategy: 'squash', merged: true },
+  // The base merged, the squashed branch not yet moved onto it (its worktree's `read-tree -m -u`): finished on
+  // restart (without, the thread still lists the merged files).
+  { step: 'read-tree -m -u', strategy: 'squash', merged: true },
 ] as const;
 
 /**

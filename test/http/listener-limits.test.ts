@@ -103,6 +103,11 @@ describe('listener limits', () => {
     assert.equal(res.statusCode, 503);
     ws.terminate();
 
+    // And a CONNECT past the cap: told the service is full (it was 405, as if it were under the cap).
+    const connect = await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', '127.0.0.9');
+    await connect.closed;
+    assert.match(connect.text(), /^HTTP\/1\.1 503 [^]*"code":"too_many_connections"/);
+
     held.pop()!.destroy();
     await new Promise((resolve) => setTimeout(resolve, 100));
     const served = await raw(port, GET, '127.0.0.4');
