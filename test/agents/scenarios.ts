@@ -127,9 +127,14 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       throw new Error(`${(error as Error).message}\n--- service log (last lines about the agent) ---\n${log}`, { cause: error });
     };
 
-    it('runs in the service\'s bubblewrap sandbox wherever one can be made here (each turn below runs inside it)', async (t) => {
+    it('runs in the service\'s bubblewrap sandbox wherever one can be made here (each turn below runs inside it)', { timeout: 90_000 }, async (t) => {
       const probe = await probeSandbox(process.env.PATH ?? '/usr/bin:/bin');
-      const ready = await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json() as { agent_sandbox?: { kind: string; detail: string } };
+      // Ready once the agent has said what it offers (503 agents_not_known until then): the sandbox is told then.
+      let ready: { status?: string; agent_sandbox?: { kind: string; detail: string } } = {};
+      for (const started = Date.now(); ready.status !== 'ready' && Date.now() - started < 60_000;) {
+        ready = await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json() as typeof ready;
+        if (ready.status !== 'ready') await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       if (!probe.ok) {
         t.skip(`no sandbox here: ${probe.reason}`);
         assert.equal(ready.agent_sandbox?.kind, 'none', 'the service says so');
