@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { probeSandbox } from '../adapters/acp/sandbox-probe.ts';
 import { DEMO_LOGIN_TOKEN } from '../src/storage.ts';
+import { serviceEntry } from './support/built.ts';
 
 // The service says at start, in its log and in /readyz, whether agents run in a sandbox; the demo
 // world's agents (the bundled demo agent, run from the installation) still answer inside it.
@@ -18,7 +19,7 @@ const probe = await probeSandbox(process.env.PATH ?? '/usr/bin:/bin');
 /** Starts src/main.ts (memory storage, the demo world) and waits for /readyz; answers its log and readiness. */
 async function started(env: Record<string, string>, check: (port: number) => Promise<void>): Promise<Record<string, unknown>[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'sandbox-start-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'ignore'],
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(scratch, 'home'), LANG: 'C.UTF-8', HOST: '127.0.0.1', PORT: '0',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
+import { serviceEntry } from './support/built.ts';
 
 describe('configuration', () => {
   it('has the contract defaults', () => {
@@ -139,7 +140,7 @@ describe('configuration', () => {
   });
 
   it('npm start exits with status 2 and names the variable', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const run = spawnSync(process.execPath, [serviceEntry()], {
       env: { ...process.env, PORT: 'eighty' },
       encoding: 'utf8',
       timeout: 20_000,

@@ -8,10 +8,11 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH } from '../src/storage.ts';
+import { serviceEntry } from './support/built.ts';
 
 /** Runs `src/main.ts` until it listens; answers its port, log lines, stderr so far, and a stop. */
 async function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: { ...process.env, PORT: '0', DATA_DIR: mkdtempSync(join(tmpdir(), 'console-demo-')), ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,6 +18,7 @@ import { DEMO_LOGIN_TOKEN, openStorage, readWorld } from '../src/storage.ts';
 import { ChatClient } from './support/chat-client.ts';
 import { freePort } from './support/free-port.ts';
 import { prosodyMissing, startPrivateProsody } from './support/private-prosody.ts';
+import { serviceEntry } from './support/built.ts';
 
 const PASSWORD = 'demo-xmpp-secret-7q';
 const SET = { DEMO_XMPP_SERVICE: 'xmpp://127.0.0.1:5222', DEMO_XMPP_JID: 'console@chat.example', DEMO_XMPP_PASSWORD: PASSWORD };
@@ -105,7 +106,7 @@ describe('the demo world\'s XMPP channel: configuration and world', () => {
 
 /** Runs `src/main.ts` in memory mode until it listens; keeps every line it prints, on stdout and stderr. */
 async function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: { ...process.env, PORT: '0', CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'debug', DATA_DIR: mkdtempSync(join(tmpdir(), 'console-demo-xmpp-')), ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

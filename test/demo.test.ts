@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ask } from './support/http.ts';
 import { connectLive, typesOf } from './support/live-client.ts';
+import { serviceEntry } from './support/built.ts';
 
 const DEMO_ARTIFACT = '01a1fd37-cdcc-7c02-8a30-31d9bdf0bd97';
 
@@ -102,7 +103,7 @@ describe('the demo world across restarts on other ports', () => {
   it('its artifact loads after a restart of the same data dir on another port, and on port 0 (a regression: the first start froze its provider URL)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'demo-ports-'));
     for (const wanted of [await freePort(), await freePort(), 0]) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, [serviceEntry()], {
         // The default origins follow PORT, which port 0 cannot name: the sandbox origin is given.
         env: { ...process.env, PORT: String(wanted), CONSOLE_STORAGE: 'embedded', LOG_LEVEL: 'info', DATA_DIR: dataDir, ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1' },
         stdio: ['ignore', 'pipe', 'inherit'],

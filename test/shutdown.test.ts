@@ -11,10 +11,11 @@ import { attach, createListener, listen, shutdown } from '../src/server.ts';
 import { exitOnSignals, HARD_EXIT_MS } from '../src/exit-on-signals.ts';
 import { createLogger } from '../src/logging.ts';
 import { groupAlive, startNpm, waitUntil } from './support/npm-start.ts';
+import { serviceEntry } from './support/built.ts';
 
 /** Starts `src/main.ts` as `npm start` does, on an ephemeral port, and reads the port it logs. */
 async function startMain() {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: { ...process.env, PORT: '0', CONSOLE_STORAGE: 'memory', ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MikroORM } from '@mikro-orm/postgresql';
+import { serviceEntry } from './support/built.ts';
 
 /** Runs `src/main.ts` as `npm start` does until it exits; a start that listens is a failure here. */
 async function failedStart(env: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: {
       ...process.env,
       PORT: '0',

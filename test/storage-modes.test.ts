@@ -12,6 +12,7 @@ import { loadWorldFile } from '../src/world/load.ts';
 import { DEMO_WORLD } from '../src/storage.ts';
 import { fixtureWorld } from './support/fixture-world.ts';
 import { startService } from './support/service.ts';
+import { serviceEntry } from './support/built.ts';
 
 interface Started {
   child: ChildProcess;
@@ -21,7 +22,7 @@ interface Started {
 
 /** Runs `src/main.ts` as `npm start` does, with its own env, until it listens (or exits). */
 async function startMain(env: Record<string, string>): Promise<Started | { exitCode: number; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: { ...process.env, PORT: '0', ARTIFACT_SANDBOX_ORIGIN: 'http://sandbox.localhost:1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logging.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { databaseSkip } from '../support/storage-kinds.ts';
 
 /** A logger writing into `lines`, as the service's does into its destination. */
 function captured(lines: string[]) {
@@ -79,7 +80,7 @@ describe('failures are clean in the logs: no credential of a URL', () => {
     assert.match(lines[0]!, /console:\[redacted\]@127\.0\.0\.1/);
   });
 
-  it("a database error wrapped as a cause (StorageUnavailableError) logs no statement, value or row detail", async () => {
+  it("a database error wrapped as a cause (StorageUnavailableError) logs no statement, value or row detail", { skip: databaseSkip() }, async () => {
     // A real MikroORM exception from a failing insert, on the embedded stack.
     const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
     const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logging.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { startService } from '../support/service.ts';
-import { storageKinds, type OpenedStorage, type StorageKind } from '../support/storage-kinds.ts';
+import { databasesInTier, storageKinds, type OpenedStorage, type StorageKind } from '../support/storage-kinds.ts';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 
@@ -139,7 +139,7 @@ const embeddedAsStarted: StorageKind = {
 /** Statements before the prompt: 10, of which the agents' and the project's reads are 2 that a kept catalog answers from memory. */
 const STATEMENTS = { kept: 8, read: 10 };
 
-for (const kind of [...storageKinds('turn_round_trips'), embeddedAsStarted]) {
+for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ? [embeddedAsStarted] : [])]) {
   describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
     let opened: OpenedStorage;
     const statements: string[] = [];

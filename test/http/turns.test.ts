@@ -5,6 +5,7 @@ import type { WireEvent } from '../../domain/events.ts';
 import { ok } from '../../domain/result.ts';
 import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
 import { startFixtureService, type TestService } from '../support/service.ts';
+import { databaseSkip } from '../support/storage-kinds.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
@@ -225,7 +226,7 @@ describe('racing first directives', () => {
   });
 });
 
-describe('garbled agent output on embedded PostgreSQL', () => {
+describe('garbled agent output on embedded PostgreSQL', { skip: databaseSkip() }, () => {
   it('is stored repaired: the run succeeds and the thread stays free (where PostgreSQL refused it before)', async () => {
     const { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } = await import('../../adapters/embedded/pglite-server.ts');
     const { createMikroOrmStorage } = await import('../../adapters/mikro-orm/storage.ts');

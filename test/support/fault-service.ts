@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { after, it } from 'node:test';
 import { fixtureWorld } from './fixture-world.ts';
 import { createScratchDatabase } from './scratch-database.ts';
+import { serviceEntry } from './built.ts';
 
 /** The turn lease of the fault tests' services: short, so a killed holder's turn is swept within a test. */
 export const FAULT_LEASE_MS = 1500;
@@ -15,7 +16,7 @@ export const FAULT_LEASE_MS = 1500;
  * 60 s: an embedded start (PGlite) on a loaded 2-core machine took more than 30 s in the full suite.
  */
 export async function startServiceProcess(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', TURN_LEASE_MS: String(FAULT_LEASE_MS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -20,10 +20,27 @@ export interface StorageKind {
 }
 
 /**
- * The backends the HTTP tests run on: memory, embedded PGlite, and PostgreSQL when `TEST_DATABASE_URL` is
- * set (a scratch database named with `prefix`, dropped at the end).
+ * The storage matrix the HTTP tests run on: every backend ({@link allStorageKinds}), or only those
+ * `TEST_STORAGE_KINDS` names (comma-separated: `memory`, `PGlite`, `PostgreSQL`). `npm test` sets it to
+ * `memory`; `npm run test:full` runs the matrix on every backend (test/run.mjs).
  */
 export function storageKinds(prefix: string): StorageKind[] {
+  const only = process.env.TEST_STORAGE_KINDS?.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '');
+  const kinds = allStorageKinds(prefix);
+  return only === undefined || only.length === 0 ? kinds : kinds.filter((kind) => only.some((name) => kind.name.toLowerCase().includes(name)));
+}
+
+/** Whether the tier runs the storage matrix on the databases too (false in `npm test`: memory only). */
+export const databasesInTier = (): boolean => storageKinds('probe').some((kind) => kind.name !== 'memory');
+
+/** Why a test on a database is skipped here, for its `skip` option; false where it runs. */
+export const databaseSkip = (): string | false => (databasesInTier() ? false : 'the storage matrix on databases runs in npm run test:full');
+
+/**
+ * Every backend: memory, embedded PGlite, and PostgreSQL when `TEST_DATABASE_URL` is set (a scratch
+ * database named with `prefix`, dropped at the end). The ports' contract suites run on all of them in every tier.
+ */
+export function allStorageKinds(prefix: string): StorageKind[] {
   const kinds: StorageKind[] = [
     {
       name: 'memory',
