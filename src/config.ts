@@ -62,7 +62,7 @@ export interface Config {
   readonly agentSandbox: 'auto' | 'off';
   /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
   readonly metricsToken: string | null;
-  /** The limits each instance applies (README, configuration). */
+  /** The limits each instance applies (docs/operations.md, configuration). */
   readonly limits: {
     /** Failed credentials per minute from one client address, on any path (SIGNIN_ATTEMPTS_PER_MINUTE). */
     readonly signInsPerMinute: number;

@@ -18,3 +18,16 @@ describe('docs/errors.md', () => {
     }
   });
 });
+
+describe('README.md', () => {
+  const text = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+  it("stays a newcomer's page: at most 80 lines, the rest in docs/ (docs/operations.md has the configuration)", () => {
+    assert.ok(text.split('\n').length <= 81, `README.md has ${text.split('\n').length - 1} lines`);
+    assert.doesNotMatch(text, /^\| variable \|/m);
+  });
+
+  it('keeps the line the measured test timings go on', () => {
+    assert.match(text, /^`npm test` — the fast tier \(about .+\n<!-- timings -->$/m);
+  });
+});

@@ -1,6 +1,6 @@
 import type { XmppAccount } from '../../domain/xmpp.ts';
 
-/** The id of the demo world's XMPP channel, there only when its variables are set (README, configuration). */
+/** The id of the demo world's XMPP channel, there only when its variables are set (docs/operations.md, configuration). */
 export const DEMO_XMPP_CHANNEL = 'xmpp-chat';
 
 /**
