@@ -1,7 +1,5 @@
 import type { Address } from '../domain/model.ts';
-import type { Delivery } from './channel-port.ts';
 import type { ChatInbox } from './chat-inbox.ts';
-import type { DirectiveAnswer } from './console-writer.ts';
 
 /** A person's message on a chat channel, as its adapter read it from the platform. */
 export interface ChatMessage {
@@ -22,37 +20,85 @@ export interface ChatMessage {
   readonly id: string;
 }
 
-/** What became of a chat message; `reply` is what the adapter posts back in the thread (once). */
-export type ChatOutcome =
-  /** Not for the agent: no conversation lives there and the bot was not addressed. */
-  | { readonly kind: 'ignored' }
-  /** The sender is linked to no console user: told how to link, and nothing runs. */
-  | { readonly kind: 'unlinked'; readonly reply: string }
-  /** The linked user may not speak there (not a member of the thread), or it could not be taken. */
-  | { readonly kind: 'refused'; readonly reply: string }
-  /** The conversation's next directive: run now, or queued behind the running turn. */
-  | { readonly kind: 'directive'; readonly thread_id: string; readonly answer: DirectiveAnswer }
-  /** A new thread on the channel, opened by the message, whose first turn runs it. */
-  | { readonly kind: 'opened'; readonly thread_id: string; readonly answer: DirectiveAnswer }
-  /** The reply answered the item the turn waits on. */
-  | { readonly kind: 'answered'; readonly thread_id: string; readonly pending_id: string }
-  /** `stop`: the running turn is being cancelled. */
-  | { readonly kind: 'cancelled'; readonly thread_id: string; readonly run_id: string };
+/**
+ * What the app made of a chat message (the kinds of core/channels/inbound.ts's outcome): `ignored` (not
+ * for the agent), `unlinked` (told how to link, nothing runs), `refused` (told why), `directive`,
+ * `opened` (a new thread), `answered` (the item the turn waits on), `cancelled` (`stop`).
+ */
+export type ChatOutcomeKind = 'ignored' | 'unlinked' | 'refused' | 'directive' | 'opened' | 'answered' | 'cancelled';
+
+/** Where a room message was read, as only its adapter knows it. */
+export interface ChatPlacing {
+  /** The top-level place it was posted in (a room): the message is claimed on the channel as `<place>/<id>`. */
+  readonly place: string;
+  /** The address id a reply goes to: the message's thread, or (posted outside a thread) the thread it would open, named by it. */
+  readonly replyAt: string;
+}
+
+/** What the protocol did with a room message. */
+export type ChatHandled =
+  /** Handled now, by this listener: what the app made of it (its reply, if any, is in the delivery outbox). */
+  | { readonly kind: 'handled'; readonly outcome: ChatOutcomeKind }
+  /** Handled before (here, by another instance, before a restart): nothing was done; read past it. */
+  | { readonly kind: 'seen' }
+  /**
+   * Claimed by another holder and not done: it is handling it now, or died mid-way. Keep the place's
+   * cursor before it and read it again later (its claim lapses, and then this listener takes it).
+   */
+  | { readonly kind: 'held' };
+
+/** A direct message to the bot (not in a room), as its adapter read it. */
+export interface DirectChat {
+  readonly channel: string;
+  /** The sender's address on the platform (a bare JID). */
+  readonly sender: string;
+  /** What they wrote, trimmed. Never logged: `link <code>` carries a code. */
+  readonly text: string;
+  /** The platform's stable id of the message (the server's stanza id), or null when it gives none (then it is not claimed). */
+  readonly id: string | null;
+}
 
 /**
- * What a chat channel's adapter is handed once the app is built (it is built after the channels):
- * where people's messages go, how a `link <code>` is redeemed, how a reply is posted (through the
- * delivery outbox, so it is posted once), and where the adapter keeps what it has read.
+ * What became of a direct message: `link` (a `link <code>`, redeemed or refused past the rate limit;
+ * answered), `help` (the help text answered), `quiet` (the help text was sent to that sender lately:
+ * nothing answered), `seen` (claimed by another listener or handled before: nothing done).
+ */
+export type DirectHandled = 'link' | 'help' | 'quiet' | 'seen';
+
+/**
+ * The chat-inbound protocol as one listener uses it: every message is claimed (one handler across
+ * instances and reconnects), handed to the app, answered once, and marked done.
+ */
+export interface ChatSession {
+  /**
+   * A person's message in a room: claimed as `<place>/<id>`, handed to the app, its reply (how to link, said
+   * once per sender and channel; a refusal) posted at `replyAt` through the delivery outbox under an id derived
+   * from the claim, so a retry or a second instance posts it once; then marked done. Rejects when storage
+   * fails: the message is not done, and is read again (its claim is this listener's; another one's lapses).
+   */
+  message(message: ChatMessage, placing: ChatPlacing): Promise<ChatHandled>;
+  /**
+   * A direct message to the bot: claimed by its id, then `link <code>` is redeemed for the sender (at most
+   * a few attempts a minute per sender and channel), anything else answered with the help text (at most
+   * once in ten minutes per sender); `answer` sends the reply back to the sender on the platform, and the
+   * message is marked done once it was sent.
+   */
+  direct(message: DirectChat, answer: (reply: string) => Promise<void>): Promise<DirectHandled>;
+}
+
+/**
+ * What a chat channel's adapter is handed once the app is built (it is built after the channels): the
+ * chat-inbound protocol (core/channels/chat-protocol.ts), and where the adapter keeps what it has read.
+ * The adapter translates the platform's events into {@link ChatMessage}s and {@link DirectChat}s and
+ * calls a session; claims, replies and links are the protocol's.
  */
 export interface ChatHandlers {
-  /** A person's message: a directive, an answer, a stop, or a reply to post (core/channels/inbound.ts). */
-  readonly receive: (message: ChatMessage) => Promise<ChatOutcome>;
-  /** `link <code>` sent to the bot from `address`: the answer's `reply` goes back to the sender. */
-  readonly redeemLinkCode: (channel: string, address: string, code: string) => Promise<{ readonly kind: string; readonly reply: string }>;
-  /** Adds a post to the delivery outbox (one per id) and has it dispatched now. */
-  readonly post: (delivery: Delivery) => Promise<void>;
-  /** The messages claimed and handled, and each room's last one read (durable). */
-  readonly inbox: ChatInbox;
-  /** Counts one `link` attempt of a sender; false once it is past its limit (5 a minute). */
-  readonly linkAttempt: (channel: string, sender: string) => boolean;
+  /**
+   * A session for one listener (its claims are held under a holder of its own, and it remembers whom it
+   * sent the help text). `claimMs`: how long a claim holds before another instance may take the message
+   * (60 s by default); `help`: the text a direct message that is not `link <code>` is answered with.
+   */
+  session(options?: { readonly claimMs?: number; readonly help?: string }): ChatSession;
+  /** Each place's cursor (the last message handled there), and the occupants the platform asserted (durable). */
+  readonly inbox: Pick<ChatInbox, 'cursor' | 'advance' | 'rememberOccupant' | 'occupant'>;
 }

@@ -43,6 +43,8 @@ import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
+import { chatProtocol } from '../core/channels/chat-protocol.ts';
+import { derivedUuid } from './channels/derived-id.ts';
 import { chatRelay } from '../core/channels/relay.ts';
 import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
 import { kicker } from '../core/runs/kick.ts';
@@ -212,7 +214,8 @@ export function createApp(options: AppOptions): ComposedApp {
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
   // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
   const directiveBudget = windowLimiter({ limit: config.limits.directivesPerMinute });
-  const chat: ChatHandlers = {
+  // The chat-inbound protocol the chat channels' adapters call: claim, receive, reply through the outbox, done.
+  const chat = chatProtocol({
     receive: receiveChat,
     redeemLinkCode: linking.redeemLinkCode,
     post: async (delivery) => {
@@ -226,7 +229,9 @@ export function createApp(options: AppOptions): ComposedApp {
       linkAttempts.record(key);
       return true;
     },
-  };
+    newId: uuidv7,
+    derivedId: derivedUuid,
+  });
   // A write whose body is refused answers 404 first when its path names what the caller cannot use.
   const access = pathAccess(storage);
   const live = liveSocket({

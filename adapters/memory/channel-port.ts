@@ -1,4 +1,3 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
@@ -26,7 +25,6 @@ export const MEMORY_BOT = 'console';
 
 /** The world file channels' rooms keep this many messages each (the oldest go first). */
 const ROOM_KEEPS = 1_000;
-const CLAIM_MS = 60_000;
 /** A room whose read failed (a message held elsewhere, the inbox away) is read again after this long. */
 const RETRY_MS = 5_000;
 
@@ -45,19 +43,13 @@ export interface MemoryChannelPort extends ChannelPort {
 /** A top-level place's id: the part of a place id before its first `/` (`general/t1` is in `general`). */
 const roomOf = (at: string): string => at.split('/')[0]!;
 
-/** A UUID-shaped id (version 8) derived from `seed`: the same seed gives the same id on every instance. */
-function derivedUuid(seed: string): string {
-  const hex = createHash('sha256').update(seed).digest('hex');
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
 /**
  * The channels of the world file (through the catalog), each room a list in memory (this process's):
- * a delivery is posted there once (by its id), a post by a person is handed to the listener as an xmpp
- * room's message is (contract section 9, inbound): once (claimed in `handlers.inbox` by room and id),
- * the bot's own posts and other bots' (a console-kind origin id) never, a message addressing the bot by
- * `nick` opening a thread named by its id, an unlinked or refused sender's reply posted once in the thread.
+ * a delivery is posted there once (by its id), a post by a person is handed to the chat-inbound protocol
+ * as an xmpp room's message is (contract section 9, inbound; `handlers.session()`: claimed by room and id,
+ * handled once, an unlinked or refused sender's reply posted once in the thread), the bot's own posts and
+ * other bots' (a console-kind origin id) never, a message addressing the bot by `nick` opening a thread
+ * named by its id.
  */
 export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: string } = {}): MemoryChannelPort {
   const nick = options.nick ?? MEMORY_BOT;
@@ -77,7 +69,7 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
   function listen(handlers: ChatHandlers): ChannelListener {
     if (listening !== null) throw new Error('the world file channels are listened to already');
     const { inbox } = handlers;
-    const holder = `memory-${randomUUID()}`;
+    const chat = handlers.session();
     const bots = new Set<string>();
     const chains = new Map<string, Promise<void>>();
     let closed = false;
@@ -88,30 +80,16 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
       if (post.sender === MEMORY_BOT) return;
       if (post.originId !== null && isConsoleOrigin(post.originId)) bots.add(post.sender);
       if (bots.has(post.sender) || post.text.trim() === '') return;
-      const key = `${room}/${post.id}`;
-      if (!(await inbox.claim(channel, key, holder, CLAIM_MS))) {
-        // Done: handled (here or by another listener), read past it. Not done: held; the cursor stays before it.
-        if (await inbox.isDone(channel, key)) return;
-        throw new Error(`the message ${post.id} is held by another listener`);
-      }
       const addressed = addressedText(post.text, nick);
+      // A new thread of the room, named by the message's id (where a reply to a message in the room goes, too).
       const opened = `${room}/${post.id}`;
       const address: Address = { channel, id: post.at };
-      const outcome = await handlers.receive({
-        channel, address, opens: addressed === null ? null : { channel, id: opened }, sender: post.sender, text: addressed ?? post.text, id: post.id,
-      });
-      if (outcome.kind === 'unlinked' || outcome.kind === 'refused') {
-        const at = post.at === room ? opened : post.at;
-        const told = `told/${post.sender}`;
-        const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, CLAIM_MS));
-        if (tell) {
-          await handlers.post({
-            id: derivedUuid(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
-          });
-          if (outcome.kind === 'unlinked') await inbox.done(channel, told);
-        }
-      }
-      await inbox.done(channel, key);
+      const handled = await chat.message(
+        { channel, address, opens: addressed === null ? null : { channel, id: opened }, sender: post.sender, text: addressed ?? post.text, id: post.id },
+        { place: room, replyAt: post.at === room ? opened : post.at },
+      );
+      // Claimed by another listener and not done: the cursor stays before it, and the room is read again.
+      if (handled.kind === 'held') throw new Error(`the message ${post.id} is held by another listener`);
     }
 
     /** Hands over the room's messages after its cursor, in order; a room never read starts at what was posted once this listener started. */

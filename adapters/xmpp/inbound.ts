@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Element } from '@xmpp/client';
 import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
@@ -13,9 +13,6 @@ import { bareJid, directMessage, messageFacts, NS } from './stanzas.ts';
 
 /** The conversations living on the channel: the rooms the bot joins. */
 export type LivingRooms = () => Promise<readonly { address: string }[]>;
-
-/** How long one instance holds a message it handles before another may take it (it died meanwhile), unless told. */
-const CLAIM_MS = 60_000;
 
 /**
  * A room message another holder has claimed and not done: it may be handling it now, or it died
@@ -32,33 +29,15 @@ const LIVING_EVERY_MS = 30_000;
 /** At most this many archive pages are read in one catch-up (then the next one goes on from there). */
 const CATCH_UP_PAGES = 50;
 const PAGE = 100;
-/** A sender is sent the help text at most once in this long (a bot answering the bot's help ends there). */
-const HELP_EVERY_MS = 10 * 60_000;
-
-export const DIRECT_HELP =
-  'I am the console bot. To link this address to your console user, ask the console for a link code (Chat links) ' +
-  'and send me "link <code>" here. In a room, talk in the thread of a conversation, or start a message with my nick ' +
-  '("console: ...") to start one.';
-
-export const TOO_MANY_LINK_ATTEMPTS = 'Too many link attempts from this address: wait a minute, then try again.';
-
-/** A UUID-shaped id (version 8) derived from `seed`: the same seed gives the same id on every instance. */
-export function derivedUuid(seed: string): string {
-  const hex = createHash('sha256').update(seed).digest('hex');
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
 export { addressedText };
 
 /**
  * The inbound side of an xmpp channel (contract section 9): people's messages in the rooms the bot is
- * in go to the app (`handlers.receive`), direct messages to the bot redeem link codes, and on each
- * (re)join a room's archive is read from where the bot stopped, so nothing posted while it was away
- * is lost. Each message is handled once across instances and reconnects: claimed by its room's stanza
- * id (`handlers.inbox`), and its directive keyed by it; a reply is posted through the outbox under an
- * id derived from it. A room's messages are handled in order, one at a time; its cursor moves only
- * past a message that was handled.
+ * in, and direct messages to the bot, are read into the chat-inbound protocol's terms and handed to it
+ * (`handlers.session()`: claimed once across instances and reconnects by the room's stanza id, handed
+ * to the app, answered, done), and on each (re)join a room's archive is read from where the bot stopped
+ * (`handlers.inbox`), so nothing posted while it was away is lost. A room's messages are handled in
+ * order, one at a time; its cursor moves only past a message that was handled.
  */
 export function xmppInbound(options: {
   readonly channelId: string;
@@ -72,15 +51,13 @@ export function xmppInbound(options: {
   readonly claimMs?: number;
 }) {
   const { channelId: channel, connection, handlers, log } = options;
-  const claimMs = options.claimMs ?? CLAIM_MS;
   const { inbox } = handlers;
+  const chat = handlers.session(options.claimMs === undefined ? {} : { claimMs: options.claimMs });
   const account = connection.account;
   const botJid = account.jid.toLowerCase();
-  const holder = `xmpp-${randomBytes(6).toString('hex')}`;
   const { occupants } = options;
   /** Senders seen posting as a bot (a console origin-id): ignored from then on. */
   const bots = new Set<string>();
-  const helped = new Map<string, number>();
   /** Each room's work, one at a time: messages live and from the archive, in order. */
   const chains = new Map<string, Promise<void>>();
   /** Rooms where a message failed: the cursor stays until a catch-up reads past it. */
@@ -138,34 +115,19 @@ export function xmppInbound(options: {
     if (bots.has(sender)) return cursor;
     const body = facts.body ?? '';
     if (body.trim() === '') return cursor;
-    const key = `${room}/${facts.stanzaId}`;
-    if (!(await inbox.claim(channel, key, holder, claimMs))) {
-      // Done: handled (here or elsewhere), read past it. Not done: held, perhaps by an instance that died.
-      if (await inbox.isDone(channel, key)) return cursor;
-      throw new HeldElsewhere(facts.stanzaId);
-    }
     const thread = facts.thread === null || facts.thread === '' ? null : facts.thread;
     const addressed = addressedText(body, account.nick);
     // A new thread of the room, named by the message's stanza id: a repeat opens the same one.
     const opened = roomThreadAddress(room, facts.stanzaId);
     const address: Address = { channel, id: thread === null ? room : roomThreadAddress(room, thread) };
-    const outcome = await handlers.receive({
-      channel, address, opens: addressed === null ? null : { channel, id: opened }, sender, text: addressed ?? body, id: facts.stanzaId,
-    });
-    if (outcome.kind === 'unlinked' || outcome.kind === 'refused') {
-      const at = thread === null ? opened : address.id;
-      // The how-to-link reply goes to a sender once per channel (remembered in the inbox).
-      const told = `told/${sender}`;
-      const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, claimMs));
-      if (tell) {
-        await handlers.post({
-          id: derivedUuid(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
-        });
-        if (outcome.kind === 'unlinked') await inbox.done(channel, told);
-      }
-    }
-    await inbox.done(channel, key);
-    log.info({ room, message: facts.stanzaId, outcome: outcome.kind }, 'xmpp room message handled');
+    const handled = await chat.message(
+      { channel, address, opens: addressed === null ? null : { channel, id: opened }, sender, text: addressed ?? body, id: facts.stanzaId },
+      // A reply to a message outside a thread goes to the thread it would open.
+      { place: room, replyAt: thread === null ? opened : address.id },
+    );
+    // Claimed elsewhere and not done, perhaps by an instance that died: the cursor stays before it.
+    if (handled.kind === 'held') throw new HeldElsewhere(facts.stanzaId);
+    if (handled.kind === 'handled') log.info({ room, message: facts.stanzaId, outcome: handled.outcome }, 'xmpp room message handled');
     return cursor;
   }
 
@@ -215,21 +177,9 @@ export function xmppInbound(options: {
     const body = (stanza.getChildText('body') ?? '').trim();
     if (body === '') return;
     const id = stanza.getChildren('stanza-id', NS.sid).find((s) => bareJid(s.attrs.by) === botJid)?.attrs.id ?? stanza.attrs.id ?? null;
-    const key = id === null ? null : `dm/${sender}/${id}`;
-    if (key !== null && !(await inbox.claim(channel, key, holder, claimMs))) return;
-    const link = /^link\s+(.+)$/is.exec(body);
-    let reply: string | null;
-    if (link !== null) {
-      reply = handlers.linkAttempt(channel, sender) ? (await handlers.redeemLinkCode(channel, sender, link[1]!)).reply : TOO_MANY_LINK_ATTEMPTS;
-      // Never the text: the code links an address until it is used or expires.
-      log.info({ from: sender }, 'xmpp link code received');
-    } else {
-      const last = helped.get(sender);
-      reply = last !== undefined && Date.now() - last < HELP_EVERY_MS ? null : DIRECT_HELP;
-      if (reply !== null) helped.set(sender, Date.now());
-    }
-    if (reply !== null) await connection.send(directMessage(from, randomUUID(), reply));
-    if (key !== null) await inbox.done(channel, key);
+    const handled = await chat.direct({ channel, sender, text: body, id }, (reply) => connection.send(directMessage(from, randomUUID(), reply)));
+    // Never the text: the code links an address until it is used or expires.
+    if (handled === 'link') log.info({ from: sender }, 'xmpp link code received');
   }
 
   async function joinLiving(): Promise<void> {

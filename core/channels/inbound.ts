@@ -2,14 +2,31 @@ import type { Failure } from '../../domain/errors.ts';
 import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/chat-text.ts';
 import { storableText } from '../../domain/text.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
-import type { ChatMessage, ChatOutcome } from '../../ports/chat-inbound.ts';
+import type { ChatMessage } from '../../ports/chat-inbound.ts';
 import type { DirectiveAnswer } from '../../ports/console-writer.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { Result } from '../../domain/result.ts';
 import type { TurnStart } from '../runs/directives.ts';
 
-export type { ChatMessage, ChatOutcome } from '../../ports/chat-inbound.ts';
+export type { ChatMessage } from '../../ports/chat-inbound.ts';
+
+/** What became of a chat message; `reply` is what the chat protocol posts back in the thread (once). */
+export type ChatOutcome =
+  /** Not for the agent: no conversation lives there and the bot was not addressed. */
+  | { readonly kind: 'ignored' }
+  /** The sender is linked to no console user: told how to link, and nothing runs. */
+  | { readonly kind: 'unlinked'; readonly reply: string }
+  /** The linked user may not speak there (not a member of the thread), or it could not be taken. */
+  | { readonly kind: 'refused'; readonly reply: string }
+  /** The conversation's next directive: run now, or queued behind the running turn. */
+  | { readonly kind: 'directive'; readonly thread_id: string; readonly answer: DirectiveAnswer }
+  /** A new thread on the channel, opened by the message, whose first turn runs it. */
+  | { readonly kind: 'opened'; readonly thread_id: string; readonly answer: DirectiveAnswer }
+  /** The reply answered the item the turn waits on. */
+  | { readonly kind: 'answered'; readonly thread_id: string; readonly pending_id: string }
+  /** `stop`: the running turn is being cancelled. */
+  | { readonly kind: 'cancelled'; readonly thread_id: string; readonly run_id: string };
 
 /** How to link, said once to a sender the channel does not know. */
 export const HOW_TO_LINK =

@@ -3,14 +3,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { chatInbound, TOO_LONG } from '../../core/channels/inbound.ts';
+import { chatProtocol } from '../../core/channels/chat-protocol.ts';
+import { chatInbound, TOO_LONG, type ChatOutcome } from '../../core/channels/inbound.ts';
 import type { TurnStart } from '../../core/runs/directives.ts';
 import { CHAT_TEXT_LIMIT, chatParts } from '../../domain/chat-text.ts';
 import type { ChannelPlace } from '../../domain/model.ts';
 import { newThreadAddress } from '../../domain/operations.ts';
 import { storableText } from '../../domain/text.ts';
 import { ChannelUnavailableError, type ChannelListener, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
-import type { ChatHandlers, ChatMessage, ChatOutcome } from '../../ports/chat-inbound.ts';
+import type { ChatHandlers, ChatMessage } from '../../ports/chat-inbound.ts';
+import { derivedUuid } from '../../src/channels/derived-id.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 
@@ -84,9 +86,10 @@ async function eventually<T>(what: string, found: () => T | undefined | null | f
 }
 
 /**
- * The app's side of inbound, as a chat adapter is handed it: the inbound use case (core/channels/inbound.ts)
- * over a memory store where a conversation of alice's lives at the fixture's thread, with a turn starter
- * that records what would run. Replies are posted through the port (as the outbox would, once by id).
+ * The app's side of inbound, as a chat adapter is handed it: the chat-inbound protocol (core/channels/chat-protocol.ts)
+ * over the inbound use case (core/channels/inbound.ts) and a memory store where a conversation of alice's lives at
+ * the fixture's thread, with a turn starter that records what would run. Replies are posted through the port (as the
+ * outbox would, once by id).
  */
 async function inboundApp(f: ChannelFixture) {
   const storage = createMemoryStorage();
@@ -116,7 +119,7 @@ async function inboundApp(f: ChannelFixture) {
     cancel: async () => ({ ok: false, error: { code: 'not_found' } }),
     answer: async () => ({ ok: false, error: { code: 'not_found' } }),
   });
-  const handlers: ChatHandlers = {
+  const handlers: ChatHandlers = chatProtocol({
     receive: async (message) => {
       handed.push(message);
       const outcome = await receive(message);
@@ -129,7 +132,9 @@ async function inboundApp(f: ChannelFixture) {
     },
     inbox: storage.chatInbox,
     linkAttempt: () => true,
-  };
+    newId: uuidv7,
+    derivedId: derivedUuid,
+  });
   return { handlers, handed, outcomes, runs, close: () => storage.close() };
 }
 

@@ -3,7 +3,8 @@
 // is addressed by its nick, reply ids derived from a message are stable UUIDs.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addressedText, derivedUuid } from '../../adapters/xmpp/inbound.ts';
+import { addressedText } from '../../adapters/xmpp/inbound.ts';
+import { derivedUuid } from '../../src/channels/derived-id.ts';
 import { directMessage, threadMessage, xmlText } from '../../adapters/xmpp/stanzas.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 

@@ -1,0 +1,129 @@
+import type { ChatHandled, ChatHandlers, ChatMessage, ChatSession, DirectHandled } from '../../ports/chat-inbound.ts';
+import type { ChatInbox } from '../../ports/chat-inbox.ts';
+import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
+import type { DerivedId } from '../../ports/derived-id.ts';
+import type { NewId } from '../../ports/new-id.ts';
+import type { ChatOutcome } from './inbound.ts';
+
+/** How long a listener holds a message it handles before another may take it (it died meanwhile), unless told. */
+export const CHAT_CLAIM_MS = 60_000;
+
+/** A sender is sent the help text at most once in this long (a bot answering the bot's help ends there). */
+export const HELP_EVERY_MS = 10 * 60_000;
+
+/** The answer to a direct message that is not `link <code>`, unless the adapter gives its own. */
+export const DIRECT_HELP =
+  'I am the console bot. To link this address to your console user, ask the console for a link code (Chat links) ' +
+  'and send me "link <code>" here. In a room, talk in the thread of a conversation, or start a message with my nick ' +
+  '("console: ...") to start one.';
+
+/** The answer to `link <code>` past the sender's limit of attempts. */
+export const TOO_MANY_LINK_ATTEMPTS = 'Too many link attempts from this address: wait a minute, then try again.';
+
+/**
+ * The chat-inbound protocol (contract section 9, inbound), once for every chat platform: what a channel's
+ * adapter is handed as `ChannelPort.listen`'s {@link ChatHandlers}. Each listener takes a `session()` and,
+ * for every message people post, calls it; the adapter only translates the platform's events and keeps its
+ * cursors. What a new adapter (Slack, ...) does:
+ *
+ * 1. Reads a person's message into a `ChatMessage`: the channel, the `address` it was posted at (a thread), the
+ *    `sender` as the platform asserts it (never a field the sender wrote), the text (the bot's mention taken off),
+ *    the platform's stable `id`, and `opens` (the address of the new thread it would start) when it addresses
+ *    the bot. Before that it drops what is nobody's directive: the bot's own posts, other bots', blank ones.
+ * 2. Calls `session.message(message, { place, replyAt })`, one message at a time per place, in order: `place`
+ *    is the top-level place (a room, a Slack channel) and names the claim `<place>/<id>` on the channel;
+ *    `replyAt` is where a reply goes (the message's thread, or the thread it would open). The protocol claims
+ *    the message (one listener, across instances and reconnects, ever handles it), hands it to the app
+ *    (`receive`: a directive, an answer, a stop, a new thread, or a reply), posts the reply through the
+ *    delivery outbox under an id derived from the claim (a retry, or a second instance, posts it once; the
+ *    how-to-link reply once per sender and channel), and marks it done.
+ * 3. Moves the place's cursor (`handlers.inbox.advance`) past a message answered `handled` or `seen`; on `held`
+ *    (another listener has it and is not done: it may have died mid-way) or a rejection (storage away) it
+ *    keeps the cursor before it and reads the place's history again a few seconds later, until it is done or
+ *    its claim lapses and this listener takes it.
+ * 4. Hands a direct message to the bot to `session.direct(message, answer)`: `link <code>` is redeemed for
+ *    the sender (at most `linkAttempt` allows), anything else gets the help text (at most once in ten minutes
+ *    per sender); `answer` sends the reply on the platform, and only then is the message done.
+ */
+export function chatProtocol(deps: {
+  /** The inbound use case (core/channels/inbound.ts): what the app makes of a message. */
+  readonly receive: (message: ChatMessage) => Promise<ChatOutcome>;
+  /** `link <code>` from `address` on the channel (core/channels/links.ts): the answer's `reply` goes back to the sender. */
+  readonly redeemLinkCode: (channel: string, address: string, code: string) => Promise<{ readonly reply: string }>;
+  /** Adds a post to the delivery outbox (one per id) and has it dispatched now. */
+  readonly post: DeliveryOutbox['add'];
+  /** The messages claimed and handled, and each place's cursor (durable, shared by the instances). */
+  readonly inbox: ChatInbox;
+  /** Counts one `link` attempt of a sender on a channel; false once it is past its limit. */
+  readonly linkAttempt: (channel: string, sender: string) => boolean;
+  /** A new id: each session's holder of its claims. */
+  readonly newId: NewId;
+  /** A reply's delivery id from the message it answers: the same on every instance. */
+  readonly derivedId: DerivedId;
+  /** Milliseconds since the epoch; `Date.now` by default. When the help text was last sent is told by it. */
+  readonly now?: () => number;
+}): ChatHandlers {
+  const { inbox } = deps;
+  const now = deps.now ?? Date.now;
+
+  function session(options: { readonly claimMs?: number; readonly help?: string } = {}): ChatSession {
+    const holder = `chat-${deps.newId()}`;
+    const claimMs = options.claimMs ?? CHAT_CLAIM_MS;
+    const help = options.help ?? DIRECT_HELP;
+    /** When each sender (by channel) was last sent the help text. */
+    const helped = new Map<string, number>();
+
+    async function message(message: ChatMessage, placing: { readonly place: string; readonly replyAt: string }): Promise<ChatHandled> {
+      const { channel } = message;
+      const key = `${placing.place}/${message.id}`;
+      if (!(await inbox.claim(channel, key, holder, claimMs))) {
+        // Done: handled (here or elsewhere), read past it. Not done: held, perhaps by a listener that died.
+        return (await inbox.isDone(channel, key)) ? { kind: 'seen' } : { kind: 'held' };
+      }
+      const outcome = await deps.receive(message);
+      if (outcome.kind === 'unlinked' || outcome.kind === 'refused') {
+        // The how-to-link reply goes to a sender once per channel (remembered in the inbox).
+        const told = `told/${message.sender}`;
+        const tell = outcome.kind === 'refused' || (await inbox.claim(channel, told, holder, claimMs));
+        if (tell) {
+          const at = placing.replyAt;
+          await deps.post({
+            id: deps.derivedId(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
+          });
+          if (outcome.kind === 'unlinked') await inbox.done(channel, told);
+        }
+      }
+      await inbox.done(channel, key);
+      return { kind: 'handled', outcome: outcome.kind };
+    }
+
+    async function direct(
+      message: { readonly channel: string; readonly sender: string; readonly text: string; readonly id: string | null },
+      answer: (reply: string) => Promise<void>,
+    ): Promise<DirectHandled> {
+      const { channel, sender } = message;
+      const key = message.id === null ? null : `dm/${sender}/${message.id}`;
+      if (key !== null && !(await inbox.claim(channel, key, holder, claimMs))) return 'seen';
+      const link = /^link\s+(.+)$/is.exec(message.text);
+      let reply: string | null;
+      let handled: DirectHandled;
+      if (link !== null) {
+        reply = deps.linkAttempt(channel, sender) ? (await deps.redeemLinkCode(channel, sender, link[1]!)).reply : TOO_MANY_LINK_ATTEMPTS;
+        handled = 'link';
+      } else {
+        const who = `${channel}\u0000${sender}`;
+        const last = helped.get(who);
+        reply = last !== undefined && now() - last < HELP_EVERY_MS ? null : help;
+        if (reply !== null) helped.set(who, now());
+        handled = reply === null ? 'quiet' : 'help';
+      }
+      if (reply !== null) await answer(reply);
+      if (key !== null) await inbox.done(channel, key);
+      return handled;
+    }
+
+    return { message, direct };
+  }
+
+  return { session, inbox };
+}
