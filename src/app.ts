@@ -45,7 +45,7 @@ import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatRelay } from '../core/channels/relay.ts';
 import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
-import { kicker } from '../core/runs/kick.ts';
+import { backgroundTurns } from '../core/runs/turns.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
@@ -168,18 +168,18 @@ export function createApp(options: AppOptions): ComposedApp {
   const runDirectory = threadDirectories({
     catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
   });
-  // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
-  const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });
+  // A turn's end (here, or swept) starts the thread's next queued directive: run on this instance.
+  const startQueued = queuedTurns({ storage, bus, turns: () => turns, runDirectory, log });
   let stopping = false;
-  const kicks = kicker({
+  const turns = backgroundTurns({
     writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, startQueued, stopping: () => stopping,
   });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
-    if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
+    if (signal.kind === 'cancel_requested') turns.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs, startQueued });
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: turns.runs, startQueued });
   sweeps.start();
   // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
   void pruneWorktrees(storage.catalog, worktrees, log);
@@ -196,18 +196,18 @@ export function createApp(options: AppOptions): ComposedApp {
   void pruneChatClaims(storage.chatInbox, log);
   const claimPrunes = setInterval(() => void pruneChatClaims(storage.chatInbox, log), CHAT_CLAIM_PRUNE_EVERY_MS);
   claimPrunes.unref();
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
-  const submit = directives(turns);
+  const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
+  const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
-  const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
+  const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });
   const answers = responses({ storage, bus, runner, vocabularies, emit, log });
   const cancelTurn = turnCanceller({ storage, bus });
   const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
   const receiveChat = chatInbound({
-    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
+    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer,
   });
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
   // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
@@ -290,11 +290,11 @@ export function createApp(options: AppOptions): ComposedApp {
       clearInterval(rechecks);
       if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
       clearInterval(claimPrunes);
-      // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
+      // Stopping the agents ends their turns: each turn records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;
       await runner.close();
-      await kicks.drain();
+      await turns.drain();
       stopWaiting();
       await bus.close();
       await storage.close();

@@ -12,7 +12,7 @@ import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../../core/moves/moves.ts';
 import { directives } from '../../core/runs/directives.ts';
 import { emitter } from '../../core/runs/emit.ts';
-import { kicker } from '../../core/runs/kick.ts';
+import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import { ok } from '../../domain/result.ts';
@@ -77,13 +77,13 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const runner = scriptedRunner();
   const waiters = new PendingWaiters((pending) => storage.writer.pendingAnswers(pending));
   const emit = emitter(storage.events, bus);
-  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000 });
+  const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000 });
   const vocabularies = agentVocabularies(storage.catalog, offers);
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
-  const submit = directives(turns);
-  const moves = threadMoves({ ...turns, channels: port, deliveries, newId });
+  const starting = { storage, vocabularies, bus, turns, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
+  const submit = directives(starting);
+  const moves = threadMoves({ ...starting, channels: port, deliveries, newId });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });
   const until = async (done: () => boolean | Promise<boolean>) => {
     for (let waited = 0; !(await done()) && waited < 5_000; waited += 5) await sleep(5);
@@ -96,7 +96,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
     (await eventsOf(thread)).filter((e) => e.type === 'reflex_asleep').length >= n && (await storage.writer.runningTurn(thread)) === null;
   const close = async () => {
     await deliveries.close();
-    await kicks.drain();
+    await turns.drain();
   };
   return { storage, runner, submit, moves, reads, eventsOf, until, asleep, close };
 }

@@ -125,7 +125,7 @@ describe('turns end: cancel, idle agents, garbled output', () => {
 });
 
 describe('the turn is released last', () => {
-  it("only after the kick's last event (reflex_asleep) is stored, so no directive slips in before it", async () => {
+  it("only after the turn's last event (reflex_asleep) is stored, so no directive slips in before it", async () => {
     const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
     const { fixtureWorld } = await import('../support/fixture-world.ts');
     const { startService } = await import('../support/service.ts');
@@ -197,7 +197,7 @@ describe('racing first directives', () => {
     const { fixtureWorld } = await import('../support/fixture-world.ts');
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const kicked: string[] = [];
+    const started: string[] = [];
     const { agentVocabularies } = await import('../../core/agents/vocabularies.ts');
     const { fakeAgentOffers } = await import('../support/fake-agent-offers.ts');
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
@@ -205,7 +205,7 @@ describe('racing first directives', () => {
     const submit = directives({
       storage, bus: createMemoryEventBus(), runDirectory: async () => ok('projects/console-race'), lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
-      kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
+      turns: { start: (request: { run: { id: string } }) => void started.push(request.run.id) } as never,
     });
     const alice = { id: 'alice', name: 'Alice' };
     const body = { text: 'Hi', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null };
@@ -221,7 +221,7 @@ describe('racing first directives', () => {
     const [a, b] = await Promise.all([submit(alice, otherKey, { ...body, message_id: 'm1' }), submit(alice, otherKey, { ...body, message_id: 'm1' })]);
     assert.ok(a.ok && b.ok, 'matching picks and one message_id: the loser answers the first answer again');
     assert.deepEqual(a.value, b.value);
-    assert.equal(kicked.length, 2, 'one run per thread');
+    assert.equal(started.length, 2, 'one run per thread');
   });
 });
 

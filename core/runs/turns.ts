@@ -7,12 +7,12 @@ import type { PendingItems } from '../../ports/pending-items.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
-import { runKick } from './kick-turn.ts';
+import { runTurn } from './turn-run.ts';
 import type { PendingWaiters } from './pending-waiters.ts';
 import { unrefTimer } from '../timers.ts';
 
-/** One kick: a run just written (its turn claimed under this instance's lease), and what its turn needs. */
-export interface KickRequest {
+/** One turn to run: a run just written (its turn claimed under this instance's lease), and what its turn needs. */
+export interface TurnOrder {
   readonly threadId: string;
   readonly conversation: Conversation;
   readonly run: Run;
@@ -24,21 +24,21 @@ export interface KickRequest {
   /** The brief of the thread's history before this turn, read only when the agent starts a fresh session. */
   readonly history?: () => Promise<string | null>;
   /**
-   * The run's prompt waits in storage until it is taken (a dequeued directive's): the kick takes it
+   * The run's prompt waits in storage until it is taken (a dequeued directive's): the turn takes it
    * just before the agent gets it, and lets the run go, unsent, when it cannot (see DirectiveQueue.takeUnsentPrompt).
    */
   readonly unsent?: boolean;
   /**
    * `run_started` and the prompt's model message were stored with the directive (and the event published by
-   * its caller), and the conversation's session read there: the kick prompts at once, on this session.
+   * its caller), and the conversation's session read there: the turn prompts at once, on this session.
    */
   readonly started?: { readonly sessionId: string | null };
 }
 
-export interface KickDeps {
-  /** What a kick records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
+export interface TurnDeps {
+  /** What a turn records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
   readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<DirectiveQueue, 'handOverTurn' | 'takeUnsentPrompt'>;
-  /** Kicks the queued directive a turn's end handed the thread to (this instance holds its lease); answers whether it did. None: nothing is queued here. */
+  /** Starts the turn of the queued directive a turn's end handed the thread to (this instance holds its lease); answers whether it did. None: nothing is queued here. */
   readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   /**
    * Whether the instance is stopping: a turn that ends then is released without starting the next
@@ -51,13 +51,13 @@ export interface KickDeps {
   readonly log: Logger;
   /** This instance's id: the holder of the turns it claims. */
   readonly holder: string;
-  /** A turn's lease; it is renewed every third of it while the kick runs. */
+  /** A turn's lease; it is renewed every third of it while the turn runs. */
   readonly leaseMs: number;
   /** A turn whose agent sends nothing (and asks nothing) that long is cancelled. */
   readonly idleMs: number;
 }
 
-/** What this instance knows of a kick in flight. */
+/** What this instance knows of a turn in flight. */
 export interface InFlight {
   readonly controller: AbortController;
   lastActivity: number;
@@ -78,13 +78,13 @@ export interface InFlight {
 }
 
 /**
- * Runs kicks in the background and turns what the agent does into stored rows and wire events:
+ * Runs turns in the background and makes what the agent does into stored rows and wire events:
  * `run_started` first, then messages and approvals, then `run_finished`, `run_error` or
  * `run_cancelled`, and `reflex_asleep` last, whatever happened; only then is the turn handed over
- * (released, or taken by the next queued directive, which is kicked here).
- * While a kick runs its lease is renewed; an idle agent is cancelled.
+ * (released, or taken by the next queued directive, which is started here).
+ * While a turn runs its lease is renewed; an idle agent is cancelled.
  */
-export function kicker(deps: KickDeps) {
+export function backgroundTurns(deps: TurnDeps) {
   const inFlight = new Set<Promise<void>>();
   const running = new Map<string, InFlight>();
 
@@ -148,26 +148,26 @@ export function kicker(deps: KickDeps) {
   }
 
   return {
-    /** Starts a kick and returns at once: the directive is answered while it runs. */
-    kick(request: KickRequest): void {
+    /** Starts a turn and returns at once: the directive is answered while it runs. */
+    start(request: TurnOrder): void {
       const now = Date.now();
       const entry: InFlight = {
         controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, releasing: false,
       };
       running.set(request.run.id, entry);
-      const kicked: Promise<void> = runKick(deps, request, entry)
-        .catch((error: unknown) => deps.log.error({ err: error, run: request.run.id }, 'kick failed'))
+      const turn: Promise<void> = runTurn(deps, request, entry)
+        .catch((error: unknown) => deps.log.error({ err: error, run: request.run.id }, 'running the turn failed'))
         .finally(() => {
           running.delete(request.run.id);
-          inFlight.delete(kicked);
+          inFlight.delete(turn);
         });
-      inFlight.add(kicked);
+      inFlight.add(turn);
     },
     /** Whether this instance runs the run now. */
     runs: (runId: string): boolean => running.has(runId),
     /** Cancels a run if this instance runs it (a user's cancel reaches every instance). */
     cancel: (runId: string): boolean => cancel(runId, 'cancelled'),
-    /** Waits for every kick in flight (shutdown). */
+    /** Waits for every turn in flight (shutdown). */
     async drain(): Promise<void> {
       await Promise.allSettled([...inFlight]);
       clearInterval(renew);
@@ -176,4 +176,4 @@ export function kicker(deps: KickDeps) {
   };
 }
 
-export type Kicker = ReturnType<typeof kicker>;
+export type BackgroundTurns = ReturnType<typeof backgroundTurns>;

@@ -1,5 +1,5 @@
 import type { RunStatus } from '../../domain/model.ts';
-import type { InFlight, KickDeps } from './kick.ts';
+import type { InFlight, TurnDeps } from './turns.ts';
 
 /** How a turn ended, as its run records it. */
 export interface Outcome {
@@ -14,7 +14,7 @@ export interface Outcome {
  * lapse, and a sweeper on any instance ends what is left.
  */
 export async function finish(
-  deps: KickDeps,
+  deps: TurnDeps,
   entry: InFlight,
   threadId: string,
   runId: string,
@@ -49,7 +49,7 @@ export async function finish(
     entry.releasing = true;
     // Stopping, the queue waits: a turn started now would end at once with the agents, and each end would start the next.
     if (deps.stopping?.() === true) return void (await step(() => deps.writer.releaseTurn(runId)));
-    // Released and, when a directive is queued, its turn started, in one write: kicked here, under this instance's lease.
+    // Released and, when a directive is queued, its turn started, in one write: started here, under this instance's lease.
     const next = await step(() => deps.writer.handOverTurn(runId, { holder: deps.holder, ms: deps.leaseMs }));
     if (next !== null) await deps.startQueued?.(next);
   } catch (error) {

@@ -6,7 +6,7 @@ import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
 import { emitter } from '../../core/runs/emit.ts';
-import { kicker } from '../../core/runs/kick.ts';
+import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import { sweeper } from '../../core/runs/sweeper.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -52,10 +52,10 @@ async function claimedTurn(lease: { holder: string; ms: number }) {
 }
 
 /**
- * A kick whose instance cannot renew its lease (a database blip) while another instance sweeps the
- * turn: the run ends once, with one terminal event and one reflex_asleep, and the kick stops its agent.
+ * A turn whose instance cannot renew its lease (a database blip) while another instance sweeps the
+ * turn: the run ends once, with one terminal event and one reflex_asleep, and the turn stops its agent.
  */
-describe('a kick that loses its lease', () => {
+describe('a turn that loses its lease', () => {
   it('never ends a run a sweeper has ended, and stops its agent', async () => {
     const log = pino({ level: 'silent' });
     const leaseMs = 300;
@@ -63,13 +63,13 @@ describe('a kick that loses its lease', () => {
     // Instance A cannot renew: its database connection is failing.
     const failing = { ...storage.writer, renewTurns: async () => { throw new Error('connection terminated'); } };
     const runner = slowRunner(1_000);
-    const kicks = kicker({ writer: failing, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
-    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    const turns = backgroundTurns({ writer: failing, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
     // Instance B sweeps once the lease has lapsed.
     const other = sweeper({ writer: storage.writer, emit, log, holder: 'B', leaseMs, runsHere: () => false });
     await sleep(leaseMs + 100);
     assert.equal(await other.sweep(), 1);
-    await kicks.drain();
+    await turns.drain();
     await sleep(50);
     const events = (await storage.events.since(t.thread.id, 0, 100)).filter((e) => e.data.run_id === started.run.id);
     const ends = events.filter((e) => ['run_finished', 'run_error', 'run_cancelled'].includes(e.type));
@@ -81,7 +81,7 @@ describe('a kick that loses its lease', () => {
     assert.match(run.error!, /^turn_lease_expired: /);
   });
 
-  it("an instance's own sweeper leaves the turns its kicker still runs alone", async () => {
+  it("an instance's own sweeper leaves the turns it still runs alone", async () => {
     const log = pino({ level: 'silent' });
     const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: 1 });
     await sleep(10);
@@ -99,7 +99,7 @@ function keptLog() {
 }
 
 // Issue 24: a run that had just succeeded logged "the turn lease was lost": a renewal that ran after the
-// turn's release was stored, but before the kick learned it, found the turn gone and took that for a loss.
+// turn's release was stored, but before the turn learned it, found the turn gone and took that for a loss.
 describe('the end of a turn and its lease', () => {
   it('a turn that ends normally logs no lost lease, even when a renewal meets its release', async () => {
     const { log, warnings } = keptLog();
@@ -121,9 +121,9 @@ describe('the end of a turn and its lease', () => {
         return next;
       },
     };
-    const kicks = kicker({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
-    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
-    await kicks.drain();
+    const turns = backgroundTurns({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    await turns.drain();
     assert.ok(renewalsAfterRelease > 0, 'a renewal met the release');
     assert.deepEqual(warnings(), []);
     const run = (await storage.conversations.runsPage(t.thread.id, t.conversation.id, { limit: 10, before: null }))!.items[0]!;
@@ -135,13 +135,13 @@ describe('the end of a turn and its lease', () => {
     const leaseMs = 300;
     const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: leaseMs });
     const runner = slowRunner(2_000);
-    const kicks = kicker({ writer: storage.writer, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
-    kicks.kick({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
+    const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
     await sleep(50);
     // Another instance took this one for dead and swept the turn: it ended the run and let the turn go.
     await storage.writer.finishRun(started.run.id, 'failed', 'turn_lease_expired: swept');
     await storage.writer.releaseTurn(started.run.id);
-    await kicks.drain();
+    await turns.drain();
     assert.ok(runner.cancelled, 'the agent was stopped');
     assert.deepEqual(warnings(), ['the turn lease was lost; stopping the run here']);
   });
