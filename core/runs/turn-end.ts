@@ -1,5 +1,5 @@
 import type { RunStatus } from '../../domain/model.ts';
-import type { InFlight, TurnDeps } from './turns.ts';
+import type { InFlight, TurnDeps } from './turn-types.ts';
 
 /** How a turn ended, as its run records it. */
 export interface Outcome {

@@ -4,7 +4,7 @@ import { runError } from '../../domain/run-errors.ts';
 import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
 import type { TurnUpdate } from '../../ports/agent-runner.ts';
 import type { Emit } from './emit.ts';
-import type { InFlight, TurnDeps, TurnOrder } from './turns.ts';
+import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
 import { finish, type Outcome } from './turn-end.ts';
 import { failureOf } from './run-failure.ts';
 
