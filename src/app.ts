@@ -6,6 +6,7 @@ import { memoryChannelPort } from '../adapters/memory/channel-port.ts';
 import type { AgentOffers } from '../ports/agent-offers.ts';
 import type { AgentRunner } from '../ports/agent-runner.ts';
 import type { ChannelPort } from '../ports/channel-port.ts';
+import type { Clock } from '../ports/clock.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -46,6 +47,7 @@ import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatRelay } from '../core/channels/relay.ts';
 import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
 import { backgroundTurns } from '../core/runs/turns.ts';
+import { systemClock } from '../core/clock.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
@@ -104,6 +106,8 @@ export interface AppOptions {
   readonly connections?: MetricSources['connections'];
   /** How agents are confined, told by `/readyz` (src/system/agent-sandbox.ts); absent, it says nothing of it. */
   readonly agentSandbox?: SandboxState;
+  /** What time it is, and when leases, retries and the background jobs come round; by default the host's. */
+  readonly clock?: Clock;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -135,6 +139,7 @@ export const DELIVERY_TIMING: Readonly<{ intervalMs: number; retryMs: number; ma
 export function createApp(options: AppOptions): ComposedApp {
   const { config, log } = options;
   const { storage } = options;
+  const clock = options.clock ?? systemClock;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
   const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped, connections: options.connections });
@@ -172,14 +177,14 @@ export function createApp(options: AppOptions): ComposedApp {
   const startQueued = queuedTurns({ storage, bus, turns: () => turns, runDirectory, log });
   let stopping = false;
   const turns = backgroundTurns({
-    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, startQueued, stopping: () => stopping,
+    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, clock, startQueued, stopping: () => stopping,
   });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
     if (signal.kind === 'cancel_requested') turns.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: turns.runs, startQueued });
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
   sweeps.start();
   // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
   void pruneWorktrees(storage.catalog, worktrees, log);
@@ -199,7 +204,7 @@ export function createApp(options: AppOptions): ComposedApp {
   const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
   const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, clock, ...DELIVERY_TIMING, ...options.deliveryTiming });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
   const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });

@@ -1,10 +1,10 @@
+import type { Cancel, Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
 import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
-import { unrefTimer } from '../timers.ts';
 
 /**
  * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
@@ -23,12 +23,14 @@ export function sweeper(deps: {
   readonly log: Logger;
   readonly holder: string;
   readonly leaseMs: number;
+  /** When the next sweep comes round. */
+  readonly clock: Clock;
   /** Whether this instance's own background turns still run the run: its lapsed lease is renewed by the claim, not swept. */
   readonly runsHere: (runId: string) => boolean;
 }) {
   const { writer, emit, log } = deps;
   let sweeping: Promise<number> | null = null;
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopSweeping: Cancel | null = null;
   const lease = () => ({ holder: deps.holder, ms: deps.leaseMs });
 
   async function sweepAll(): Promise<number> {
@@ -81,13 +83,12 @@ export function sweeper(deps: {
     /** Sweeps now, then every half lease. */
     start(): void {
       void sweep();
-      timer = setInterval(() => void sweep(), Math.max(250, Math.floor(deps.leaseMs / 2)));
-      unrefTimer(timer);
+      stopSweeping = deps.clock.every(Math.max(250, Math.floor(deps.leaseMs / 2)), () => void sweep());
     },
     /** Stops sweeping; waits for a sweep under way. */
     async stop(): Promise<void> {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
+      stopSweeping?.();
+      stopSweeping = null;
       await sweeping;
     },
   };

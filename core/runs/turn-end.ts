@@ -1,4 +1,5 @@
 import type { RunStatus } from '../../domain/model.ts';
+import { waited } from '../clock.ts';
 import type { InFlight, TurnDeps } from './turn-types.ts';
 
 /** How a turn ended, as its run records it. */
@@ -20,15 +21,15 @@ export async function finish(
   runId: string,
   outcome: Outcome,
 ): Promise<void> {
-  const deadline = Date.now() + deps.leaseMs;
+  const deadline = deps.clock.now() + deps.leaseMs;
   const step = async <T>(work: () => Promise<T>): Promise<T> => {
     for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
       try {
         return await work();
       } catch (error) {
-        if (Date.now() + wait > deadline || entry.lost) throw error;
+        if (deps.clock.now() + wait > deadline || entry.lost) throw error;
         deps.log.warn({ err: error, run: runId }, 'recording the end of a run failed; trying again');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await waited(deps.clock, wait);
       }
     }
   };

@@ -3,6 +3,7 @@ import { boundedRecord, boundedStrings, boundedText, MAX_REPLY } from '../../dom
 import { runError } from '../../domain/run-errors.ts';
 import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
 import type { TurnUpdate } from '../../ports/agent-runner.ts';
+import { waited } from '../clock.ts';
 import type { Emit } from './emit.ts';
 import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
 import { finish, type Outcome } from './turn-end.ts';
@@ -14,11 +15,11 @@ import { failureOf } from './run-failure.ts';
  * whose lease was lost.
  */
 export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFlight): Promise<void> {
-  const { writer, runner, waiters, log } = deps;
+  const { writer, runner, waiters, log, clock } = deps;
   const { threadId, conversation, run } = request;
   const runId = run.id;
   const touch = () => {
-    entry.lastActivity = Date.now();
+    entry.lastActivity = clock.now();
   };
   // Nothing more is stored for a run whose lease was lost: the sweeper that took it has ended it.
   const emit: Emit = (thread, type, data) => (entry.lost ? Promise.resolve(null as never) : deps.emit(thread, type, data));
@@ -119,7 +120,7 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
         });
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);
-        if (entry.asking++ === 0) entry.askedAt = Date.now();
+        if (entry.asking++ === 0) entry.askedAt = clock.now();
         try {
           await emit(threadId, 'approval_requested', { run_id: runId, pending });
           return await decision;
@@ -165,15 +166,15 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
  * sweep starts the run again once its lease lapses). A cancel meanwhile throws: the run ends cancelled.
  */
 async function takePrompt(deps: TurnDeps, entry: InFlight, runId: string): Promise<boolean> {
-  const deadline = Date.now() + deps.leaseMs;
+  const deadline = deps.clock.now() + deps.leaseMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
     try {
       return await deps.writer.takeUnsentPrompt(runId, deps.holder);
     } catch (error) {
       if (entry.cancelled !== null) throw error;
-      if (entry.lost || Date.now() + wait > deadline) return false;
+      if (entry.lost || deps.clock.now() + wait > deadline) return false;
       deps.log.warn({ err: error, run: runId }, 'taking the prompt of a queued directive failed; trying again');
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await waited(deps.clock, wait);
     }
   }
 }

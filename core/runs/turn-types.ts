@@ -1,6 +1,7 @@
 import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import type { RunErrorCode } from '../../domain/run-errors.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { PendingItems } from '../../ports/pending-items.ts';
@@ -50,6 +51,8 @@ export interface TurnDeps {
   readonly emit: Emit;
   readonly waiters: PendingWaiters;
   readonly log: Logger;
+  /** What time it is, and when the lease's renewal, the idle check and a retry come round. */
+  readonly clock: Clock;
   /** This instance's id: the holder of the turns it claims. */
   readonly holder: string;
   /** A turn's lease; it is renewed every third of it while the turn runs. */

@@ -1,7 +1,6 @@
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
 import { runTurn } from './turn-run.ts';
 import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
-import { unrefTimer } from '../timers.ts';
 
 /**
  * Runs turns in the background and makes what the agent does into stored rows and wire events:
@@ -22,10 +21,11 @@ export function backgroundTurns(deps: TurnDeps) {
     cancel(id, 'turn_lease_expired');
   };
 
-  const renew = setInterval(() => {
+  const { clock } = deps;
+  const stopRenewing = clock.every(Math.max(100, Math.floor(deps.leaseMs / 3)), () => {
     const ids = [...running.keys()];
     if (ids.length === 0) return;
-    const at = Date.now();
+    const at = clock.now();
     deps.writer.renewTurns(deps.holder, ids, deps.leaseMs).then((held) => {
       for (const id of ids) {
         const entry = running.get(id);
@@ -40,14 +40,13 @@ export function backgroundTurns(deps: TurnDeps) {
       // would end it twice, and let a new turn start beside this one.
       for (const id of ids) {
         const entry = running.get(id);
-        if (entry !== undefined && Date.now() - entry.renewedAt > deps.leaseMs) lose(id, entry, 'the turn lease could not be renewed for a whole lease; stopping the run here');
+        if (entry !== undefined && clock.now() - entry.renewedAt > deps.leaseMs) lose(id, entry, 'the turn lease could not be renewed for a whole lease; stopping the run here');
       }
     });
-  }, Math.max(100, Math.floor(deps.leaseMs / 3)));
-  unrefTimer(renew);
+  });
 
-  const idle = setInterval(() => {
-    const now = Date.now();
+  const stopIdleChecks = clock.every(Math.max(50, Math.min(5_000, Math.floor(deps.idleMs / 4))), () => {
+    const now = clock.now();
     for (const [id, entry] of running) {
       if (entry.cancelled !== null) continue;
       const seconds = Math.round(deps.idleMs / 1000);
@@ -58,8 +57,7 @@ export function backgroundTurns(deps: TurnDeps) {
         cancel(id, 'agent_idle', `the agent sent nothing for ${seconds} s; the turn was cancelled`);
       }
     }
-  }, Math.max(50, Math.min(5_000, Math.floor(deps.idleMs / 4))));
-  unrefTimer(idle);
+  });
 
   /** Cancels a run this instance runs; answers whether it runs here. */
   function cancel(runId: string, code: RunErrorCode, reason?: string): boolean {
@@ -76,7 +74,7 @@ export function backgroundTurns(deps: TurnDeps) {
   return {
     /** Starts a turn and returns at once: the directive is answered while it runs. */
     start(request: TurnOrder): void {
-      const now = Date.now();
+      const now = clock.now();
       const entry: InFlight = {
         controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, releasing: false,
       };
@@ -96,8 +94,8 @@ export function backgroundTurns(deps: TurnDeps) {
     /** Waits for every turn in flight (shutdown). */
     async drain(): Promise<void> {
       await Promise.allSettled([...inFlight]);
-      clearInterval(renew);
-      clearInterval(idle);
+      stopRenewing();
+      stopIdleChecks();
     },
   };
 }

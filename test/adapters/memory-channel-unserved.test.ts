@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
+import { systemClock } from '../../core/clock.ts';
 import type { Channel } from '../../domain/model.ts';
 import { ChannelUnavailableError } from '../../ports/channel-port.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -46,7 +47,7 @@ test('a delivery to an xmpp channel with no adapter stays in the outbox, retried
   await storage.outbox.add(delivery('team-xmpp', 'room@muc.example'));
   await storage.outbox.add({ ...delivery('team-chat', 'general'), id: '019a0000-0000-7000-8000-000000000002' });
   const dispatcher = deliveryDispatcher({
-    outbox: storage.outbox, channels: port, log: createLogger('silent'), holder: 'test', intervalMs: 60_000, retryMs: 1, maxRetryMs: 1, claimMs: 30_000,
+    outbox: storage.outbox, channels: port, log: createLogger('silent'), holder: 'test', intervalMs: 60_000, retryMs: 1, maxRetryMs: 1, claimMs: 30_000, clock: systemClock,
   });
   dispatcher.poke();
   for (let waited = 0; port.read('team-chat', 'general').length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -13,6 +13,7 @@ import { threadMoves } from '../../core/moves/moves.ts';
 import { directives } from '../../core/runs/directives.ts';
 import { emitter } from '../../core/runs/emit.ts';
 import { backgroundTurns } from '../../core/runs/turns.ts';
+import { systemClock } from '../../core/clock.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import { ok } from '../../domain/result.ts';
@@ -77,10 +78,10 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const runner = scriptedRunner();
   const waiters = new PendingWaiters((pending) => storage.writer.pendingAnswers(pending));
   const emit = emitter(storage.events, bus);
-  const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000 });
+  const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000, clock: systemClock });
   const vocabularies = agentVocabularies(storage.catalog, offers);
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000, clock: systemClock });
   const starting = { storage, vocabularies, bus, turns, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
   const submit = directives(starting);
   const moves = threadMoves({ ...starting, channels: port, deliveries, newId });
@@ -173,7 +174,7 @@ describe('the use cases on memory, free of any runtime', () => {
         return calls.length === 1 ? new Promise<void>(() => {}) : Promise.resolve();
       },
     };
-    const dispatcher = deliveryDispatcher({ outbox: storage.outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90 });
+    const dispatcher = deliveryDispatcher({ outbox: storage.outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90, clock: systemClock });
     const id = newId();
     // A move's write puts the delivery in the outbox; the memory outbox takes it directly here.
     (storage.outbox as unknown as { enqueue(d: Delivery): void }).enqueue({

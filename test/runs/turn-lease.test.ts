@@ -9,6 +9,7 @@ import { emitter } from '../../core/runs/emit.ts';
 import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import { sweeper } from '../../core/runs/sweeper.ts';
+import { systemClock } from '../../core/clock.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -63,10 +64,10 @@ describe('a turn that loses its lease', () => {
     // Instance A cannot renew: its database connection is failing.
     const failing = { ...storage.writer, renewTurns: async () => { throw new Error('connection terminated'); } };
     const runner = slowRunner(1_000);
-    const turns = backgroundTurns({ writer: failing, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    const turns = backgroundTurns({ writer: failing, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000, clock: systemClock });
     turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
     // Instance B sweeps once the lease has lapsed.
-    const other = sweeper({ writer: storage.writer, emit, log, holder: 'B', leaseMs, runsHere: () => false });
+    const other = sweeper({ writer: storage.writer, emit, log, holder: 'B', leaseMs, clock: systemClock, runsHere: () => false });
     await sleep(leaseMs + 100);
     assert.equal(await other.sweep(), 1);
     await turns.drain();
@@ -85,7 +86,7 @@ describe('a turn that loses its lease', () => {
     const log = pino({ level: 'silent' });
     const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: 1 });
     await sleep(10);
-    const own = sweeper({ writer: storage.writer, emit, log, holder: 'A', leaseMs: 60_000, runsHere: (id) => id === started.run.id });
+    const own = sweeper({ writer: storage.writer, emit, log, holder: 'A', leaseMs: 60_000, clock: systemClock, runsHere: (id) => id === started.run.id });
     assert.equal(await own.sweep(), 0);
     assert.equal((await storage.writer.runningTurn(t.thread.id))?.run_id, started.run.id, 'still running, lease renewed by the claim');
   });
@@ -121,7 +122,7 @@ describe('the end of a turn and its lease', () => {
         return next;
       },
     };
-    const turns = backgroundTurns({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    const turns = backgroundTurns({ writer, runner: slowRunner(50), emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000, clock: systemClock });
     turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
     await turns.drain();
     assert.ok(renewalsAfterRelease > 0, 'a renewal met the release');
@@ -135,7 +136,7 @@ describe('the end of a turn and its lease', () => {
     const leaseMs = 300;
     const { storage, emit, t, started } = await claimedTurn({ holder: 'A', ms: leaseMs });
     const runner = slowRunner(2_000);
-    const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000 });
+    const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters: new PendingWaiters(), log, holder: 'A', leaseMs, idleMs: 60_000, clock: systemClock });
     turns.start({ threadId: t.thread.id, conversation: t.conversation, run: started.run, agent: { id: 'claude' } as never, prompt: 'x', cwd: '/tmp', mode: null });
     await sleep(50);
     // Another instance took this one for dead and swept the turn: it ended the run and let the turn go.
