@@ -146,7 +146,8 @@ describe('the turn is released last', () => {
       const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Hi', model: 'claude:opus' }) });
       assert.equal(res.status, 202);
       await socket.until(asleep);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The release follows the last event's store: waited for, for at most 5 s.
+      for (const end = Date.now() + 5_000; !order.includes('release') && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 5));
       socket.close();
       assert.deepEqual(order.slice(-3), ['event:run_finished', 'event:reflex_asleep', 'release']);
     } finally {
