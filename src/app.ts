@@ -38,19 +38,19 @@ import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
 import { projectDirectories } from './runs/run-directory.ts';
 import { gitWorktrees } from '../adapters/git/worktrees.ts';
-import { pruneWorktrees, threadDirectories } from '../core/worktrees/run-directory.ts';
+import { threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatRelay } from '../core/channels/relay.ts';
-import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
 import { backgroundTurns } from '../core/runs/turns.ts';
 import { systemClock } from '../core/clock.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
+import { backgroundJobs } from './background-jobs.ts';
 import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
@@ -166,9 +166,6 @@ export function createApp(options: AppOptions): ComposedApp {
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
   const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
-  // A lost answer signal is found in storage even without a reconnect to tell of it.
-  const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
-  rechecks.unref();
   const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
   const runDirectory = threadDirectories({
     catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
@@ -185,22 +182,12 @@ export function createApp(options: AppOptions): ComposedApp {
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
   const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
-  sweeps.start();
-  // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
-  void pruneWorktrees(storage.catalog, worktrees, log);
-  // Worktrees unused for WORKTREE_RETENTION_DAYS go (their work committed on their branch first): at start, then hourly.
-  const retention = config.worktreeRetentionDays * 86_400_000;
-  const sweepWorktrees = () => void worktrees.sweep(retention).then(
-    (ids) => { if (ids.length > 0) log.info({ threads: ids }, 'removed unused worktrees'); },
-    (error: unknown) => log.warn({ err: error }, 'removing unused worktrees failed'),
-  );
-  if (retention > 0) sweepWorktrees();
-  const worktreeSweeps = retention > 0 ? setInterval(sweepWorktrees, 3_600_000) : null;
-  worktreeSweeps?.unref();
-  // Chat message claims older than the horizon go (core/channels/chat-claims.ts): at start, then hourly.
-  void pruneChatClaims(storage.chatInbox, log);
-  const claimPrunes = setInterval(() => void pruneChatClaims(storage.chatInbox, log), CHAT_CLAIM_PRUNE_EVERY_MS);
-  claimPrunes.unref();
+  // The sweep of lapsed turns, the answers' recheck, the worktrees' and the chat claims' clean-ups: at start, then each on its period.
+  const jobs = backgroundJobs({
+    clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
+    retentionMs: config.worktreeRetentionDays * 86_400_000, chatInbox: storage.chatInbox,
+  });
+  jobs.start();
   const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
   const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
@@ -289,12 +276,9 @@ export function createApp(options: AppOptions): ComposedApp {
     },
     close: async () => {
       await live.close();
-      await sweeps.stop();
+      await jobs.stop();
       await deliveries.close();
       await options.channels?.close?.();
-      clearInterval(rechecks);
-      if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
-      clearInterval(claimPrunes);
       // Stopping the agents ends their turns: each turn records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;
