@@ -194,7 +194,7 @@ describe('the use cases on memory, free of any runtime', () => {
     await until(() => calls.length === 1);
     // A third of the claim (30 ms) without an answer: given up on, due again after the first retry's wait (10 ms).
     await clock.advance(29);
-    assert.deepEqual(calls, [id], 'not given up on before a third of the claim');
+    assert.equal(entries.get(id)?.delivery.attempts, 0, 'not given up on before a third of the claim');
     await clock.advance(1);
     assert.equal(entries.get(id)?.delivery.attempts, 1, 'put back, its refused attempt counted');
     // The next look (every 10 ms) finds it due, and the channel takes it.
