@@ -19,7 +19,7 @@ export interface BenchService {
 /**
  * The real composition root, as src/main.ts wires its listener: the connection cap comes from
  * MAX_CONNECTIONS (test/support/service.ts keeps the listener's default of 1,024, too few for 10,000
- * sockets). No agent is used; the runner only starts if a turn is kicked, which never happens here.
+ * sockets). No agent is used; the runner only starts if a turn is started, which never happens here.
  */
 export async function startBenchService(env: Record<string, string>, storage: Storage, bus: EventBus): Promise<BenchService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'console-bench-'));

@@ -360,7 +360,7 @@ the whole run, as the service's runner keeps one process per agent and continues
   \`DIRECTIVES_PER_MINUTE\` lifted), one thread of the demo user's. From writing \`POST /api/console/threads/{id}/directives\`
   (\`{"text": "${TEXT}"}\`, a kept-alive connection) to the first \`message\` event carrying a \`delta\` read from the
   live socket subscribed to the thread. Inside: authentication, the directive's checks and its transaction, the
-  \`message\` and \`run_started\` events (stored with the directive, with the prompt's model message) published, the kick, \`session/prompt\`,
+  \`message\` and \`run_started\` events (stored with the directive, with the prompt's model message) published, the turn started, \`session/prompt\`,
   the agent's first chunk, its \`delta\` event stored then published, the socket frame.
 - **Relay** (bench/turn-relay-process.ts): what any service with this interface must do at least, in a process of
   its own with the same agent: \`POST /prompt\` parsed, answered 202, \`session/prompt\` sent; each
@@ -385,14 +385,14 @@ prompt's model message and the \`message\` and \`run_started\` events, commit), 
 opens it: its catalog (agents, projects) is kept in memory until a world is imported, the database being this
 process's alone (its data dir is locked), so 3 round trips there. Before issue 28's work it was 10 round trips one
 after another and 18 statements: the thread, its conversation and the agents each waited for the one before, the
-project was read twice, the kick stored \`run_started\`, then the model message, then read the session, and the
+project was read twice, the turn stored \`run_started\`, then the model message, then read the session, and the
 transaction sent its claim, message, run and event one by one. The runner also stopped reading the service's whole
 environment on every turn to build its redactor (\`agentEnvironment\` was about 1% of the busy service's CPU): it is
 made once per agent process. And no promise hook runs any more: the world import at start used MikroORM's
 \`em.transactional\`, whose AsyncLocalStorage left Node's promise hook on for the whole process (about 125 ns more on
 every await); it is a knex transaction now, and \`test/promise-hooks-off.test.ts\` fails if a hook comes back.
 The ordering rules hold: \`run_started\` is stored in the same write as the directive's \`message\` event (the next
-seq), published after it and before the kick, so before anything the agent does; a queued directive gets neither
+seq), published after it and before the turn starts, so before anything the agent does; a queued directive gets neither
 until a hand-over starts its turn; a refused or failed write stores neither. The catalog is not kept on PostgreSQL:
 another instance's world import would go unseen there without a statement per read (or a listener) to learn of it.
 

@@ -284,7 +284,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create or continue a console thread; 202 once the kick is on its way, or once queued on a busy thread (when_busy); idempotent by message_id */
+        /** Create or continue a console thread; 202 once the turn is on its way, or once queued on a busy thread (when_busy); idempotent by message_id */
         post: operations["sendDirective"];
         delete?: never;
         options?: never;
@@ -2463,7 +2463,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id) */
+            /** @description Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id) */
             202: {
                 headers: {
                     [name: string]: unknown;

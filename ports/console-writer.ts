@@ -13,7 +13,7 @@ export type { ExpiredTurn, RunningTurn, TurnLease } from './turn-leases.ts';
 
 /**
  * The console's writes, as one storage adapter provides them: every role port below, each method atomic.
- * A use case depends on the roles it uses (a kick on {@link RunRecords}, {@link PendingItems},
+ * A use case depends on the roles it uses (a turn on {@link RunRecords}, {@link PendingItems},
  * {@link TurnLeases} and the {@link DirectiveQueue}'s hand-over; the sweeper on the leases and the run's end), never on this whole.
  */
 export type ConsoleWriter = ConsoleThreads & TurnWrites & RunRecords & PendingItems & TurnLeases & DirectiveQueue & {

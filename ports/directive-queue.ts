@@ -30,7 +30,7 @@ export interface DequeuedTurn {
   readonly item: QueuedDirective;
   /** Its ledger message (written when it was queued). */
   readonly message: Message;
-  /** The `dequeued` event, stored in the same transaction: publish it, then kick the run. */
+  /** The `dequeued` event, stored in the same transaction: publish it, then start the run. */
   readonly event: WireEvent;
 }
 
@@ -66,10 +66,10 @@ export interface DirectiveQueue {
   /**
    * Ends the turn `runId` holds and hands the thread on, in one transaction under the thread's lock:
    * the turn is released, and when a directive is queued the first one is taken off the queue and its
-   * turn started under `lease` (its run, the claim, its `dequeued` event), answered so the caller kicks
+   * turn started under `lease` (its run, the claim, its `dequeued` event), answered so the caller starts
    * it. "Turn ended" and "next started" are one write: a crash leaves either the old turn held (its
    * lease lapses, and the sweep hands over) or the new one started, its prompt kept unsent until the
-   * kick takes it ({@link unsentTurn}). The released run's unsent prompt, if it still had one, goes. Answers null when nothing was
+   * turn takes it ({@link unsentTurn}). The released run's unsent prompt, if it still had one, goes. Answers null when nothing was
    * queued, or when the turn was no longer held by `runId` (another handed it over already).
    */
   handOverTurn(runId: Id, lease: TurnLease): Promise<DequeuedTurn | null>;
@@ -81,14 +81,14 @@ export interface DirectiveQueue {
   /**
    * A dequeued directive's run whose prompt has not reached its agent yet: its turn, as the hand-over
    * that started it answered it (thread, conversation and run as they are now), so that a sweep that
-   * finds its lease lapsed kicks it again instead of failing it. Null for a run that is not one, whose
+   * finds its lease lapsed starts it again instead of failing it. Null for a run that is not one, whose
    * prompt was taken ({@link takeUnsentPrompt}), or whose turn was handed over or released since.
    */
   unsentTurn(runId: Id): Promise<DequeuedTurn | null>;
   /**
    * Takes a dequeued directive's prompt to send it to the agent, and records it as the run's `user`
    * model message in the same write: true for exactly one caller, and only while `holder` holds the
-   * run's turn; from then on the run is never kicked again (a lapse fails it, as any turn whose agent
+   * run's turn; from then on the run is never started again (a lapse fails it, as any turn whose agent
    * had it). False when it was taken already, or the turn is held elsewhere.
    */
   takeUnsentPrompt(runId: Id, holder: string): Promise<boolean>;

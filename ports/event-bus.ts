@@ -9,7 +9,7 @@ import type { Id } from '../domain/model.ts';
 export type BusSignal =
   | { readonly kind: 'thread_created'; readonly owner: string; readonly key: string; readonly thread_id: Id }
   | { readonly kind: 'pending_answered'; readonly answers: readonly PendingAnswer[] }
-  /** A user asked to stop a run: the instance whose kick holds its turn cancels it. */
+  /** A user asked to stop a run: the instance that runs its turn cancels it. */
   | { readonly kind: 'cancel_requested'; readonly run_id: Id }
   /**
    * Local only, never sent: this instance's bus connection came back after a loss. Signals and

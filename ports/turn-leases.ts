@@ -19,7 +19,7 @@ export interface RunningTurn {
   readonly holder: string | null;
 }
 
-/** Turns as leases: held by an instance while its kick runs, renewed, released, and swept once they lapse. */
+/** Turns as leases: held by an instance while its turn runs, renewed, released, and swept once they lapse. */
 export interface TurnLeases {
   /** Releases the turn a run holds (a later directive may start); a turn held by another run is left alone. */
   releaseTurn(runId: Id): Promise<void>;

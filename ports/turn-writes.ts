@@ -65,7 +65,7 @@ export interface MoveWrite {
   readonly turn: { readonly text: string; readonly directory: string | null; readonly lease: TurnLease } | null;
 }
 
-/** The outcome of a move: written (with what to publish and kick), or refused because the source is busy. */
+/** The outcome of a move: written (with what to publish and start), or refused because the source is busy. */
 export type MoveOutcome =
   | {
       readonly kind: 'moved';
@@ -74,7 +74,7 @@ export type MoveOutcome =
       readonly conversation: Conversation;
       /** Every event stored, in order: publish them. */
       readonly events: readonly WireEvent[];
-      /** The first turn's run, when one was asked for: kick it. */
+      /** The first turn's run, when one was asked for: start it. */
       readonly run: Run | null;
     }
   | { readonly kind: 'busy'; readonly busy: Busy }
@@ -85,7 +85,7 @@ export type MoveOutcome =
   /** A conversation that has not moved away already lives at the landing address (a chat thread): nothing was written. */
   | { readonly kind: 'occupied' };
 
-/** What a directive writes before its run is kicked, in one transaction. */
+/** What a directive writes before its run is started, in one transaction. */
 export interface DirectiveWrite {
   readonly thread_id: Id;
   readonly conversation_id: Id;

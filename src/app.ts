@@ -6,6 +6,7 @@ import { memoryChannelPort } from '../adapters/memory/channel-port.ts';
 import type { AgentOffers } from '../ports/agent-offers.ts';
 import type { AgentRunner } from '../ports/agent-runner.ts';
 import type { ChannelPort } from '../ports/channel-port.ts';
+import type { Clock } from '../ports/clock.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { FetchUiResource } from '../ports/mcp-resource.ts';
 import type { Storage } from '../ports/storage.ts';
@@ -37,7 +38,7 @@ import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
 import { projectDirectories } from './runs/run-directory.ts';
 import { gitWorktrees } from '../adapters/git/worktrees.ts';
-import { pruneWorktrees, threadDirectories } from '../core/worktrees/run-directory.ts';
+import { threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
@@ -46,11 +47,12 @@ import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatProtocol } from '../core/channels/chat-protocol.ts';
 import { derivedUuid } from './channels/derived-id.ts';
 import { chatRelay } from '../core/channels/relay.ts';
-import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
-import { kicker } from '../core/runs/kick.ts';
+import { backgroundTurns } from '../core/runs/turns.ts';
+import { systemClock } from '../core/clock.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
+import { backgroundJobs } from './background-jobs.ts';
 import { PendingWaiters } from '../core/runs/pending-waiters.ts';
 import { responses } from '../core/runs/responses.ts';
 import { runRoutes } from './runs/routes.ts';
@@ -106,6 +108,8 @@ export interface AppOptions {
   readonly connections?: MetricSources['connections'];
   /** How agents are confined, told by `/readyz` (src/system/agent-sandbox.ts); absent, it says nothing of it. */
   readonly agentSandbox?: SandboxState;
+  /** What time it is, and when leases, retries and the background jobs come round; by default the host's. */
+  readonly clock?: Clock;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -137,6 +141,7 @@ export const DELIVERY_TIMING: Readonly<{ intervalMs: number; retryMs: number; ma
 export function createApp(options: AppOptions): ComposedApp {
   const { config, log } = options;
   const { storage } = options;
+  const clock = options.clock ?? systemClock;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
   const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped, connections: options.connections });
@@ -163,53 +168,40 @@ export function createApp(options: AppOptions): ComposedApp {
   const holder = uuidv7();
   const lease = { holder, ms: config.turnLeaseMs };
   const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
-  // A lost answer signal is found in storage even without a reconnect to tell of it.
-  const rechecks = setInterval(() => void waiters.recheck().catch((error: unknown) => log.warn({ err: error }, 'rechecking answers failed')), 5_000);
-  rechecks.unref();
   const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
   const runDirectory = threadDirectories({
     catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
   });
-  // A turn's end (here, or swept) starts the thread's next queued directive: kicked on this instance.
-  const startQueued = queuedTurns({ storage, bus, kicker: () => kicks, runDirectory, log });
+  // A turn's end (here, or swept) starts the thread's next queued directive: run on this instance.
+  const startQueued = queuedTurns({ storage, bus, turns: () => turns, runDirectory, log });
   let stopping = false;
-  const kicks = kicker({
-    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, startQueued, stopping: () => stopping,
+  const turns = backgroundTurns({
+    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, clock, startQueued, stopping: () => stopping,
   });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
-    if (signal.kind === 'cancel_requested') kicks.cancel(signal.run_id);
+    if (signal.kind === 'cancel_requested') turns.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, runsHere: kicks.runs, startQueued });
-  sweeps.start();
-  // Worktrees removed by hand (or by a clean-up) since the last start are forgotten by their repositories, in the background.
-  void pruneWorktrees(storage.catalog, worktrees, log);
-  // Worktrees unused for WORKTREE_RETENTION_DAYS go (their work committed on their branch first): at start, then hourly.
-  const retention = config.worktreeRetentionDays * 86_400_000;
-  const sweepWorktrees = () => void worktrees.sweep(retention).then(
-    (ids) => { if (ids.length > 0) log.info({ threads: ids }, 'removed unused worktrees'); },
-    (error: unknown) => log.warn({ err: error }, 'removing unused worktrees failed'),
-  );
-  if (retention > 0) sweepWorktrees();
-  const worktreeSweeps = retention > 0 ? setInterval(sweepWorktrees, 3_600_000) : null;
-  worktreeSweeps?.unref();
-  // Chat message claims older than the horizon go (core/channels/chat-claims.ts): at start, then hourly.
-  void pruneChatClaims(storage.chatInbox, log);
-  const claimPrunes = setInterval(() => void pruneChatClaims(storage.chatInbox, log), CHAT_CLAIM_PRUNE_EVERY_MS);
-  claimPrunes.unref();
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory, lease };
-  const submit = directives(turns);
+  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
+  // The sweep of lapsed turns, the answers' recheck, the worktrees' and the chat claims' clean-ups: at start, then each on its period.
+  const jobs = backgroundJobs({
+    clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
+    retentionMs: config.worktreeRetentionDays * 86_400_000, chatInbox: storage.chatInbox,
+  });
+  jobs.start();
+  const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
+  const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, ...DELIVERY_TIMING, ...options.deliveryTiming });
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, clock, ...DELIVERY_TIMING, ...options.deliveryTiming });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
-  const moves = threadMoves({ ...turns, channels, deliveries, newId: uuidv7 });
+  const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });
   const answers = responses({ storage, bus, runner, vocabularies, emit, log });
   const cancelTurn = turnCanceller({ storage, bus });
   const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
   const receiveChat = chatInbound({
-    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(turns), cancel: cancelTurn, answer: answers.answer,
+    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer,
   });
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
   // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
@@ -289,17 +281,14 @@ export function createApp(options: AppOptions): ComposedApp {
     },
     close: async () => {
       await live.close();
-      await sweeps.stop();
+      await jobs.stop();
       await deliveries.close();
       await options.channels?.close?.();
-      clearInterval(rechecks);
-      if (worktreeSweeps !== null) clearInterval(worktreeSweeps);
-      clearInterval(claimPrunes);
-      // Stopping the agents ends their turns: each kick records its run_error and reflex_asleep, then drains;
+      // Stopping the agents ends their turns: each turn records its run_error and reflex_asleep, then drains;
       // what is queued behind them waits for the next start (or another instance's sweep).
       stopping = true;
       await runner.close();
-      await kicks.drain();
+      await turns.drain();
       stopWaiting();
       await bus.close();
       await storage.close();

@@ -41,7 +41,7 @@ describe('two service instances on one PostgreSQL', { skip: url ? false : 'TEST_
   const direct = (service: TestService, ref: string, text: string) =>
     service.ask({ method: 'POST', path: `/api/console/threads/${ref}/directives`, headers: { authorization: 'Bearer token-alice' }, body: JSON.stringify({ text }) });
 
-  it('a socket on instance B sees every event of a run kicked on instance A, in order', async () => {
+  it('a socket on instance B sees every event of a run started on instance A, in order', async () => {
     const key = randomUUID();
     const onB = (await connectLive(b.port, { thread: key, after: '0' })) as LiveClient;
     assert.ok(!('refused' in onB));

@@ -22,7 +22,7 @@ export interface MemoryQueued {
   readonly created_at: string;
 }
 
-/** A dequeued directive's turn whose prompt has not reached its agent: what kicking it again needs. */
+/** A dequeued directive's turn whose prompt has not reached its agent: what starting it again needs. */
 export interface MemoryUnsent {
   readonly thread_id: string;
   readonly item: QueuedDirective;

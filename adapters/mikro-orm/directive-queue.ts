@@ -63,7 +63,7 @@ async function startNextIn(sql: Statement, thread: Thread, conversations: readon
   const stored = message ?? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id) };
   const item: QueuedDirective = { id: next.id, message_id: next.message_id, text: next.text, author: next.author, position: 1, created_at: next.created_at };
   const [event] = await sql<WireEvent>(APPEND, [thread.id, 'dequeued', JSON.stringify({ id: item.id, run_id: runId, conversation_id: latest.id, message: stored }), thread.id]);
-  // Kept until the kick takes it to the agent: a crash before then leaves the run to be kicked again.
+  // Kept until the turn takes it to the agent: a crash before then leaves the run to be started again.
   const unsent: Unsent = { item, message: stored, event: event! };
   await sql('insert into unsent_prompts (run_id, thread_id, started) values (?, ?, ?::jsonb)', [runId, thread.id, JSON.stringify(unsent)]);
   return { thread, conversation: conversation!, run, ...unsent };

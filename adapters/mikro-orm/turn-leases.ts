@@ -13,7 +13,7 @@ export function mikroOrmTurnLeases(orm: MikroORM): Pick<ConsoleWriter, 'releaseT
   return {
     async releaseTurn(runId) {
       if (!isUuid(runId)) return;
-      // The run's prompt, if it never reached its agent, goes with its turn: nothing kicks it again.
+      // The run's prompt, if it never reached its agent, goes with its turn: nothing starts it again.
       await runStatement(orm, `with unsent as (delete from unsent_prompts where run_id = ?)
         update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
         where turn_run_id = ?`, [runId, runId]);

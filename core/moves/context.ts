@@ -13,7 +13,7 @@ export interface MoveContext {
   /** The conversation that would move: the thread's latest. */
   readonly conversation: Conversation | null;
   readonly channels: readonly Channel[];
-  /** The agents of the channels and the conversation's own, as the catalog has them (what a kick runs). */
+  /** The agents of the channels and the conversation's own, as the catalog has them (what a turn runs). */
   readonly agents: readonly Agent[];
   /** The agents whose offer is known, with the vocabularies they advertise: what routes are made of. */
   readonly offered: readonly OfferedAgent[];

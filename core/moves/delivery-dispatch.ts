@@ -1,7 +1,7 @@
 import type { Logger } from '../../ports/logger.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
-import { unrefTimer } from '../timers.ts';
 
 export interface DeliveryDispatchOptions {
   readonly outbox: DeliveryOutbox;
@@ -16,6 +16,8 @@ export interface DeliveryDispatchOptions {
   readonly maxRetryMs: number;
   /** How long a claimed delivery is this instance's before another may take it (a channel call's bound). */
   readonly claimMs: number;
+  /** When the next look comes round, and when a channel's answer is late. */
+  readonly clock: Clock;
 }
 
 /** How many deliveries one pass hands over before it lets a poke or a close in. */
@@ -40,11 +42,11 @@ export function deliveryDispatcher(options: DeliveryDispatchOptions) {
 
   /** The channel's answer, or a rejection once `answerMs` have passed without one. */
   function delivered(delivery: Parameters<ChannelPort['deliver']>[0]): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let notLate = () => {};
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the channel did not answer within ${answerMs} ms`)), answerMs);
+      notLate = options.clock.after(answerMs, () => reject(new Error(`the channel did not answer within ${answerMs} ms`)));
     });
-    return Promise.race([channels.deliver(delivery), late]).finally(() => clearTimeout(timer));
+    return Promise.race([channels.deliver(delivery), late]).finally(notLate);
   }
 
   async function pass(): Promise<void> {
@@ -83,15 +85,14 @@ export function deliveryDispatcher(options: DeliveryDispatchOptions) {
       });
   }
 
-  const timer = setInterval(poke, options.intervalMs);
-  unrefTimer(timer);
+  const stopLooking = options.clock.every(options.intervalMs, poke);
 
   return {
     poke,
     /** Stops looking; a pass under way finishes. */
     async close(): Promise<void> {
       closed = true;
-      clearInterval(timer);
+      stopLooking();
       await running;
     },
   };

@@ -13,7 +13,7 @@ import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { threadHistory } from '../runs/history.ts';
-import type { Kicker } from '../runs/kick.ts';
+import type { BackgroundTurns } from '../runs/turns.ts';
 import { moveContext } from './context.ts';
 
 type Answer<T> = Promise<Result<T, Failure>>;
@@ -32,7 +32,7 @@ export function threadMoves(deps: {
   readonly vocabularies: AgentVocabularies;
   readonly channels: ChannelPort;
   readonly bus: EventBus;
-  readonly kicker: Kicker;
+  readonly turns: BackgroundTurns;
   readonly runDirectory: RunDirectory;
   readonly newId: NewId;
   readonly lease: TurnLease;
@@ -43,7 +43,7 @@ export function threadMoves(deps: {
 
   /**
    * Writes a move as one transaction (busy checked inside: 409 and nothing written), publishes its
-   * events, and kicks its first turn when it has one.
+   * events, and starts its first turn when it has one.
    */
   async function move(user: User, write: MoveWrite, agent: Agent): Answer<{ thread_id: string; conversation_id: string }> {
     const outcome = await storage.writer.writeMove(write);
@@ -60,7 +60,7 @@ export function threadMoves(deps: {
       if (write.landing !== null) await deps.runDirectory(thread);
       // The turn's own message is the newest `message` event the move stored: the history is what came before it.
       const own = outcome.events.filter((event) => event.type === 'message').at(-1)?.data as { message?: { id?: string } } | undefined;
-      deps.kicker.kick({
+      deps.turns.start({
         threadId: thread.id,
         conversation: outcome.conversation,
         run,

@@ -6,8 +6,8 @@ import type { Storage } from '../../ports/storage.ts';
 
 /**
  * Cancel (contract section 4): the owner or a member stops the turn running on a thread. The
- * request is a bus signal, so the instance whose kick holds the turn cancels it, wherever it runs;
- * the kick then records `cancelled`, `run_cancelled` and `reflex_asleep`. 409 when no turn runs.
+ * request is a bus signal, so the instance that runs the turn cancels it, wherever that is;
+ * the turn then records `cancelled`, `run_cancelled` and `reflex_asleep`. 409 when no turn runs.
  */
 export function turnCanceller(deps: { readonly storage: Storage; readonly bus: EventBus }) {
   const { storage, bus } = deps;

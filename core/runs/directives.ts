@@ -9,7 +9,7 @@ import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
 import { threadHistory } from './history.ts';
-import type { Kicker } from './kick.ts';
+import type { BackgroundTurns } from './turns.ts';
 
 /** A directive as its body gives it (DirectiveBody). */
 export interface Directive {
@@ -32,13 +32,13 @@ const invalid = (path: string, message: string): Failure => ({ code: 'validation
  * The directive use case (contract section 4): a new console thread by the caller's key, or an
  * owned console thread by row id; vocabularies checked; model, project and effort honoured on the
  * first directive only; the posture stored before the run; idempotent by `message_id`; answered
- * as soon as the kick is on its way.
+ * as soon as the turn is on its way.
  */
 export function directives(deps: {
   readonly storage: Storage;
   readonly vocabularies: AgentVocabularies;
   readonly bus: EventBus;
-  readonly kicker: Kicker;
+  readonly turns: BackgroundTurns;
   readonly runDirectory: RunDirectory;
   readonly lease: TurnLease;
 }) {
@@ -198,12 +198,12 @@ export interface TurnStart {
 /**
  * Writes a turn (posture, the user's ledger message, a running run under this instance's lease,
  * the directive's answer and its `message` event, all in one transaction), publishes the event,
- * and kicks the run: shared by directives and by a summon's brief. Idempotent by `message_id`; a
+ * and starts the run: shared by directives and by a summon's brief. Idempotent by `message_id`; a
  * thread with a turn running is a conflict, unless the turn asks to queue (or interrupt): then it is
  * stored in the thread's queue, and runs when a turn's end hands the thread over.
  */
-export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly kicker: Kicker; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
-  const { storage, bus, kicker } = deps;
+export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly turns: BackgroundTurns; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
+  const { storage, bus, turns } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
     const located = await deps.runDirectory(thread);
@@ -235,9 +235,9 @@ export function turnStarter(deps: { readonly storage: Storage; readonly bus: Eve
     // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
     if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
     // Stored with the turn (`message`, then `run_started`); published first, in order (this instance's sockets get
-    // them at once, before anything the agent does), then the run is kicked whatever the bus does: a lost announcement is filled from the log.
+    // them at once, before anything the agent does), then the run is started whatever the bus does: a lost announcement is filled from the log.
     const published = Promise.all([bus.publish(outcome.event), bus.publish(outcome.runStarted)]).catch(() => {});
-    kicker.kick({
+    turns.start({
       threadId: thread.id,
       conversation,
       run: outcome.run,

@@ -5,20 +5,20 @@ import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { threadHistory } from './history.ts';
-import type { Kicker } from './kick.ts';
+import type { BackgroundTurns } from './turns.ts';
 
 /**
- * Kicks the turn of a queued directive that a hand-over (a turn's end, or the sweep) started: its
- * `dequeued` event is published first, then the run is kicked on this instance, which holds its
- * lease; the kick takes its unsent prompt just before the agent gets it. Never throws: answers
- * whether it kicked. A turn that cannot be kicked here is left to lapse, and the sweep kicks it
+ * Runs the turn of a queued directive that a hand-over (a turn's end, or the sweep) started: its
+ * `dequeued` event is published first, then the run is started on this instance, which holds its
+ * lease; the turn takes its unsent prompt just before the agent gets it. Never throws: answers
+ * whether it started. A turn that cannot be started here is left to lapse, and the sweep starts it
  * again (its prompt still unsent), or ends it when that fails too.
  */
 export function queuedTurns(deps: {
   readonly storage: Storage;
   readonly bus: EventBus;
-  /** The kicker, asked when a turn starts (it is built before this, and hands its own ends over here). */
-  readonly kicker: () => Kicker;
+  /** The background turns, asked when a turn starts (they are built before this, and hand their own ends over here). */
+  readonly turns: () => BackgroundTurns;
   readonly runDirectory: RunDirectory;
   readonly log: Logger;
 }) {
@@ -28,7 +28,7 @@ export function queuedTurns(deps: {
       await deps.bus.publish(turn.event).catch(() => {});
       const agent = (await deps.storage.catalog.agents()).find((candidate) => candidate.id === conversation.agent);
       if (agent === undefined) throw new Error(`No agent ${conversation.agent} in the catalog`);
-      deps.kicker().kick({
+      deps.turns().start({
         threadId: thread.id,
         conversation,
         run,
@@ -42,7 +42,7 @@ export function queuedTurns(deps: {
       });
       return true;
     } catch (error) {
-      deps.log.error({ err: error, run: run.id, thread: thread.id }, 'a queued directive could not be kicked; its lease will lapse and be swept');
+      deps.log.error({ err: error, run: run.id, thread: thread.id }, 'a queued directive could not be started; its lease will lapse and be swept');
       return false;
     }
   };

@@ -1,34 +1,36 @@
+import type { Cancel, Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
 import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
-import { unrefTimer } from '../timers.ts';
 
 /**
  * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
- * longer than a lease): a queued directive's run whose prompt never reached its agent is kicked
+ * longer than a lease): a queued directive's run whose prompt never reached its agent is started
  * again, here; any other run ends `failed` with `turn_lease_expired` and `run_error` is stored,
  * unless it had already ended; then `reflex_asleep`; then the turn is handed over (the thread's next
- * queued directive starts, kicked here). A queue found with no turn running is started too. Runs at start and
+ * queued directive starts, here). A queue found with no turn running is started too. Runs at start and
  * every half lease, on every instance: claims are exclusive, so two sweepers never take one turn.
  */
 export function sweeper(deps: {
   /** The lapsed turns it claims and hands over, the runs it ends, and the queues it finds idle. */
   readonly writer: Pick<TurnLeases, 'claimExpiredTurn'> & Pick<RunRecords, 'finishRun'> & Pick<DirectiveQueue, 'handOverTurn' | 'startIdleQueue' | 'unsentTurn'>;
-  /** Kicks a queued directive whose turn a sweep started or claimed (this instance holds its lease), answering whether it did; none: nothing is kicked. */
+  /** Starts the turn of a queued directive that a sweep started or claimed (this instance holds its lease), answering whether it did; none: nothing is started. */
   readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   readonly emit: Emit;
   readonly log: Logger;
   readonly holder: string;
   readonly leaseMs: number;
-  /** Whether this instance's own kicker still runs the run: its lapsed lease is renewed by the claim, not swept. */
+  /** When the next sweep comes round. */
+  readonly clock: Clock;
+  /** Whether this instance's own background turns still run the run: its lapsed lease is renewed by the claim, not swept. */
   readonly runsHere: (runId: string) => boolean;
 }) {
   const { writer, emit, log } = deps;
   let sweeping: Promise<number> | null = null;
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopSweeping: Cancel | null = null;
   const lease = () => ({ holder: deps.holder, ms: deps.leaseMs });
 
   async function sweepAll(): Promise<number> {
@@ -37,11 +39,11 @@ export function sweeper(deps: {
       const { thread_id: threadId, run } = turn;
       if (deps.runsHere(run.id)) continue;
       if (run.status === 'running') {
-        // Started by a hand-over whose kick never gave the agent its prompt (its instance died, or lost
-        // the hand-over's answer): kicked again here, under the lease just claimed, rather than failed.
+        // Started by a hand-over whose turn never gave the agent its prompt (its instance died, or lost
+        // the hand-over's answer): started again here, under the lease just claimed, rather than failed.
         const unsent = deps.startQueued === undefined ? null : await writer.unsentTurn(run.id);
         if (unsent !== null && (await deps.startQueued!(unsent))) {
-          log.warn({ run: run.id, thread: threadId }, 'kicked again a queued directive whose prompt never reached its agent');
+          log.warn({ run: run.id, thread: threadId }, 'started again a queued directive whose prompt never reached its agent');
           swept += 1;
           continue;
         }
@@ -81,13 +83,12 @@ export function sweeper(deps: {
     /** Sweeps now, then every half lease. */
     start(): void {
       void sweep();
-      timer = setInterval(() => void sweep(), Math.max(250, Math.floor(deps.leaseMs / 2)));
-      unrefTimer(timer);
+      stopSweeping = deps.clock.every(Math.max(250, Math.floor(deps.leaseMs / 2)), () => void sweep());
     },
     /** Stops sweeping; waits for a sweep under way. */
     async stop(): Promise<void> {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
+      stopSweeping?.();
+      stopSweeping = null;
       await sweeping;
     },
   };

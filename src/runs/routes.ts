@@ -59,14 +59,14 @@ export function runRoutes(
     route({
       method: 'POST',
       path: `${P}/threads/:thread/directives`,
-      summary: 'Create or continue a console thread; 202 once the kick is on its way, or once queued on a busy thread (when_busy); idempotent by message_id',
+      summary: 'Create or continue a console thread; 202 once the turn is on its way, or once queued on a busy thread (when_busy); idempotent by message_id',
       auth: true,
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
       operationId: 'sendDirective',
       pathRefusal: ({ user, params }) => access.threadOrKey(user, params.thread),
       responses: {
-        202: answer('Accepted: the kick is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
+        202: answer('Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
         401: 'No valid credential',
         403: 'Not the thread owner (members may only queue or interrupt)',
         409: 'A differing model, a turn is running (without when_busy), directives are queued, or another user sent this message_id on the thread',

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
+import { memoryDeliveryOutbox } from '../../adapters/memory/delivery-outbox.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
 import type { Channel } from '../../domain/model.ts';
 import { ChannelUnavailableError } from '../../ports/channel-port.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
+import { manualClock } from '../support/manual-clock.ts';
 import { createLogger } from '../../src/logging.ts';
 
 /**
@@ -43,18 +45,22 @@ test('a delivery to an xmpp channel with no adapter stays in the outbox, retried
   const port = memoryChannelPort(storage.catalog);
   await assert.rejects(port.deliver(delivery('team-xmpp', 'room@muc.example')), ChannelUnavailableError);
 
-  await storage.outbox.add(delivery('team-xmpp', 'room@muc.example'));
-  await storage.outbox.add({ ...delivery('team-chat', 'general'), id: '019a0000-0000-7000-8000-000000000002' });
+  // The outbox and its dispatcher on one clock, moved by hand.
+  const clock = manualClock();
+  const outbox = memoryDeliveryOutbox(new Map(), clock.now);
+  await outbox.add(delivery('team-xmpp', 'room@muc.example'));
+  await outbox.add({ ...delivery('team-chat', 'general'), id: '019a0000-0000-7000-8000-000000000002' });
   const dispatcher = deliveryDispatcher({
-    outbox: storage.outbox, channels: port, log: createLogger('silent'), holder: 'test', intervalMs: 60_000, retryMs: 1, maxRetryMs: 1, claimMs: 30_000,
+    outbox, channels: port, log: createLogger('silent'), holder: 'test', intervalMs: 60_000, retryMs: 1, maxRetryMs: 1, claimMs: 30_000, clock,
   });
   dispatcher.poke();
   for (let waited = 0; port.read('team-chat', 'general').length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
   await dispatcher.close();
   assert.deepEqual(port.read('team-chat', 'general').map((post) => post.text), ['the reply']);
   // Still stored, due again after its back-off (1 ms here), with its refused attempt counted.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const due = await storage.outbox.claimDue('other', 30_000, 10);
+  assert.deepEqual(await outbox.claimDue('other', 30_000, 10), [], 'not due before its back-off');
+  await clock.advance(1);
+  const due = await outbox.claimDue('other', 30_000, 10);
   assert.deepEqual(due.map((entry) => [entry.id, entry.channel]), [['019a0000-0000-7000-8000-000000000001', 'team-xmpp']]);
   assert.ok(due[0]!.attempts >= 1, 'its refused attempts are counted');
 });

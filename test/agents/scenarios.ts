@@ -49,7 +49,7 @@ export interface RealAgentSpec {
   readonly turnMs: number;
 }
 
-/** The end-of-kick events, in order, with `end` the run's last event. */
+/** The end-of-turn events, in order, with `end` the run's last event. */
 const ended = (events: readonly WireEvent[]) => events.some((event) => event.type === 'reflex_asleep');
 
 /**

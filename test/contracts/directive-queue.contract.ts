@@ -276,28 +276,28 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       }
     });
 
-    /** What a kick needs of a dequeued turn: the turn as its hand-over answered it. */
-    const kickable = (turn: DequeuedTurn | null) =>
+    /** What starting a dequeued turn needs: the turn as its hand-over answered it. */
+    const startable = (turn: DequeuedTurn | null) =>
       turn === null ? null : { thread: turn.thread.id, conversation: turn.conversation.id, run: turn.run, item: turn.item, message: turn.message, event: turn.event };
 
-    it('a dequeued run keeps its prompt unsent until one kick, holding its turn, takes it; a directive\'s own run has none', async () => {
+    it('a dequeued run keeps its prompt unsent until the one turn that holds it takes it; a directive\'s own run has none', async () => {
       const t = await busyThread();
       queuedItem(await queue(t, 'one'));
       const next = (await endTurn(t.run))!;
-      for (const on of [storage(), other]) assert.deepEqual(kickable(await on.writer.unsentTurn(next.run.id)), kickable(next), 'kept with the turn, as the hand-over answered it');
+      for (const on of [storage(), other]) assert.deepEqual(startable(await on.writer.unsentTurn(next.run.id)), startable(next), 'kept with the turn, as the hand-over answered it');
       assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'another-instance'), false, 'only the holder of its turn takes it');
       const takes = await Promise.all([storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), other.writer.takeUnsentPrompt(next.run.id, LEASE.holder)]);
       assert.deepEqual(takes.sort(), [false, true], 'taken once');
       const recorded = (await storage().conversations.modelMessagesPage(t.thread.id, next.run.id, { limit: 10, before: null }))!.items;
       assert.deepEqual(recorded.map((m) => [m.role, m.content]), [['user', 'one']], 'recorded as the run\'s prompt, once, as it was taken');
-      assert.equal(await storage().writer.unsentTurn(next.run.id), null, 'taken: never kicked again');
+      assert.equal(await storage().writer.unsentTurn(next.run.id), null, 'taken: never started again');
       assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), false);
       const plain = await busyThread();
       assert.equal(await storage().writer.unsentTurn(plain.run), null);
       assert.equal(await storage().writer.takeUnsentPrompt(plain.run, LEASE.holder), false);
     });
 
-    it('an unsent prompt goes with its turn: handed over, released or ended, its run is never kicked again', async () => {
+    it('an unsent prompt goes with its turn: handed over, released or ended, its run is never started again', async () => {
       const t = await busyThread();
       for (const text of ['one', 'two', 'three']) queuedItem(await queue(t, text));
       const one = (await endTurn(t.run))!;
@@ -324,7 +324,7 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       let claimed = await other.writer.claimExpiredTurn(sweeper);
       while (claimed !== null && claimed.run.id !== next.run.id) claimed = await other.writer.claimExpiredTurn(sweeper);
       assert.equal(claimed?.run.id, next.run.id);
-      assert.deepEqual(kickable(await other.writer.unsentTurn(next.run.id)), kickable(next));
+      assert.deepEqual(startable(await other.writer.unsentTurn(next.run.id)), startable(next));
       assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'dead-instance'), false);
       assert.equal(await other.writer.takeUnsentPrompt(next.run.id, sweeper.holder), true);
     });

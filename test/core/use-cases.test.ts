@@ -4,15 +4,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
+import { memoryDeliveryOutbox, type OutboxEntry } from '../../adapters/memory/delivery-outbox.ts';
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { agentVocabularies } from '../../core/agents/vocabularies.ts';
+import { systemClock } from '../../core/clock.ts';
 import { consoleReads } from '../../core/reads/console-reads.ts';
 import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../../core/moves/moves.ts';
 import { directives } from '../../core/runs/directives.ts';
 import { emitter } from '../../core/runs/emit.ts';
-import { kicker } from '../../core/runs/kick.ts';
+import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import { ok } from '../../domain/result.ts';
@@ -21,10 +23,16 @@ import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
 import type { ChannelPort, Delivery } from '../../ports/channel-port.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
+import { manualClock } from '../support/manual-clock.ts';
 
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 const offers: AgentOffers = async () => ({ kind: 'offered', offer: { modes: ['default', 'plan'], currentMode: 'default', models: ['opus', 'sonnet'], efforts: ['low', 'high'] } });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits for `done`, looked at every 5 ms, for at most 5 s. */
+const until = async (done: () => boolean | Promise<boolean>) => {
+  for (let waited = 0; !(await done()) && waited < 5_000; waited += 5) await sleep(5);
+  assert.ok(await done(), 'waited 5 s');
+};
 let ids = 0;
 /** UUIDv7-shaped ids in order, from a counter: the core asks for ids through its port, never a package. */
 const newId = () => {
@@ -77,18 +85,17 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const runner = scriptedRunner();
   const waiters = new PendingWaiters((pending) => storage.writer.pendingAnswers(pending));
   const emit = emitter(storage.events, bus);
-  const kicks = kicker({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000 });
+  // The host's clock, as src/app.ts wires it: the memory storage's outbox keeps the host's time, and a
+  // refused delivery is looked at again when it is due by both.
+  const clock = systemClock;
+  const turns = backgroundTurns({ writer: storage.writer, runner, emit, waiters, log: quiet, holder: 'core-test', leaseMs: 60_000, idleMs: 60_000, clock });
   const vocabularies = agentVocabularies(storage.catalog, offers);
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000 });
-  const turns = { storage, vocabularies, bus, kicker: kicks, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
-  const submit = directives(turns);
-  const moves = threadMoves({ ...turns, channels: port, deliveries, newId });
+  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000, clock });
+  const starting = { storage, vocabularies, bus, turns, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
+  const submit = directives(starting);
+  const moves = threadMoves({ ...starting, channels: port, deliveries, newId });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });
-  const until = async (done: () => boolean | Promise<boolean>) => {
-    for (let waited = 0; !(await done()) && waited < 5_000; waited += 5) await sleep(5);
-    assert.ok(await done(), 'waited 5 s');
-  };
   /** A thread's stored events, as a socket replays them. */
   const eventsOf = (thread: string): Promise<WireEvent[]> => storage.events.since(thread, 0, 1_000);
   // Asleep and released: the turn is released just after its last event is stored.
@@ -96,7 +103,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
     (await eventsOf(thread)).filter((e) => e.type === 'reflex_asleep').length >= n && (await storage.writer.runningTurn(thread)) === null;
   const close = async () => {
     await deliveries.close();
-    await kicks.drain();
+    await turns.drain();
   };
   return { storage, runner, submit, moves, reads, eventsOf, until, asleep, close };
 }
@@ -164,6 +171,10 @@ describe('the use cases on memory, free of any runtime', () => {
   it('a channel that never answers is given up on within a third of the claim; the delivery goes on a later try; closing does not wait for it', async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
+    // The outbox and the dispatcher on one clock, moved by hand: a claim's deadline and a retry's wait pass when the test says.
+    const clock = manualClock();
+    const entries = new Map<string, OutboxEntry>();
+    const outbox = memoryDeliveryOutbox(entries, clock.now);
     const calls: string[] = [];
     const channels: ChannelPort = {
       ...memoryChannelPort(storage.catalog),
@@ -173,17 +184,25 @@ describe('the use cases on memory, free of any runtime', () => {
         return calls.length === 1 ? new Promise<void>(() => {}) : Promise.resolve();
       },
     };
-    const dispatcher = deliveryDispatcher({ outbox: storage.outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90 });
+    const dispatcher = deliveryDispatcher({ outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90, clock });
     const id = newId();
     // A move's write puts the delivery in the outbox; the memory outbox takes it directly here.
-    (storage.outbox as unknown as { enqueue(d: Delivery): void }).enqueue({
+    outbox.enqueue({
       id, channel: 'team-chat', place: 'general', new_thread: true, address: { channel: 'team-chat', id: `general/${id}` }, title: 'T', text: 'moved',
     });
     dispatcher.poke();
-    for (let waited = 0; calls.length < 2 && waited < 3_000; waited += 10) await sleep(10);
+    await until(() => calls.length === 1);
+    // A third of the claim (30 ms) without an answer: given up on, due again after the first retry's wait (10 ms).
+    await clock.advance(29);
+    assert.equal(entries.get(id)?.delivery.attempts, 0, 'not given up on before a third of the claim');
+    await clock.advance(1);
+    assert.equal(entries.get(id)?.delivery.attempts, 1, 'put back, its refused attempt counted');
+    // The next look (every 10 ms) finds it due, and the channel takes it.
+    await clock.advance(10);
+    await until(() => calls.length === 2);
     assert.deepEqual(calls, [id, id], 'asked again after the silent call was given up on');
-    await sleep(50);
-    assert.deepEqual(await storage.outbox.claimDue('test', 1_000, 10), [], 'taken on the second try, and removed');
+    await until(() => entries.size === 0);
+    assert.deepEqual(await outbox.claimDue('test', 1_000, 10), [], 'taken on the second try, and removed');
     const closing = Date.now();
     await dispatcher.close();
     assert.ok(Date.now() - closing < 1_000, 'closing waited for no hung call');

@@ -129,8 +129,8 @@ describe('fault: PostgreSQL stopped and started again during runs', { skip: SKIP
     for (const [i, { id, followers }] of threads.entries()) {
       for (const [j, follower] of followers.entries()) {
         const name = `thread ${i} on instance ${j === 0 ? 'A' : 'B'}`;
-        // Two kicks: the one cut by the outage (ended by its kick or by a sweep) and the new one.
-        await follower.until((events) => asleepCount(events) >= 2, `${name}: both kicks to end`, 20_000);
+        // Two turns: the one cut by the outage (ended by itself or by a sweep) and the new one.
+        await follower.until((events) => asleepCount(events) >= 2, `${name}: both turns to end`, 20_000);
         await sleep(200);
         const stored = (await database.execute(`select seq, type from events where thread_id = '${id}' order by seq`)) as { seq: number; type: string }[];
         const got = follower.all();

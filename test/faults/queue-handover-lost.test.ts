@@ -1,11 +1,11 @@
 // Issue 25, exactly once: the hand-over that ends a turn and starts the next queued directive commits,
-// and then the instance never kicks that run (it was killed, or the answer of the commit was lost with its
+// and then the instance never starts that run (it was killed, or the answer of the commit was lost with its
 // connection). Before the fix the next run sat `running` under a lease nobody renewed; when it lapsed the
 // sweep failed it with `turn_lease_expired`, and the queued directive never reached the agent: lost.
 // Here the commit's answer is lost (the storage throws after the hand-over committed, so the retry finds
 // the turn handed over already and starts nothing): the state the database is left in is the one a kill -9
 // between "turn ended" and "next one started" leaves. Now the sweep finds the run's prompt still unsent and
-// kicks it again: every item runs once, in order. On memory, embedded PGlite and (TEST_DATABASE_URL) PostgreSQL.
+// starts it again: every item runs once, in order. On memory, embedded PGlite and (TEST_DATABASE_URL) PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -41,7 +41,7 @@ function losingOneHandOver(storage: Storage): { storage: Storage; lost: () => nu
 }
 
 for (const kind of storageKinds('queue_lost')) {
-  describe(`fault: the hand-over to a queued directive commits, and its kick never comes: ${kind.name}`, () => {
+  describe(`fault: the hand-over to a queued directive commits, and its turn never starts: ${kind.name}`, () => {
     let opened: OpenedStorage;
     let service: TestService;
     let faulty: ReturnType<typeof losingOneHandOver>;
@@ -58,7 +58,7 @@ for (const kind of storageKinds('queue_lost')) {
       await opened?.close();
     });
 
-    it('the orphaned run is swept and kicked again, not failed: every queued item runs once, in order', { timeout: 60_000 }, async () => {
+    it('the orphaned run is swept and started again, not failed: every queued item runs once, in order', { timeout: 60_000 }, async () => {
       const key = randomUUID();
       const socket = (await connectLive(service.port, { thread: key, after: '0' })) as LiveClient;
       sockets.push(socket);
@@ -93,7 +93,7 @@ for (const kind of storageKinds('queue_lost')) {
       const listed = (await service.ask({ path: `${P}/${threadId}/conversations/${conversation}/runs`, headers: ALICE })).json();
       assert.deepEqual((listed.items as { status: string }[]).map((r) => r.status).sort(), ['cancelled', 'succeeded', 'succeeded']);
       assert.deepEqual((await service.ask({ path: `${P}/${threadId}/queue`, headers: ALICE })).json(), []);
-      assert.ok(service.logs.some((line) => line.msg === 'kicked again a queued directive whose prompt never reached its agent'));
+      assert.ok(service.logs.some((line) => line.msg === 'started again a queued directive whose prompt never reached its agent'));
     });
   });
 }

@@ -1,11 +1,11 @@
 // Issue 25, exactly once: PostgreSQL (a private cluster of this test's own, never the machine's) is stopped
 // and started while directives wait in a thread's queue, queued through two instances of the service on that
-// database. The first item's agent crashes, so the next item's kick starts a new agent process (about a
+// database. The first item's agent crashes, so the next item's turn starts a new agent process (about a
 // second) and the database goes away just then: after the hand-over committed, before the prompt was taken.
 // After the restart every item runs exactly once, in order: one `dequeued` each, one run each, its prompt
 // recorded once (taken once) in that run, nothing left running or waiting, and the item the outage met runs.
 //
-// What breaks it: the code before the unsent prompt (the kick met the outage before the agent had the
+// What breaks it: the code before the unsent prompt (the turn met the outage before the agent had the
 // prompt, the run failed, then the sweep failed it `turn_lease_expired`: that item never ran, seen here as
 // ['agent_failed', 'turn_lease_expired', 'succeeded', ...]); a queue kept in each instance (the items queued
 // through the instance that does not hand the turn over never run); a hand-over that is not one write (an
@@ -24,7 +24,7 @@ if (SKIP !== null) console.log(`# PostgreSQL restart fault test (queue) skipped:
 const LEASE_MS = 2_000;
 const THREADS = 1;
 const ITEMS = 4;
-/** The first item's agent crashes: the next item's kick starts a new agent process, and the database goes away meanwhile. */
+/** The first item's agent crashes: the next item's turn starts a new agent process, and the database goes away meanwhile. */
 const text = (i: number) => (i === 0 ? '[crash] item 0' : `item ${i}`);
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 
@@ -61,7 +61,7 @@ describe('fault: PostgreSQL stopped and started while directives wait in a queue
       service.ask({ method: 'POST', path: `/api/console/threads/${path}`, headers: ALICE, body: JSON.stringify(body) });
 
     // Each thread holds a turn with items queued behind it, through both instances alternately (the queue is the
-    // database's, not an instance's). Several threads, so that the outage lands in some hand-over or kick.
+    // database's, not an instance's). Several threads, so that the outage lands in some hand-over or turn start.
     const threads: { id: string; queued: string[] }[] = [];
     for (let n = 0; n < THREADS; n++) {
       const held = await post(n % 2 === 0 ? a : b, `${randomUUID()}/directives`, { text: 'hold [wait]', model: 'claude:opus' });
@@ -109,7 +109,7 @@ describe('fault: PostgreSQL stopped and started while directives wait in a queue
         `thread ${n}: every item's prompt taken once, in its own run (runs: ${JSON.stringify(runs)})`);
       t.diagnostic(`thread ${n}: ${runs.map((run) => (run.error ?? run.status).split(':')[0]).join(', ')}`);
       // The crashed item failed (its agent had it); the one the outage met before its agent had its prompt was
-      // kicked again once the database was back, not failed (turn_lease_expired: lost); the rest ran.
+      // started again once the database was back, not failed (turn_lease_expired: lost); the rest ran.
       assert.deepEqual(runs.slice(1).map((run) => (run.error ?? run.status).split(':')[0]), ['agent_failed', ...queued.slice(1).map(() => 'succeeded')]);
     }
   });

@@ -65,7 +65,7 @@ describe('directives, runs and the live socket', () => {
     assert.equal(next.json().conversation_id, answer.conversation_id);
   });
 
-  it('a retried message_id answers the first answer again and kicks once', async () => {
+  it('a retried message_id answers the first answer again and starts one run', async () => {
     const key = randomUUID();
     const body = { text: 'Only once', message_id: 'client-msg-1' };
     const [first, second] = await Promise.all([post(`${P}/threads/${key}/directives`, body), post(`${P}/threads/${key}/directives`, body)]);
@@ -109,7 +109,7 @@ describe('directives, runs and the live socket', () => {
     assert.deepEqual((await service.ask({ path: `${P}/threads/${thread_id}/pending`, headers: ALICE })).json(), []);
   });
 
-  it('a crashing agent gives run_error then reflex_asleep, and the next kick runs on a restarted agent', async () => {
+  it('a crashing agent gives run_error then reflex_asleep, and the next turn runs on a restarted agent', async () => {
     const key = randomUUID();
     const socket = await live({ thread: key, after: '0' });
     const { thread_id, conversation_id } = (await post(`${P}/threads/${key}/directives`, { text: '[crash] now' })).json();

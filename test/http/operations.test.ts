@@ -147,7 +147,7 @@ describe('thread operations: teleport and summon', () => {
     assert.match(conversations[0].address.id, /^general\//, 'a new thread under #general');
   });
 
-  it('teleport back to a new console thread with a prompt kicks a run there; summon hands the chat thread to codex', async () => {
+  it('teleport back to a new console thread with a prompt starts a run there; summon hands the chat thread to codex', async () => {
     const chat = (await post(`${P}/${await newConsoleThread()}/teleport`, { destination: { channel: 'team-chat', id: 'general' } })).json().thread_id;
     const ops = (await get(`${P}/${chat}/operations`)).json();
     assert.deepEqual(ops.teleport.destinations[0], { channel: 'console', id: 'new', shared: false, metadata: { name: 'New console thread' } });

@@ -95,7 +95,7 @@ for (const kind of kinds) {
       assert.ok(calls.includes('conversations.latestByThread'), calls.join(', '));
       assert.ok(!calls.includes('conversations.listByThread'), calls.join(', '));
       assert.ok(!calls.includes('threads.findAccessible'), calls.join(', '));
-      // The run it kicked reads the ledger's history in the background (a fresh session): waited out, so
+      // The run it started reads the ledger's history in the background (a fresh session): waited out, so
       // the next request records its own calls alone.
       for (let waited = 0; waited < 20_000; waited += 50) {
         const res = await service.ask({ path: `/api/console/threads/${F.root}/conversations`, headers: ALICE });

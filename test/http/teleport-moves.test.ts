@@ -25,7 +25,7 @@ const P = '/api/console/threads';
 const asleep = (n: number) => (events: readonly WireEvent[]) => events.filter((e) => e.type === 'reflex_asleep').length >= n;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
- * Asks again while the answer is 409 `turn_running`: `reflex_asleep` is a kick's last event, and its turn
+ * Asks again while the answer is 409 `turn_running`: `reflex_asleep` is a turn's last event, and its turn
  * is released just after it is stored, so a request sent on seeing it may find the turn still held.
  */
 async function whenFree<T extends { status: number; json(): any }>(ask: () => Promise<T>): Promise<T> {

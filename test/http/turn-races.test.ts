@@ -135,7 +135,7 @@ for (const kind of storageKinds('turn_races')) {
       for (let waited = 0; waited < 10_000; waited += 50) {
         const running = await Promise.all(raced.map((thread) => opened.storage.writer.runningTurn(thread)));
         if (running.every((turn) => turn === null)) break;
-        releaseTurns(); // a turn that began after its round's release (the winner's kick starts a moment late)
+        releaseTurns(); // a turn that began after its round's release (the winner's turn starts a moment late)
         await sleep(50);
       }
       for (const thread of raced) {

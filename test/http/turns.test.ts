@@ -126,7 +126,7 @@ describe('turns end: cancel, idle agents, garbled output', () => {
 });
 
 describe('the turn is released last', () => {
-  it("only after the kick's last event (reflex_asleep) is stored, so no directive slips in before it", async () => {
+  it("only after the turn's last event (reflex_asleep) is stored, so no directive slips in before it", async () => {
     const { createMemoryStorage } = await import('../../adapters/memory/storage.ts');
     const { fixtureWorld } = await import('../support/fixture-world.ts');
     const { startService } = await import('../support/service.ts');
@@ -147,7 +147,8 @@ describe('the turn is released last', () => {
       const res = await service.ask({ method: 'POST', path: `${P}/${key}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Hi', model: 'claude:opus' }) });
       assert.equal(res.status, 202);
       await socket.until(asleep);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The release follows the last event's store: waited for, for at most 5 s.
+      for (const end = Date.now() + 5_000; !order.includes('release') && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 5));
       socket.close();
       assert.deepEqual(order.slice(-3), ['event:run_finished', 'event:reflex_asleep', 'release']);
     } finally {
@@ -198,7 +199,7 @@ describe('racing first directives', () => {
     const { fixtureWorld } = await import('../support/fixture-world.ts');
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const kicked: string[] = [];
+    const started: string[] = [];
     const { agentVocabularies } = await import('../../core/agents/vocabularies.ts');
     const { fakeAgentOffers } = await import('../support/fake-agent-offers.ts');
     // What the fixture's claude is served with (the demo agent's Claude profile); no agent process is needed here.
@@ -206,7 +207,7 @@ describe('racing first directives', () => {
     const submit = directives({
       storage, bus: createMemoryEventBus(), runDirectory: async () => ok('projects/console-race'), lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
-      kicker: { kick: (request: { run: { id: string } }) => void kicked.push(request.run.id) } as never,
+      turns: { start: (request: { run: { id: string } }) => void started.push(request.run.id) } as never,
     });
     const alice = { id: 'alice', name: 'Alice' };
     const body = { text: 'Hi', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null };
@@ -222,7 +223,7 @@ describe('racing first directives', () => {
     const [a, b] = await Promise.all([submit(alice, otherKey, { ...body, message_id: 'm1' }), submit(alice, otherKey, { ...body, message_id: 'm1' })]);
     assert.ok(a.ok && b.ok, 'matching picks and one message_id: the loser answers the first answer again');
     assert.deepEqual(a.value, b.value);
-    assert.equal(kicked.length, 2, 'one run per thread');
+    assert.equal(started.length, 2, 'one run per thread');
   });
 });
 

@@ -25,25 +25,24 @@ describe('pending waiters', () => {
     const { storage, thread, run, ask } = await setUp();
     const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
     let decided: unknown = null;
-    void waiters.wait(ask.id, run.id).then((decision) => (decided = decision));
+    const decision = waiters.wait(ask.id, run.id).then((answer) => (decided = answer));
     // Answered through storage, but the signal never arrives.
     assert.deepEqual(await storage.writer.answerPending(thread.id, [{ id: ask.id, option: 'allow' }]), { ok: true });
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(decided, null, 'nothing resumes it without the signal');
     waiters.onSignal({ kind: 'reconnected' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(decided, { outcome: 'selected', optionId: 'allow' });
+    assert.deepEqual(await decision, { outcome: 'selected', optionId: 'allow' });
   });
 
   it('a recheck with nothing answered leaves the waiter waiting; the signal still settles it once', async () => {
     const { storage, run, ask } = await setUp();
     const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
     const decisions: unknown[] = [];
-    void waiters.wait(ask.id, run.id).then((decision) => decisions.push(decision));
+    const settled = waiters.wait(ask.id, run.id).then((decision) => decisions.push(decision));
     await waiters.recheck();
     waiters.onSignal({ kind: 'pending_answered', answers: [{ id: ask.id, option: 'allow' }] });
     waiters.onSignal({ kind: 'pending_answered', answers: [{ id: ask.id, option: 'deny' }] });
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await settled;
     assert.deepEqual(decisions, [{ outcome: 'selected', optionId: 'allow' }]);
   });
 });

@@ -63,7 +63,7 @@ export async function startService(
     },
   });
   const log = createLogger('debug', sink);
-  // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or kicks a run.
+  // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or starts a run.
   const runner = extra.runner ?? createAcpAgentRunner({ log, env: process.env });
   const storage = extra.storage ?? createMemoryStorage();
   // A runner the test brings answers offers too when it is the ACP one.

@@ -30,7 +30,7 @@ export const QueuedDirectiveSchema = defineEntity({
 });
 
 /**
- * `unsent_prompts`: a queued directive's run started by a hand-over, until its kick takes the prompt
+ * `unsent_prompts`: a queued directive's run started by a hand-over, until its turn takes the prompt
  * to send it to the agent (the row is deleted then, or when the turn is handed over or released).
  * `started` is the item, its ledger message and its `dequeued` event, as the hand-over answered them.
  */

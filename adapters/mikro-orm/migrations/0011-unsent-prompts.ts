@@ -2,9 +2,9 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Exactly once across a crash between "turn ended" and "next one started" (contract section 7): the
- * hand-over that starts a queued directive's run also writes its prompt here, and the kick deletes
+ * hand-over that starts a queued directive's run also writes its prompt here, and the turn deletes
  * the row just before the prompt goes to the agent. A lapsed turn whose run still has its row was
- * never given to the agent: the sweep kicks it again rather than failing it. A row never outlives its thread.
+ * never given to the agent: the sweep starts it again rather than failing it. A row never outlives its thread.
  */
 export class UnsentPrompts extends Migration {
   override up(): void {

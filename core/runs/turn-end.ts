@@ -1,5 +1,6 @@
 import type { RunStatus } from '../../domain/model.ts';
-import type { InFlight, KickDeps } from './kick.ts';
+import { waited } from '../clock.ts';
+import type { InFlight, TurnDeps } from './turn-types.ts';
 
 /** How a turn ended, as its run records it. */
 export interface Outcome {
@@ -14,21 +15,21 @@ export interface Outcome {
  * lapse, and a sweeper on any instance ends what is left.
  */
 export async function finish(
-  deps: KickDeps,
+  deps: TurnDeps,
   entry: InFlight,
   threadId: string,
   runId: string,
   outcome: Outcome,
 ): Promise<void> {
-  const deadline = Date.now() + deps.leaseMs;
+  const deadline = deps.clock.now() + deps.leaseMs;
   const step = async <T>(work: () => Promise<T>): Promise<T> => {
     for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
       try {
         return await work();
       } catch (error) {
-        if (Date.now() + wait > deadline || entry.lost) throw error;
+        if (deps.clock.now() + wait > deadline || entry.lost) throw error;
         deps.log.warn({ err: error, run: runId }, 'recording the end of a run failed; trying again');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await waited(deps.clock, wait);
       }
     }
   };
@@ -49,7 +50,7 @@ export async function finish(
     entry.releasing = true;
     // Stopping, the queue waits: a turn started now would end at once with the agents, and each end would start the next.
     if (deps.stopping?.() === true) return void (await step(() => deps.writer.releaseTurn(runId)));
-    // Released and, when a directive is queued, its turn started, in one write: kicked here, under this instance's lease.
+    // Released and, when a directive is queued, its turn started, in one write: started here, under this instance's lease.
     const next = await step(() => deps.writer.handOverTurn(runId, { holder: deps.holder, ms: deps.leaseMs }));
     if (next !== null) await deps.startQueued?.(next);
   } catch (error) {

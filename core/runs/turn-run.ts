@@ -3,22 +3,23 @@ import { boundedRecord, boundedStrings, boundedText, MAX_REPLY } from '../../dom
 import { runError } from '../../domain/run-errors.ts';
 import { REPLACEMENT, splitTrailingHigh, storableText, storableValue } from '../../domain/text.ts';
 import type { TurnUpdate } from '../../ports/agent-runner.ts';
+import { waited } from '../clock.ts';
 import type { Emit } from './emit.ts';
-import type { InFlight, KickDeps, KickRequest } from './kick.ts';
-import { finish, type Outcome } from './kick-finish.ts';
+import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
+import { finish, type Outcome } from './turn-end.ts';
 import { failureOf } from './run-failure.ts';
 
 /**
- * One kick's turn: `run_started`, the agent's updates and asks as stored rows and events (made
+ * One turn: `run_started`, the agent's updates and asks as stored rows and events (made
  * storable, bounded), then the outcome handed to {@link finish}. Nothing more is recorded for a run
  * whose lease was lost.
  */
-export async function runKick(deps: KickDeps, request: KickRequest, entry: InFlight): Promise<void> {
-  const { writer, runner, waiters, log } = deps;
+export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFlight): Promise<void> {
+  const { writer, runner, waiters, log, clock } = deps;
   const { threadId, conversation, run } = request;
   const runId = run.id;
   const touch = () => {
-    entry.lastActivity = Date.now();
+    entry.lastActivity = clock.now();
   };
   // Nothing more is stored for a run whose lease was lost: the sweeper that took it has ended it.
   const emit: Emit = (thread, type, data) => (entry.lost ? Promise.resolve(null as never) : deps.emit(thread, type, data));
@@ -26,13 +27,13 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
   // A high surrogate that ended a chunk waits for the low one that begins the next.
   let held = '';
   let outcome: Outcome;
-  // Set when this kick lets its run go with the prompt unsent: nothing is recorded, its lease lapses,
-  // and a sweep kicks it again (or ends it, when another kick took the prompt).
+  // Set when this turn lets its run go with the prompt unsent: nothing is recorded, its lease lapses,
+  // and a sweep starts it again (or ends it, when another turn took the prompt).
   let letGo = false;
   // The prompt of a dequeued directive's run is the agent's once taken; until then, storage failing lets the run go too.
   let taken = request.unsent !== true;
   const beforePrompt = async (): Promise<void> => {
-    // Taking it records it as the run's model message: a kick that let the run go recorded nothing.
+    // Taking it records it as the run's model message: a turn that let the run go recorded nothing.
     if (await takePrompt(deps, entry, runId)) return void (taken = true);
     letGo = true;
     throw new Error('the prompt of this run was not taken here');
@@ -119,7 +120,7 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
         });
         // Waiting before announcing: an answer cannot arrive before anyone listens for it.
         const decision = waiters.wait(pending.id, runId);
-        if (entry.asking++ === 0) entry.askedAt = Date.now();
+        if (entry.asking++ === 0) entry.askedAt = clock.now();
         try {
           await emit(threadId, 'approval_requested', { run_id: runId, pending });
           return await decision;
@@ -141,7 +142,7 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
       : { status: 'succeeded', error: null, stopReason: result.stopReason };
   } catch (error) {
     if (letGo || (!taken && entry.cancelled === null && failureOf(error).code === 'storage_failed')) {
-      log.warn({ run: runId }, 'the prompt of a queued directive could not be taken here; its lease will lapse and a sweep kicks it again');
+      log.warn({ run: runId }, 'the prompt of a queued directive could not be taken here; its lease will lapse and a sweep starts it again');
       entry.lost = true;
       waiters.cancelRun(runId);
       return;
@@ -161,19 +162,19 @@ export async function runKick(deps: KickDeps, request: KickRequest, entry: InFli
 
 /**
  * Takes the run's unsent prompt, retried while storage fails, for at most one lease: true when the
- * agent may have it. False when another kick took it, the turn was lost, or storage stayed down (the
- * sweep kicks the run again once its lease lapses). A cancel meanwhile throws: the run ends cancelled.
+ * agent may have it. False when another turn took it, the turn was lost, or storage stayed down (the
+ * sweep starts the run again once its lease lapses). A cancel meanwhile throws: the run ends cancelled.
  */
-async function takePrompt(deps: KickDeps, entry: InFlight, runId: string): Promise<boolean> {
-  const deadline = Date.now() + deps.leaseMs;
+async function takePrompt(deps: TurnDeps, entry: InFlight, runId: string): Promise<boolean> {
+  const deadline = deps.clock.now() + deps.leaseMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
     try {
       return await deps.writer.takeUnsentPrompt(runId, deps.holder);
     } catch (error) {
       if (entry.cancelled !== null) throw error;
-      if (entry.lost || Date.now() + wait > deadline) return false;
+      if (entry.lost || deps.clock.now() + wait > deadline) return false;
       deps.log.warn({ err: error, run: runId }, 'taking the prompt of a queued directive failed; trying again');
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await waited(deps.clock, wait);
     }
   }
 }
