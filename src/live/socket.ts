@@ -11,7 +11,7 @@ import { refuseUpgrade, type UpgradeHandler } from '../http/edge.ts';
 import { problem } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { Authenticate } from '../identity/authenticate.ts';
-import { Delivery, type DeliverySettings } from './delivery.ts';
+import { SocketFeed, type SocketFeedSettings } from './socket-feed.ts';
 import { liveTarget, type LiveTarget } from '../../core/reads/live-target.ts';
 
 /** The live socket's path (contract section 5). */
@@ -43,7 +43,7 @@ const AFTER = /^(0|[1-9][0-9]{0,9})$/;
 
 /**
  * A live socket as the router holds it: ws's own socket with the router's few fields, fixed, on it.
- * What one socket costs is what a bare `ws` server's costs plus these and its {@link Delivery}: the
+ * What one socket costs is what a bare `ws` server's costs plus these and its {@link SocketFeed}: the
  * router's listeners are shared functions reading `this`, its timers (pings, key lookups) one for
  * all sockets, its bus subscription one per thread, and nothing of the upgrade request is kept.
  */
@@ -53,7 +53,7 @@ class LiveWebSocket extends WebSocket {
   /** Whose socket it is: the user's slot is given back when it closes. */
   userId = '';
   /** The thread's events on their way to this socket; null while it waits on a key. */
-  delivery: Delivery | null = null;
+  feed: SocketFeed | null = null;
   /** The console key it waits on, while the key's row is not written yet. */
   waiting: { readonly key: string; readonly after: number | null } | null = null;
 }
@@ -115,8 +115,8 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (bytes === undefined) frames.set(event, (bytes = Buffer.from(JSON.stringify(event), 'utf8')));
     return bytes;
   };
-  /** Held once for every delivery of this router. */
-  const settings: DeliverySettings = { log: storage.events, maxBuffered: options.maxBuffered ?? 1024 * 1024, frame, slow: options.metrics?.slow, gap: options.metrics?.gap };
+  /** Held once for every feed of this router. */
+  const settings: SocketFeedSettings = { log: storage.events, maxBuffered: options.maxBuffered ?? 1024 * 1024, frame, slow: options.metrics?.slow, gap: options.metrics?.gap };
 
   // One timer pings every socket: a client that has not answered the previous ping by the next is dropped.
   const pings = setInterval(() => {
@@ -132,15 +132,15 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
 
   /**
    * One bus subscription per thread followed on this instance, whatever the number of its sockets:
-   * the event is handed to each socket's delivery in the order they subscribed.
+   * the event is handed to each socket's feed in the order they subscribed.
    */
-  const feeds = new Map<string, { readonly deliveries: Set<Delivery>; readonly unsubscribe: () => void }>();
-  const follow = (delivery: Delivery): void => {
-    const feed = feeds.get(delivery.threadId);
-    if (feed !== undefined) return void feed.deliveries.add(delivery);
-    const deliveries = new Set<Delivery>([delivery]);
-    const unsubscribe = bus.subscribe(delivery.threadId, (event) => {
-      for (const each of deliveries) {
+  const feeds = new Map<string, { readonly feeds: Set<SocketFeed>; readonly unsubscribe: () => void }>();
+  const follow = (feed: SocketFeed): void => {
+    const thread = feeds.get(feed.threadId);
+    if (thread !== undefined) return void thread.feeds.add(feed);
+    const followers = new Set<SocketFeed>([feed]);
+    const unsubscribe = bus.subscribe(feed.threadId, (event) => {
+      for (const each of followers) {
         // One socket's failure is its own: the others still get the event.
         try {
           each.push(event);
@@ -150,13 +150,13 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
         }
       }
     });
-    feeds.set(delivery.threadId, { deliveries, unsubscribe });
+    feeds.set(feed.threadId, { feeds: followers, unsubscribe });
   };
-  const unfollow = (delivery: Delivery): void => {
-    const feed = feeds.get(delivery.threadId);
-    if (feed === undefined || !feed.deliveries.delete(delivery) || feed.deliveries.size > 0) return;
-    feed.unsubscribe();
-    feeds.delete(delivery.threadId);
+  const unfollow = (feed: SocketFeed): void => {
+    const thread = feeds.get(feed.threadId);
+    if (thread === undefined || !thread.feeds.delete(feed) || thread.feeds.size > 0) return;
+    thread.unsubscribe();
+    feeds.delete(feed.threadId);
   };
 
   /** Sockets waiting on a key whose row is not written yet; one timer looks their keys up again while any waits. */
@@ -175,20 +175,20 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
   // from the log, and every socket waiting on a key looks for its row. A key's row written is a signal.
   const stopSignals = bus.onSignal((signal) => {
     if (signal.kind === 'reconnected') {
-      for (const feed of feeds.values()) for (const delivery of feed.deliveries) delivery.fill();
+      for (const thread of feeds.values()) for (const feed of thread.feeds) feed.fill();
       for (const ws of waiters) lookUp(ws);
     } else if (signal.kind === 'thread_created') {
       for (const ws of waiters) if (ws.userId === signal.owner && ws.waiting?.key === signal.key) begin(ws, signal.thread_id);
     }
   });
 
-  /** Starts delivering a thread's events to a socket. */
+  /** Starts feeding a thread's events to a socket. */
   const start = (ws: LiveWebSocket, threadId: string, from: number | null): void => {
-    const delivery = new Delivery(ws, threadId, from, settings);
-    ws.delivery = delivery;
+    const feed = new SocketFeed(ws, threadId, from, settings);
+    ws.feed = feed;
     // Subscribed before replaying: an event published meanwhile waits behind the replay, never lost.
-    follow(delivery);
-    delivery.replay();
+    follow(feed);
+    feed.replay();
   };
   /** A waiting socket's key has its row: from its first event unless the client gave a cursor. */
   const begin = (ws: LiveWebSocket, threadId: string): void => {
@@ -237,10 +237,10 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     sockets.delete(ws);
     release(ws.userId);
     options.metrics?.closed();
-    if (ws.delivery !== null) {
-      ws.delivery.close();
-      unfollow(ws.delivery);
-      ws.delivery = null;
+    if (ws.feed !== null) {
+      ws.feed.close();
+      unfollow(ws.feed);
+      ws.feed = null;
     }
     if (ws.waiting !== null) stopWaiting(ws);
     if (sockets.size === 0) drained?.();
@@ -334,7 +334,7 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
       await gone;
       clearTimeout(cut);
       for (const waiting of [...waiters]) stopWaiting(waiting);
-      for (const feed of feeds.values()) feed.unsubscribe();
+      for (const thread of feeds.values()) thread.unsubscribe();
       feeds.clear();
     },
   };
