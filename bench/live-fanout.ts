@@ -350,8 +350,8 @@ What one open socket holds (heap snapshots with 1,000 sockets open on each side,
 compared by constructor): bare \`ws\` holds about 3.2 KB per socket (node's \`Socket\` and its
 handle and stream states, ws's \`WebSocket\`, \`Receiver\` and \`Sender\`, their listeners). The service
 adds about 0.3 KB: its five fields on ws's socket (the router's own class of it, \`LiveWebSocket\`: 40 B),
-the socket's \`Delivery\` (96 B: its cursor and a promise chain only while a step is queued), an entry in
-three sets (open sockets, the thread's deliveries, the listener's upgraded connections), the connection
+the socket's \`SocketFeed\` (96 B: its cursor and a promise chain only while a step is queued), an entry in
+three sets (open sockets, the thread's socket feeds, the listener's upgraded connections), the connection
 cap's \`close\` listener, a second \`error\` listener (the edge's) and the peer address node keeps once the
 credential limiter has read it. The cap's listener was a closure per connection, with its scope (about
 100 B a socket); it is now one function for every connection, reading the socket from \`this\` and its
@@ -359,7 +359,7 @@ client from the map the cap keeps per connection anyway (the snapshot's growth w
 per socket, 1.08× of bare's). The router's listeners (\`close\`, \`pong\`, \`error\`) are functions shared
 by every socket, reading \`this\`; one timer pings every socket, and one looks up the keys of every socket
 waiting on a console key; the bus is subscribed once per thread (the router hands each event to the
-thread's deliveries), and nothing of the upgrade request is kept (test/http/live-footprint.test.ts checks
+thread's socket feeds), and nothing of the upgrade request is kept (test/http/live-footprint.test.ts checks
 these: the timers and the subscriptions by count, the request by a weak reference, and that every open
 socket's \`close\`, \`error\`, \`end\` and \`data\` listeners are the same functions). Before issue 28 each socket held 5.8 to 6.6 KiB (2.3× to 2.5× of bare, read
 without the warm-up): about thirteen closures and eight scopes of its own (listeners, clean-ups, the

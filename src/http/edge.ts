@@ -16,7 +16,8 @@ import type { Surface } from './surface.ts';
 /** Takes over an accepted websocket upgrade (the live socket router). */
 export interface UpgradeHandler {
   readonly owns: (path: string) => boolean;
-  readonly upgrade: (ctx: RequestContext, socket: Duplex, head: Buffer) => void;
+  /** Answers the upgrade: the handshake, or its own refusals; a rejection is the edge's to answer (`upgradeFailure`). */
+  readonly upgrade: (ctx: RequestContext, socket: Duplex, head: Buffer) => void | Promise<void>;
 }
 
 /** A handler that answers a path itself, on the console origin only (the bundled demo MCP server). */
@@ -293,6 +294,19 @@ export function refuseUpgrade(socket: Duplex, reply: Reply, requestId?: string):
   answerAndClose(socket, reply, requestId);
 }
 
+/**
+ * A rejected upgrade, refused as a failed request is answered: storage down is an outage (503, logged
+ * as a warning), not a bug; anything else is a bug, logged and refused 500 without detail.
+ */
+function upgradeFailure(ctx: RequestContext, error: unknown): Reply {
+  if (error instanceof StorageUnavailableError) {
+    ctx.log.warn({ err: error.cause ?? error }, 'storage unavailable');
+    return problem({ code: 'storage_unavailable' }, { 'retry-after': '5' });
+  }
+  ctx.log.error({ err: error }, 'live upgrade failed');
+  return problem({ code: 'internal' });
+}
+
 /** An upgraded socket's `error` listener: one function for all of them, not a closure kept per socket. */
 function destroySocket(this: Duplex): void {
   this.destroy();
@@ -325,6 +339,7 @@ export function upgradeListener(options: EdgeOptions) {
       refuseUpgrade(socket, problem({ code: 'not_found' }), ctx.id);
       return;
     }
-    options.live.upgrade(ctx, socket, head);
+    const upgrading = options.live.upgrade(ctx, socket, head);
+    if (upgrading instanceof Promise) upgrading.catch((error: unknown) => refuseUpgrade(socket, upgradeFailure(ctx, error)));
   };
 }

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
-import type { Result } from '../../domain/result.ts';
+import { fail, ok, type Result } from '../../domain/result.ts';
 import type { AnswerCache } from './answer-cache.ts';
 import type { Answer } from './answers.ts';
 import type { RequestContext } from './context.ts';
@@ -91,6 +91,15 @@ function queryObject(query: URLSearchParams): Record<string, string | string[]> 
 }
 
 /**
+ * A request's query parsed with `schema`: its output, or the `validation_failed` failure (422) with each
+ * issue's path under `query`. Routes parse theirs so; the live socket's upgrade too.
+ */
+export function parseQuery<T>(schema: Schema<T>, query: URLSearchParams): Result<T, Failure> {
+  const parsed = v.safeParse(schema, queryObject(query));
+  return parsed.success ? ok(parsed.output) : fail(issuesOf('query', parsed.issues));
+}
+
+/**
  * Parses path, query and body with the route's schemas (400/413/415/422), then calls the handler.
  * Synchronous up to the first step that must wait (authentication, the body, the handler's own
  * answer): a route that waits on nothing answers without a promise (the sandbox's).
@@ -153,12 +162,9 @@ function parsedRoute(routeDef: Route, ctx: RequestContext, rawParams: Record<str
   const needsRefusal = routeDef.pathRefusal !== undefined && user !== null;
   let query: unknown;
   if (routeDef.query !== undefined) {
-    const parsed = v.safeParse(routeDef.query, queryObject(ctx.query));
-    if (!parsed.success) {
-      const failure = issuesOf('query', parsed.issues);
-      return needsRefusal ? refuse(routeDef, user, params, failure) : problem(failure);
-    }
-    query = parsed.output;
+    const parsed = parseQuery(routeDef.query, ctx.query);
+    if (!parsed.ok) return needsRefusal ? refuse(routeDef, user, params, parsed.error) : problem(parsed.error);
+    query = parsed.value;
   }
   if (routeDef.body !== undefined) return withBody(routeDef, ctx, params, query, user);
   return routeDef.handle({ query, body: undefined, params, user, ctx } as RouteInput<unknown, unknown, unknown>);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { WebSocket } from 'ws';
 import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import type { WireEvent } from '../domain/events.ts';
-import { CLOSE_TOO_SLOW, Delivery } from '../src/live/delivery.ts';
+import { CLOSE_TOO_SLOW, SocketFeed } from '../src/live/socket-feed.ts';
 import { F, fixtureWorld } from './support/fixture-world.ts';
 
 /** A socket that keeps what it is sent; `bufferedAmount` is what a test says the kernel still holds. */
@@ -25,7 +25,7 @@ function socket(bufferedAmount = 0, perSend = 0) {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-describe('live delivery to one socket', async () => {
+describe("the socket feed: one thread's events to one socket", async () => {
   const storage = createMemoryStorage();
   await storage.importWorld(fixtureWorld());
   const stored: WireEvent[] = [];
@@ -33,74 +33,74 @@ describe('live delivery to one socket', async () => {
 
   it('replays after the cursor, then live events, each once and in order', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, F.root, 3, { log: storage.events, maxBuffered: 1024 });
-    delivery.push(stored[4]!); // published while the replay is still reading: waits behind it
-    delivery.replay();
-    delivery.push(stored[9]!);
+    const feed = new SocketFeed(ws, F.root, 3, { log: storage.events, maxBuffered: 1024 });
+    feed.push(stored[4]!); // published while the replay is still reading: waits behind it
+    feed.replay();
+    feed.push(stored[9]!);
     await settle();
     assert.deepEqual(sent, [4, 5, 6, 7, 8, 9, 10]);
   });
 
   it('sends a live event that is next in order at once, and one that comes while a gap is read behind it', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, F.root, 2, { log: storage.events, maxBuffered: 1024 });
-    delivery.push(stored[2]!); // seq 3, next after the cursor, nothing queued: sent before push returns
+    const feed = new SocketFeed(ws, F.root, 2, { log: storage.events, maxBuffered: 1024 });
+    feed.push(stored[2]!); // seq 3, next after the cursor, nothing queued: sent before push returns
     assert.deepEqual(sent, [3]);
-    delivery.push(stored[5]!); // skips ahead: 4 and 5 are read from the log first
-    delivery.push(stored[6]!); // next after 6, but the gap is still being read: it waits behind it
+    feed.push(stored[5]!); // skips ahead: 4 and 5 are read from the log first
+    feed.push(stored[6]!); // next after 6, but the gap is still being read: it waits behind it
     assert.deepEqual(sent, [3]);
     await settle();
     assert.deepEqual(sent, [3, 4, 5, 6, 7]);
-    delivery.push(stored[7]!); // the chain is idle again: at once
+    feed.push(stored[7]!); // the chain is idle again: at once
     assert.deepEqual(sent, [3, 4, 5, 6, 7, 8]);
   });
 
   it('fills a gap from the log when a live event skips ahead', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
-    delivery.push(stored[1]!);
-    delivery.push(stored[5]!);
-    delivery.push(stored[3]!); // late, already delivered by the gap fill
+    const feed = new SocketFeed(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
+    feed.push(stored[1]!);
+    feed.push(stored[5]!);
+    feed.push(stored[3]!); // late, already delivered by the gap fill
     await settle();
     assert.deepEqual(sent, [2, 3, 4, 5, 6]);
   });
 
   it('fill after a bus reconnect sends the stored events the bus lost, even when nothing follows them', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024 });
-    delivery.replay();
-    delivery.fill(); // nothing new: nothing sent twice
+    const feed = new SocketFeed(ws, F.root, 0, { log: storage.events, maxBuffered: 1024 });
+    feed.replay();
+    feed.fill(); // nothing new: nothing sent twice
     await settle();
     assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const lost = [await storage.events.append(F.root, 'run_finished', {}), await storage.events.append(F.root, 'reflex_asleep', {})];
-    delivery.fill(); // the bus reconnected: both were published while it was down
-    delivery.push(lost[1]!); // a late copy: already sent by the fill
+    feed.fill(); // the bus reconnected: both were published while it was down
+    feed.push(lost[1]!); // a late copy: already sent by the fill
     await settle();
     assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   it('a socket without a cursor loses nothing stored after it subscribed, and gets nothing from before', async () => {
     const { ws, sent } = socket();
-    const delivery = new Delivery(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
-    delivery.replay(); // notes where the log ends
+    const feed = new SocketFeed(ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
+    feed.replay(); // notes where the log ends
     await settle();
     const from = (await storage.events.since(F.root, 0, 1000)).length;
     const lost = await storage.events.append(F.root, 'message', { lost: true });
-    delivery.fill();
+    feed.fill();
     await settle();
     assert.deepEqual(sent, [lost.seq], 'the event lost on the bus, nothing older');
     const alsoLost = await storage.events.append(F.root, 'message', {});
     const next = await storage.events.append(F.root, 'message', {});
-    delivery.push(next); // skips ahead: the gap is filled first
+    feed.push(next); // skips ahead: the gap is filled first
     await settle();
     assert.deepEqual(sent, [from + 1, alsoLost.seq, next.seq]);
     // A fresh socket whose first live event skips ahead gets the ones before it too.
     const fresh = socket();
-    const freshDelivery = new Delivery(fresh.ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
-    freshDelivery.replay();
+    const freshFeed = new SocketFeed(fresh.ws, F.root, null, { log: storage.events, maxBuffered: 1024 });
+    freshFeed.replay();
     await settle();
     await storage.events.append(F.root, 'message', {});
-    freshDelivery.push(await storage.events.append(F.root, 'message', {}));
+    freshFeed.push(await storage.events.append(F.root, 'message', {}));
     await settle();
     assert.deepEqual(fresh.sent, [next.seq + 1, next.seq + 2]);
   });
@@ -108,9 +108,9 @@ describe('live delivery to one socket', async () => {
   it('replays a log many times the send buffer to a client that reads it, at its pace, all of it in order', async () => {
     const { ws, sent, closed, read } = socket(0, 300);
     // A buffer of 1 KiB, each event 300 bytes in it: the 10 stored events are three buffers' worth.
-    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 5_000 });
-    delivery.replay();
-    delivery.push(stored[9]!); // live, while the replay waits for room: after it, once
+    const feed = new SocketFeed(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 5_000 });
+    feed.replay();
+    feed.push(stored[9]!); // live, while the replay waits for room: after it, once
     for (let i = 0; i < 20 && sent.length < 10; i++) {
       await settle();
       read();
@@ -121,14 +121,14 @@ describe('live delivery to one socket', async () => {
 
   it('closes a client that cannot keep up with 1013 and sends it nothing more', async () => {
     const { ws, sent, closed } = socket(2048);
-    const delivery = new Delivery(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 50 });
-    delivery.replay();
+    const feed = new SocketFeed(ws, F.root, 0, { log: storage.events, maxBuffered: 1024, stallMs: 50 });
+    feed.replay();
     await settle();
     assert.equal(closed(), null, 'a replay waits a moment for room');
     await new Promise((resolve) => setTimeout(resolve, 80));
     assert.equal(closed(), CLOSE_TOO_SLOW);
     assert.deepEqual(sent, []);
-    delivery.push(stored[0]!);
+    feed.push(stored[0]!);
     await settle();
     assert.deepEqual(sent, []);
   });

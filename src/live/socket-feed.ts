@@ -19,10 +19,10 @@ export const REPLAY_STALL_MS = 30_000;
 const ROOM_POLL_MS = 10;
 
 /**
- * What every delivery of one router shares: held once, not once per socket (a field each would cost
+ * What every socket feed of one router shares: held once, not once per socket (a field each would cost
  * every open socket its own copy).
  */
-export interface DeliverySettings {
+export interface SocketFeedSettings {
   readonly log: EventLog;
   /** Bytes a client may have waiting to be sent before it is closed with 1013. */
   readonly maxBuffered: number;
@@ -37,7 +37,7 @@ export interface DeliverySettings {
 }
 
 /**
- * Delivers one thread's events to one socket, in `seq` order, each once: a replay from the log
+ * Feeds one thread's events to one socket, in `seq` order, each once: a replay from the log
  * first, then live events; a live event that skips ahead is preceded by the missing ones read from
  * the log (instances publish independently, so events can arrive out of order or not at all).
  * When the bus may have lost events with none after them (it reconnected), `fill` reads the log.
@@ -46,7 +46,7 @@ export interface DeliverySettings {
  * One is held per open socket, so it holds little: its fixed fields, the settings shared by the
  * router, and a promise chain only while a step is queued (none while live events arrive in order).
  */
-export class Delivery {
+export class SocketFeed {
   /** The last step queued; null when none is (the chain is started afresh, so a settled one is not kept). */
   #chain: Promise<void> | null = null;
   /** Steps queued on the chain and not done yet; none, and a live event in order is sent at once. */
@@ -63,7 +63,7 @@ export class Delivery {
     private readonly ws: WebSocket,
     readonly threadId: string,
     after: number | null,
-    private readonly settings: DeliverySettings,
+    private readonly settings: SocketFeedSettings,
   ) {
     this.#last = after;
   }
@@ -107,7 +107,7 @@ export class Delivery {
     this.#closed = true;
   }
 
-  /** Closes the client: a step of its delivery failed. */
+  /** Closes the client: a step of its feed failed. */
   fail(): void {
     this.#closed = true;
     this.ws.close(1011, 'event delivery failed');
