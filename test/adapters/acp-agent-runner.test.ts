@@ -9,6 +9,7 @@ import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentRunner, PermissionAsk, PermissionDecision, TurnRequest, TurnUpdate } from '../../ports/agent-runner.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const log = pino({ level: 'silent' });
 const demo: Agent = {
@@ -93,7 +94,7 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
   let runner: AgentRunner;
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'acp-runner-'));
-    runner = createAcpAgentRunner({ log });
+    runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log });
   });
   after(async () => {
     await runner.close();
@@ -241,7 +242,7 @@ describe('the ACP agent runner, when the agent process ends', { timeout: 120_000
   });
 
   it('rejects a crashed turn promptly and restarts the process with a new session', { timeout: TEST_TIMEOUT }, async () => {
-    const runner = createAcpAgentRunner({ log });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log });
     try {
       const first = await turn(runner);
       const started = Date.now();
@@ -260,7 +261,7 @@ describe('the ACP agent runner, when the agent process ends', { timeout: 120_000
   });
 
   it('close() stops every agent process, and no turn runs after it', { timeout: TEST_TIMEOUT }, async () => {
-    const runner = createAcpAgentRunner({ log });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log });
     const [one, two] = await Promise.all([turn(runner), turn(runner, { agent: { ...demo, id: 'demo-2' } })]);
     assert.notEqual(one.posture.pid, two.posture.pid);
     await within(runner.close());

@@ -13,6 +13,7 @@ import { type AcpAgentRunnerOptions, createAcpAgentRunner } from '../../adapters
 import type { Agent } from '../../domain/model.ts';
 import type { TurnRequest } from '../../ports/agent-runner.ts';
 import { createLogger } from '../../src/logging.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const BROKEN = fileURLToPath(new URL('../support/broken-acp-agent.mjs', import.meta.url));
 const SILENT = [process.execPath, '-e', 'setInterval(() => {}, 1e9)'];
@@ -66,7 +67,7 @@ function turn(agent: Agent, overrides: Partial<TurnRequest> = {}): TurnRequest {
 function captured(options: Partial<AcpAgentRunnerOptions> = {}) {
   const lines: string[] = [];
   const log = createLogger('debug', new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString('utf8')), done()) }));
-  const runner = createAcpAgentRunner({ log, env: { PATH: process.env.PATH, PROVIDER_KEY: SECRET }, ...options });
+  const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: { PATH: process.env.PATH, PROVIDER_KEY: SECRET }, ...options });
   return { runner, text: () => lines.join('') };
 }
 
@@ -79,7 +80,7 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
   });
 
   it('an agent that never answers initialize: the turn fails within the start-up bound and no process is left', { timeout: TEST_TIMEOUT }, async () => {
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), startTimeoutMs: 300 });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), startTimeoutMs: 300 });
     const { agent, pid } = broken('silent', 'silent');
     try {
       const started = Date.now();
@@ -96,7 +97,7 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
 
   it('an agent that never answers session/new: the turn fails within the bound and its process group is ended', { timeout: TEST_TIMEOUT }, async () => {
     // The bound covers initialize too: 2 s, so a node process starting on a busy machine still answers it.
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), startTimeoutMs: 2_000 });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), startTimeoutMs: 2_000 });
     const { agent, pid } = broken('no-session', 'no-session');
     try {
       await assert.rejects(within(runner.runTurn(turn(agent)), 8_000), /^Error: the agent did not answer session\/new within 2 s$/);
@@ -111,7 +112,7 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
   });
 
   it('a cancel while the agent starts rejects the turn at once; close() then ends the start promptly', { timeout: TEST_TIMEOUT }, async () => {
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }) });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }) });
     const { agent, pid } = broken('slow-start', 'silent');
     const controller = new AbortController();
     const running = runner.runTurn(turn(agent, { signal: controller.signal }));
@@ -129,7 +130,7 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
   });
 
   it('a cancel while the session opens rejects the turn at once, tells no session, and leaves the process to other turns', { timeout: TEST_TIMEOUT }, async () => {
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }) });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }) });
     const { agent, pid } = broken('slow-session', 'no-session');
     try {
       const controller = new AbortController();

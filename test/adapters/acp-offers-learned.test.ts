@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import type { Agent } from '../../domain/model.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const codex: Agent = {
   id: 'codex', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, env: { DEMO_AGENT_PROFILE: 'codex' },
@@ -14,7 +15,7 @@ const CODEX = { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-
 
 describe('what the agent offers is learned from its probe session only', { timeout: 60_000 }, () => {
   it("a turn's session narrowing its options (config_option_update) does not change what the agent offers", async () => {
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), env: process.env });
     const scratch = await mkdtemp(join(tmpdir(), 'acp-offers-learned-'));
     try {
       assert.deepEqual(await runner.offers(codex, { wait: true }), { kind: 'offered', offer: CODEX });

@@ -5,23 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { TurnUpdate } from '../../ports/agent-runner.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 // A start spawns its world's agents while the database opens (src/main.ts); the runner takes such a
 // process for the catalog's agent only when it is the same process, and ends the ones nothing takes.
 
 const log = pino({ level: 'silent' });
 const demo: Agent = { id: 'demo', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null };
-const AGENT = fileURLToPath(new URL('../../src/demo/acp-agent.ts', import.meta.url));
+const AGENT = builtDemoAgent()[1]!;
 
 let scratch: string;
 let pids: string;
 /** The demo agent behind a shell that writes its pid (kept by `exec`) to a file before it starts. */
-const recorded = () => ['sh', '-c', `echo $$ >> '${pids}'; exec "$0" "$@"`, process.execPath, '--import', import.meta.resolve('tsx'), AGENT];
+const recorded = () => ['sh', '-c', `echo $$ >> '${pids}'; exec "$0" "$@"`, process.execPath, AGENT];
 // None yet until the shell has run: a loaded machine reads the file before it exists.
 const started = (): number[] => (existsSync(pids) ? readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 const alive = (pid: number) => {

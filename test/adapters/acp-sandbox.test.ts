@@ -14,6 +14,7 @@ import { AGENT_BASE_VARIABLES } from '../../domain/agent-env.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentRunner, TurnUpdate } from '../../ports/agent-runner.ts';
 import { git, write } from '../support/git-repo.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 // Agents get a scrubbed environment, but an agent that runs a shell as the service's user could read
 // the service's own (`/proc/<pid>/environ`), its data directory and other threads' worktrees. Under
@@ -75,7 +76,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     git(repo, 'worktree', 'add', '--quiet', '-b', 'console/other', other, 'main');
     writeFileSync(join(other, 'other-thread.txt'), 'other-thread-marker\n');
     writeFileSync(join(dataDir, 'secret.txt'), 'data-dir-marker\n');
-    runner = createAcpAgentRunner({ log, env: process.env, sandbox: sandboxOf() });
+    runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env, sandbox: sandboxOf() });
   });
   after(async () => {
     await runner?.close();
@@ -109,7 +110,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
   it('hides a DATA_DIR named through a symbolic link, by either name', async () => {
     const link = join(scratch, 'data-link');
     symlinkSync(dataDir, link);
-    const linked = createAcpAgentRunner({ log, env: process.env, sandbox: { ...sandboxOf(), hide: [link] } });
+    const linked = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env, sandbox: { ...sandboxOf(), hide: [link] } });
     try {
       const text = await run(linked, join(link, 'worktrees', 'mine'), `cat '${join(link, 'secret.txt')}' '${join(dataDir, 'secret.txt')}' 2>&1; ls '${join(link, 'worktrees')}'`);
       assert.doesNotMatch(text, /data-dir-marker|other/, text);
@@ -155,7 +156,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
     const connect = `node -e "require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('unreached', e.code); process.exit(0); })"`;
     try {
       assert.match(await run(runner, mine, connect), /^reached/);
-      const offline = createAcpAgentRunner({ log, env: process.env, sandbox: sandboxOf() });
+      const offline = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env, sandbox: sandboxOf() });
       try {
         assert.match(await run(offline, mine, connect, { ...shell, network: 'none' }), /^unreached ECONNREFUSED/);
       } finally {
@@ -176,7 +177,7 @@ describe('an agent in the bubblewrap sandbox', { skip, timeout: 120_000 }, () =>
   it('has one process per working directory, ends an idle one, and ends the least recently used past its bound', async () => {
     const elsewhere = join(scratch, 'elsewhere');
     const third = join(scratch, 'third');
-    const bounded = createAcpAgentRunner({ log, env: process.env, sandbox: { ...sandboxOf(), homes: join(dataDir, 'agent-homes') }, sandboxedProcesses: 2, sandboxIdleMs: 1_000 });
+    const bounded = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env, sandbox: { ...sandboxOf(), homes: join(dataDir, 'agent-homes') }, sandboxedProcesses: 2, sandboxIdleMs: 1_000 });
     try {
       await run(bounded, mine, 'echo one');
       await run(bounded, elsewhere, 'echo two');

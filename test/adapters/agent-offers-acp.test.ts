@@ -2,6 +2,7 @@ import pino from 'pino';
 import { createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import type { Agent } from '../../domain/model.ts';
 import { agentOffersContract } from '../contracts/agent-offers.contract.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const agent = (id: string, fields: Partial<Agent> = {}): Agent => ({
   id, models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, ...fields,
@@ -9,7 +10,7 @@ const agent = (id: string, fields: Partial<Agent> = {}): Agent => ({
 
 // The bundled demo agent under its two profiles: what they advertise is written out here, as a user would read it.
 agentOffersContract('ACP runner against the demo agent', async () => {
-  const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, offerTimeoutMs: 4_000 });
+  const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), env: process.env, offerTimeoutMs: 4_000 });
   return {
     offers: runner.offers,
     working: [

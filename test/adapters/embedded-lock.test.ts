@@ -10,6 +10,7 @@ import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../../adapters/embedd
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { waitUntil } from '../support/npm-start.ts';
+import { builtModule } from '../support/built.ts';
 
 /** A process id that is not running: a short-lived child's, after it exited. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;
@@ -27,10 +28,10 @@ function canUnshareNet(): boolean {
 async function holdKillTakeOver(t: TestContext, wrapper: readonly string[], dir?: string): Promise<void> {
   const zombieDir = dir ?? mkdtempSync(join(tmpdir(), 'console-embedded-zombie-'));
   t.after(() => rmSync(zombieDir, { recursive: true, force: true }));
-  const module = new URL('../../adapters/embedded/data-dir-lock.ts', import.meta.url).href;
+  const module = builtModule('adapters/embedded/data-dir-lock.ts');
   const script = `const { lockDataDir } = await import(process.argv[1]);
     await lockDataDir(process.argv[2]); console.log(process.pid); setInterval(() => {}, 1000);`;
-  const parent = spawn('sh', ['-c', '"$@" & exec sleep 30', 'sh', ...wrapper, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, module, zombieDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const parent = spawn('sh', ['-c', '"$@" & exec sleep 30', 'sh', ...wrapper, process.execPath, '--input-type=module', '-e', script, module, zombieDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => parent.kill('SIGKILL'));
   const lines = createInterface({ input: parent.stdout! });
   const holder = Number((await lines[Symbol.asyncIterator]().next()).value);
@@ -75,7 +76,7 @@ describe('the embedded data dir lock', () => {
   it('refuses a second process, naming the dir and the holder', async () => {
     const server = await startEmbeddedPostgres({ dataDir: dir });
     try {
-      const module = new URL('../../adapters/embedded/pglite-server.ts', import.meta.url).href;
+      const module = builtModule('adapters/embedded/pglite-server.ts');
       const script = `const { startEmbeddedPostgres } = await import(process.argv[1]);
         try { await startEmbeddedPostgres({ dataDir: process.argv[2] }); process.exit(0); }
         catch (error) { console.error(error.message); process.exit(3); }`;

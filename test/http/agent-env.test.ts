@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logging.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const DB_SECRET = 'db-password-never-in-an-agent';
@@ -42,7 +43,7 @@ describe("an agent's environment, through the service", () => {
       CONSOLE_STORAGE: 'postgres',
     };
     const sink = new Writable({ write: (chunk: Buffer, _e, done) => (runnerLogs.push(chunk.toString('utf8')), done()) });
-    service = await startService({}, { storage, runner: createAcpAgentRunner({ log: createLogger('debug', sink), env: serviceEnv }) });
+    service = await startService({}, { storage, runner: createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: createLogger('debug', sink), env: serviceEnv }) });
   });
   after(() => service.close());
 

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { World } from '../../domain/world.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console';
 const SLOW_THREAD = '01900000-0000-7000-8000-0000000000a1';
 const SLOW_CONVERSATION = '01900000-0000-7000-8000-0000000000a2';
 /** The bundled demo agent, started only after `sleep 3`: an agent slow to say what it offers. */
-const SLOW = ['sh', '-c', 'sleep 3 && exec "$0" "$@"', process.execPath, '--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../../src/demo/acp-agent.ts', import.meta.url))];
+const SLOW = ['sh', '-c', 'sleep 3 && exec "$0" "$@"', ...builtDemoAgent()];
 /** What no read (nor a directive that picks nothing) may take: far less than the slow agent's start. */
 const QUICK_MS = 1_500;
 

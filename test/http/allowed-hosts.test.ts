@@ -17,6 +17,7 @@ import { F } from '../support/fixture-world.ts';
 import { ask, type Answer } from '../support/http.ts';
 import { connectLive } from '../support/live-client.ts';
 import { startFixtureService, startService, type TestService } from '../support/service.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE = 'Bearer token-alice';
 
@@ -169,7 +170,7 @@ describe('the default allowed hosts with PORT=0', () => {
     assert.ok(loaded.ok);
     const server = createListener();
     const log = createLogger('silent');
-    const runner = createAcpAgentRunner({ log, env: process.env });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env });
     const app = createApp({
       config: loaded.value, log, storage: createMemoryStorage(), bus: createMemoryEventBus(),
       fetchUiResource: async () => fail('no MCP provider in this test'), runner, offers: runner.offers,

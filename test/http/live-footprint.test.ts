@@ -21,6 +21,7 @@ import { createLogger } from '../../src/logging.ts';
 import { attach, createListener, listen, shutdown } from '../../src/server.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -72,7 +73,7 @@ describe('what an open live socket holds', () => {
     const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-test-')), LOG_LEVEL: 'silent', LIVE_SOCKETS_PER_USER: '100' });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.error));
     const log = createLogger('silent');
-    const runner = createAcpAgentRunner({ log, env: process.env });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env });
     app = createApp({ config: loaded.value, log, storage, fetchUiResource: async () => fail('no provider'), runner, offers: runner.offers, bus });
     // Seen before the router: a weak reference to every upgrade's request, and its socket.
     server.prependListener('upgrade', (req: IncomingMessage, socket: Duplex) => {

@@ -17,6 +17,7 @@ import { agentSandbox } from '../../src/system/agent-sandbox.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { git, gitRepository } from '../support/git-repo.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
@@ -35,7 +36,7 @@ describe('threads of a repository project, their agents sandboxed', { skip: prob
     // As the composition root builds it (the test's own HOME and TMPDIR are left visible: the repository is in TMPDIR).
     const { sandbox } = agentSandbox({ dataDir, world: null }, {}, probe);
     assert.ok(sandbox !== null);
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, sandbox });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), env: process.env, sandbox });
     service = await startService({ DATA_DIR: dataDir, DIRECTIVES_PER_MINUTE: '100000' }, { storage, runner, offers: runner.offers });
   });
   after(async () => {

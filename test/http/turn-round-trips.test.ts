@@ -11,6 +11,7 @@ import { startService } from '../support/service.ts';
 import { databasesInTier, storageKinds, type OpenedStorage, type StorageKind } from '../support/storage-kinds.ts';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 
@@ -81,7 +82,7 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
   const beforePrompt: BeforePrompt[] = [];
   let events: WireEvent[] = [];
   let mark = { calls: 0, statements: 0 };
-  const acp = createAcpAgentRunner({ log: createLogger('fatal'), env: process.env });
+  const acp = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: createLogger('fatal'), env: process.env });
   const runner: AgentRunner = {
     runTurn: (request) => {
       const calls = counting.calls.slice(mark.calls);

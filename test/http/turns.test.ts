@@ -6,6 +6,7 @@ import { ok } from '../../domain/result.ts';
 import { connectLive, typesOf, type LiveClient } from '../support/live-client.ts';
 import { startFixtureService, type TestService } from '../support/service.ts';
 import { databaseSkip } from '../support/storage-kinds.ts';
+import { builtDemoAgent } from '../support/built.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
@@ -166,7 +167,7 @@ describe('cancel on a shared agent process', () => {
     const { default: pino } = await import('pino');
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const runner = createAcpAgentRunner({ log: pino({ level: 'silent' }), env: process.env, cancelGraceMs: 300 });
+    const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), env: process.env, cancelGraceMs: 300 });
     const service = await startService({}, { storage, runner });
     try {
       const start = async (text: string) => {

@@ -23,3 +23,6 @@ export const serviceEntry = (): string => built('dist/src/main.js');
 
 /** The demo ACP agent, compiled: the argv of a process that speaks ACP on its stdio. */
 export const builtDemoAgent = (): readonly string[] => [process.execPath, built('dist/src/demo/acp-agent.js')];
+
+/** A compiled module of the service, as a file URL to import in a process a test starts (`adapters/x.ts` -> dist/adapters/x.js). */
+export const builtModule = (source: string): string => new URL(`file://${built(`dist/${source.replace(/\.ts$/, '.js')}`)}`).href;

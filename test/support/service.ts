@@ -15,6 +15,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { attach, connectionCounts, createListener, listen, shutdown } from '../../src/server.ts';
 import { fixtureWorld } from './fixture-world.ts';
 import { ask, type Answer, type Ask } from './http.ts';
+import { builtDemoAgent } from './built.ts';
 
 /** A running service on an ephemeral port, with its log lines kept for assertions. */
 export interface TestService {
@@ -64,7 +65,7 @@ export async function startService(
   });
   const log = createLogger('debug', sink);
   // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or starts a run.
-  const runner = extra.runner ?? createAcpAgentRunner({ log, env: process.env });
+  const runner = extra.runner ?? createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env });
   const storage = extra.storage ?? createMemoryStorage();
   // A runner the test brings answers offers too when it is the ACP one.
   const offers: AgentOffers = extra.offers ?? ('offers' in runner ? (runner as AcpAgentRunner).offers : async () => ({ kind: 'unknown' }));
