@@ -1,7 +1,7 @@
 import type { WireEvent } from '../domain/events.ts';
 import type { Address, Conversation, Id, Message, MovedTo, Run, Thread } from '../domain/model.ts';
 import type { Busy } from '../domain/operations.ts';
-import type { Delivery } from './channel-port.ts';
+import type { Delivery } from './delivery-outbox.ts';
 import type { QueuedDirective } from './directive-queue.ts';
 import type { TurnLease } from './turn-leases.ts';
 

@@ -5,7 +5,8 @@ import {
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
-import { ChannelUnavailableError, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
+import { ChannelUnavailableError, type ChannelPort } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { NewId } from '../../ports/new-id.ts';
