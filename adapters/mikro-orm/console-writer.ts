@@ -6,8 +6,10 @@ import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import { QUEUE_LIMIT } from '../../domain/bounds.ts';
-import type { ConsoleWriter, DirectiveAnswer, NewConsoleThread, QueuedAnswer, StartedAnswer } from '../../ports/console-writer.ts';
-import { enqueueIn, mikroOrmDirectiveQueue } from './directive-queue.ts';
+import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer, QueuedAnswer, StartedAnswer } from '../../ports/directive-writes.ts';
+import type { NewConsoleThread } from '../../ports/console-threads.ts';
+import { enqueueIn, mikroOrmQueueEdits } from './queue-edits.ts';
 import { EVENT_COLUMNS } from './event-log.ts';
 import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
@@ -15,6 +17,7 @@ import { writeMove } from './move-writer.ts';
 import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
 
 import { CONVERSATION, PENDING_OF, RUN, THREAD } from './columns.ts';
+import { mikroOrmTurnHandover } from './turn-handover.ts';
 import { mikroOrmTurnLeases } from './turn-leases.ts';
 
 /**
@@ -210,7 +213,8 @@ export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
     },
 
     ...mikroOrmTurnLeases(orm),
-    ...mikroOrmDirectiveQueue(orm),
+    ...mikroOrmQueueEdits(orm),
+    ...mikroOrmTurnHandover(orm),
   };
 }
 

@@ -3,14 +3,14 @@ import { uuidv7 } from 'uuidv7';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { MoveOutcome, MoveWrite } from '../../ports/console-writer.ts';
+import type { MoveOutcome, MoveWrite } from '../../ports/move-writes.ts';
 import { CONVERSATION, THREAD } from './columns.ts';
 import { APPEND } from './event-log.ts';
 import { transaction } from './transaction.ts';
 import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
 
 /**
- * A teleport or summon as one transaction (ConsoleWriter.writeMove): the source thread and its
+ * A teleport or summon as one transaction (MoveWrites.writeMove): the source thread and its
  * conversations locked, the busy check, then the landing thread, the conversation, the ledger line,
  * the gateway events and the first turn with its event.
  */

@@ -3,7 +3,7 @@ import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/cha
 import { storableText } from '../../domain/text.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
 import type { ChatMessage } from '../../ports/chat-inbound.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { Result } from '../../domain/result.ts';

@@ -3,7 +3,9 @@ import { CONSOLE_CHANNEL, type Agent, type Conversation, type Thread, type User 
 import { movedReason } from '../../domain/operations.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
+import type { NewConsoleThread } from '../../ports/console-threads.ts';
+import type { TurnLease } from '../../ports/turn-leases.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';

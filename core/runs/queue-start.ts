@@ -1,6 +1,6 @@
 import type { Thread } from '../../domain/model.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type { DequeuedTurn } from '../../ports/directive-queue.ts';
+import type { DequeuedTurn } from '../../ports/turn-handover.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';

@@ -1,7 +1,7 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import type { QueueChange, QueuedDirective } from '../../ports/directive-queue.ts';
+import type { QueueChange, QueuedDirective } from '../../ports/queue-edits.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 

@@ -2,7 +2,7 @@ import type { Failure } from '../../domain/errors.ts';
 import type { Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { MAX_DIFF_BYTES, REVIEW_CONTEXT_LINES, reviewPrompt, type Changes, type QuotedComment, type ReviewComment } from '../../domain/worktree.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
