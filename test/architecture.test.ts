@@ -125,15 +125,6 @@ function crossAdapterImports(graph: ReadonlyMap<string, readonly string[]>): str
   return found.sort();
 }
 
-/**
- * The only circles excused, each one another re-cut is taking apart: removed when the runs/channels
- * re-cut lands. No other is: a file of a circle can be neither loaded, tested nor read alone.
- */
-const EXCUSED_CIRCLES: readonly (readonly string[])[] = [
-  ['core/runs/kick.ts', 'core/runs/kick-turn.ts', 'core/runs/kick-finish.ts'],
-  ['ports/channel-port.ts', 'ports/chat-inbound.ts'],
-];
-
 describe('the dependency rule', () => {
   const violations: string[] = [];
   for (const layer of LAYERS) {
@@ -187,7 +178,7 @@ describe('no import circles, and no adapter imports another', () => {
 
   it('no file of domain, ports, core, adapters, client or src is part of an import circle (import type counts)', () => {
     assert.ok(graph.size > 100, `read ${graph.size} files`);
-    assert.deepEqual(importCircles(graph, EXCUSED_CIRCLES), [], 'each circle lists its files: move what they share to one of them, or to a file of its own');
+    assert.deepEqual(importCircles(graph), [], 'each circle lists its files: move what they share to one of them, or to a file of its own');
   });
 
   it('no file under adapters/<x>/ imports a file under adapters/<y>/: what two adapters share, the composition root hands over', () => {
