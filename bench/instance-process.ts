@@ -9,6 +9,7 @@
 import { createInterface } from 'node:readline';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { F } from '../test/support/fixture-world.ts';
 import { startBenchService } from './live-service.ts';
 
@@ -19,7 +20,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const write = (value: unknown, done?: () => void) => process.stdout.write(JSON.stringify(value) + '\n', done);
 
 const storage = await createMikroOrmStorage({ clientUrl: url, pool: 4 });
-const bus = await createPostgresEventBus({ url, events: storage.events, onError: (error) => process.stderr.write(`event bus: ${String(error)}\n`) });
+const bus = await createPostgresEventBus({
+  url, events: storage.events, onError: (error) => process.stderr.write(`event bus: ${String(error)}\n`),
+  local: createMemoryEventBus({ onListenerError: (error) => process.stderr.write(`event bus: ${String(error)}\n`) }),
+});
 // Every socket is alice's: the per-user cap is raised past the count, as the connection cap is.
 const service = await startBenchService(
   { CONSOLE_STORAGE: 'postgres', DATABASE_URL: url, LOG_LEVEL: 'silent', MAX_CONNECTIONS: String(sockets + 1024), LIVE_SOCKETS_PER_USER: String(sockets + 1024) },

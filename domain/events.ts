@@ -36,7 +36,7 @@ export interface WireEvent {
 }
 
 /**
- * What an earlier `queued` event of an edited item keeps (DirectiveQueue.editQueued): all of it but
+ * What an earlier `queued` event of an edited item keeps (QueueEdits.editQueued): all of it but
  * its text, and the `seq` of the event that replaced it. Edits are many and texts long (100 000
  * characters each): a replay that carried every version grew by the whole text per edit.
  */

@@ -1,24 +1,6 @@
-import type { Address, Channel, ChannelPlace, Id } from '../domain/model.ts';
+import type { Channel, ChannelPlace } from '../domain/model.ts';
 import type { ChatHandlers } from './chat-inbound.ts';
-
-/**
- * A conversation handed to a place of a channel, as the delivery outbox stores it until the channel
- * takes it. `id` is the idempotency key: a channel that is asked twice with one id posts once.
- */
-export interface Delivery {
-  readonly id: Id;
-  readonly channel: string;
-  /** The place it lands in (a room, a thread of a room). */
-  readonly place: string;
-  /** Open a new thread at the place (true), or land in the place itself (a chat thread). */
-  readonly new_thread: boolean;
-  /** The address the conversation lives at there (decided when the move is written, from `id`). */
-  readonly address: Address;
-  /** The title of what lands (a new thread's title on the platform). */
-  readonly title: string;
-  /** What is posted there: where the conversation came from, and the brief of its history. */
-  readonly text: string;
-}
+import type { Delivery } from './delivery-outbox.ts';
 
 /**
  * The channels the console can move conversations to (the console itself, team chat, ...). The

@@ -1,6 +1,6 @@
 import type { EventType, WireEvent } from '../domain/events.ts';
 import type { Id } from '../domain/model.ts';
-import type { Delivery } from './channel-port.ts';
+import type { Delivery } from './delivery-outbox.ts';
 
 /** A thread's events, stored in order: the live socket's replay, and the source of every published event. */
 export interface EventLog {

@@ -97,6 +97,8 @@ const bus = await (config.storage === 'postgres'
   ? createPostgresEventBus({
       url: config.databaseUrl!,
       events: storage.events,
+      // The in-process bus fans this instance's events out; the PostgreSQL bus adds the other instances.
+      local: createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus') }),
       onError: (error) => log.warn({ err: error }, 'event bus'),
     })
   : Promise.resolve(createMemoryEventBus({ onListenerError: (error) => log.warn({ err: error }, 'event bus listener failed') }))

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import { buildCsp } from '../domain/csp.ts';
 import { sandboxUrl } from '../domain/sandbox-policy.ts';
 import { fixtureWorld } from './support/fixture-world.ts';
@@ -25,7 +26,7 @@ describe('two instances behind a reverse proxy (docs/deploy.md)', { skip: url ? 
 
   async function instance(): Promise<TestService> {
     const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 });
-    const bus = await createPostgresEventBus({ url: scratch.url, events: storage.events });
+    const bus = await createPostgresEventBus({ url: scratch.url, events: storage.events, local: createMemoryEventBus() });
     return startService(
       { CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url, TRUST_PROXY: 'true', ARTIFACT_VIEWER_ORIGIN: `https://${CONSOLE}`, ARTIFACT_SANDBOX_ORIGIN: `https://${SANDBOX}`, SIGNIN_ATTEMPTS_PER_MINUTE: '2' },
       { storage, bus },

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../adapters/memory/event-bus.ts';
 import type { WireEvent } from '../domain/events.ts';
 import { fixtureWorld } from './support/fixture-world.ts';
 import { connectLive, typesOf, type LiveClient } from './support/live-client.ts';
@@ -20,7 +21,7 @@ describe('two service instances on one PostgreSQL', { skip: url ? false : 'TEST_
   /** One instance: its own storage connection pool, its own LISTEN connection, its own agents. */
   async function instance(): Promise<TestService> {
     const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 });
-    const bus = await createPostgresEventBus({ url: scratch.url, events: storage.events });
+    const bus = await createPostgresEventBus({ url: scratch.url, events: storage.events, local: createMemoryEventBus() });
     return startService({ CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url }, { storage, bus });
   }
 

@@ -4,7 +4,8 @@ import type { Address } from '../../domain/model.ts';
 import { placesInside } from '../../domain/operations.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import { XMPP_KIND } from '../../domain/xmpp.ts';
-import { ChannelUnavailableError, type ChannelListener, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
+import { ChannelUnavailableError, type ChannelListener, type ChannelPort } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 
 /** One message in a room of a world file channel, as everyone in the room sees it. */

@@ -1,5 +1,4 @@
-import type { Delivery } from '../../ports/channel-port.ts';
-import type { DeliveryOutbox, QueuedDelivery } from '../../ports/delivery-outbox.ts';
+import type { Delivery, DeliveryOutbox, QueuedDelivery } from '../../ports/delivery-outbox.ts';
 
 /** The outbox in memory: only deliveries not yet taken, each with its attempts, when it is due, and its claim. */
 export interface MemoryOutbox extends DeliveryOutbox {

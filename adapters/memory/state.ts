@@ -1,12 +1,35 @@
 import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
+import type { QueuedDirective } from '../../ports/queue-edits.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
 import type { MemoryLinks } from './channel-links.ts';
 import type { MemoryChatInbox } from './chat-inbox.ts';
-import type { MemoryQueued, MemoryUnsent } from './directive-queue.ts';
+
+/** A queued directive as the memory state keeps it: the row, and what its turn needs later. */
+export interface MemoryQueued {
+  readonly id: string;
+  readonly thread_id: string;
+  readonly conversation_id: string;
+  readonly message_id: string;
+  text: string;
+  readonly author: string;
+  /** The order it runs in: an interrupt takes one below the smallest. */
+  readonly ordinal: number;
+  readonly directory: string | null;
+  readonly permission_mode: string | null;
+  readonly created_at: string;
+}
+
+/** A dequeued directive's turn whose prompt has not reached its agent: what starting it again needs. */
+export interface MemoryUnsent {
+  readonly thread_id: string;
+  readonly item: QueuedDirective;
+  readonly message: Message;
+  readonly event: WireEvent;
+}
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Run } from '../../domain/model.ts';
-import type { ConsoleWriter, ExpiredTurn } from '../../ports/console-writer.ts';
+import type { ExpiredTurn, TurnLeases } from '../../ports/turn-leases.ts';
 import { RUN } from './columns.ts';
 import { isUuid, runStatement } from './sql.ts';
 
@@ -9,7 +9,7 @@ import { isUuid, runStatement } from './sql.ts';
  * release, renewal, the sweepers' exclusive claim of lapsed turns, and the running turn of a thread.
  * Times are the database's `now()`, so instances need no agreeing clocks.
  */
-export function mikroOrmTurnLeases(orm: MikroORM): Pick<ConsoleWriter, 'releaseTurn' | 'renewTurns' | 'claimExpiredTurn' | 'runningTurn'> {
+export function mikroOrmTurnLeases(orm: MikroORM): TurnLeases {
   return {
     async releaseTurn(runId) {
       if (!isUuid(runId)) return;

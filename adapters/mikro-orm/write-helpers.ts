@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import type { Conversation, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { NewConversation } from '../../ports/console-writer.ts';
+import type { NewConversation } from '../../ports/move-writes.ts';
 import { CONVERSATION } from './columns.ts';
 import type { Statement } from './transaction.ts';
 

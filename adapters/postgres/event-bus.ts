@@ -3,7 +3,6 @@ import type { WireEvent } from '../../domain/events.ts';
 import type { Id } from '../../domain/model.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { EventLog } from '../../ports/event-log.ts';
-import { createMemoryEventBus } from '../memory/event-bus.ts';
 import { ConnectionDownError, MAX_PAYLOAD_BYTES, NotifyInterruptedError, openNotifyConnection, type NotifyConnectionOptions } from './notify-connection.ts';
 import { chunkSignal, SignalAssembler, type SignalChunk } from './signal-chunks.ts';
 
@@ -16,7 +15,14 @@ export interface PostgresEventBusOptions {
   /** A PostgreSQL URL (a real server: LISTEN/NOTIFY does not cross the embedded socket's connections). */
   readonly url: string;
   readonly events: EventLog;
-  /** A listener that threw, a dropped connection, a NOTIFY that failed: reported, never thrown. */
+  /**
+   * This instance's own fan-out (the in-process bus, adapters/memory/event-bus.ts, handed over by the
+   * composition root: no adapter imports another): its subscribers get this instance's events at
+   * publish and the other instances' as they arrive, and a listener that throws is its to report.
+   * The bus owns it from here, and closes it.
+   */
+  readonly local: EventBus;
+  /** A dropped connection, a NOTIFY that failed, an announcement that could not be read: reported, never thrown. */
   readonly onError?: (error: unknown) => void;
   /** The connection is back after a drop: notifications meanwhile were missed (fill gaps from the EventLog). */
   readonly onReconnect?: () => void;
@@ -54,7 +60,7 @@ export async function createPostgresEventBus(options: PostgresEventBusOptions): 
   const report = options.onError ?? (() => {});
   // Local fan-out is the in-process bus; this adds the other instances. Counted per thread, so an
   // announcement nobody here listens to is dropped before anything is read for it.
-  const local = createMemoryEventBus({ onListenerError: report });
+  const { local } = options;
   const subscribed = new Map<Id, number>();
   const assembler = new SignalAssembler();
   /** Per thread, the delivery of the last announcement still being read from the EventLog. */

@@ -1,7 +1,8 @@
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelListener, ChannelPort, Delivery } from '../../ports/channel-port.ts';
+import type { ChannelListener, ChannelPort } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { XmppAccount } from '../../domain/xmpp.ts';

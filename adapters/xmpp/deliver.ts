@@ -1,7 +1,7 @@
 import type { Element } from '@xmpp/client';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
-import type { Delivery } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import { archiveHoldsOrigin } from './archive.ts';
 import type { XmppConnection } from './connection.ts';
 import { messageFacts, threadMessage } from './stanzas.ts';

@@ -6,7 +6,8 @@ import { formatOrigin, parseOrigin, sameOrigin, type Origin } from '../../domain
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { MAX_POLICY_LENGTH, normalizeSandboxPolicy, parseSandboxCsp, sandboxUrl, serializeSandboxPolicy } from '../../domain/sandbox-policy.ts';
 import type { FetchUiResource, UiResource } from '../../ports/mcp-resource.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ArtifactStore } from '../../ports/artifact-store.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
 import type { McpAppOverview, ViewerRouting } from './overview.ts';
 
 /** McpAppView: the saved invocation, its UI resource fetched afresh, and where to run it. Null fields are omitted. */
@@ -31,7 +32,8 @@ const withoutNulls = <T extends object>(record: T): Partial<T> =>
  * access and the reference's visibility in its ledger; thread access never grants ownership.
  */
 export function artifactLoads(deps: {
-  readonly storage: Storage;
+  /** Artifacts and their installations, and the thread a thread-scoped load checks. */
+  readonly storage: { readonly artifacts: ArtifactStore; readonly threads: ThreadStore };
   readonly fetchUiResource: FetchUiResource;
   /** The artifact settings: the sandbox origin (null: none), the viewer's routing, one resource fetch's time-out. */
   readonly config: ViewerRouting & { readonly sandboxOrigin: string | null; readonly mcpTimeoutMs: number };

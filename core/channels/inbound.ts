@@ -3,9 +3,12 @@ import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/cha
 import { storableText } from '../../domain/text.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
 import type { ChatMessage } from '../../ports/chat-inbound.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { ConsoleThreads } from '../../ports/console-threads.ts';
 import type { Result } from '../../domain/result.ts';
 import type { TurnStart } from '../runs/directives.ts';
 
@@ -45,7 +48,8 @@ export const TOO_LONG = `This message is too long for the agent (at most ${CHAT_
  * directive's `message_id`, and a new thread is keyed by the address it opens.
  */
 export function chatInbound(deps: {
-  readonly storage: Storage;
+  /** The stores a chat message reads, and the console thread it may open. */
+  readonly storage: { readonly catalog: Catalog; readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
   /** The console user a sender's address is linked to on a channel (the world's links and stored ones), or null. */
   readonly userAt: (channel: string, sender: string) => Promise<string | null>;
   readonly startTurn: (turn: TurnStart) => Promise<Result<DirectiveAnswer, Failure>>;

@@ -1,7 +1,7 @@
 import { askText, chatParts } from '../../domain/chat-text.ts';
 import type { EventType, WireEvent } from '../../domain/events.ts';
 import { CONSOLE_CHANNEL, type Pending } from '../../domain/model.ts';
-import type { Delivery } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { EventLog } from '../../ports/event-log.ts';
 import type { NewId } from '../../ports/new-id.ts';
 import type { Storage } from '../../ports/storage.ts';

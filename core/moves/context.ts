@@ -4,7 +4,9 @@ import type { OfferedAgent } from '../../domain/vocabulary.ts';
 import type { OperationsInput } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { QueueEdits } from '../../ports/queue-edits.ts';
 import { offeredOnly, type AgentVocabularies, type KnownAgent } from '../agents/vocabularies.ts';
 
 /** What the operation rules look at for one thread, read for one caller. */
@@ -28,7 +30,7 @@ export interface MoveContext {
  * (given the conversation that would move): those are waited for, bounded, while nothing is known of them.
  */
 export async function moveContext(
-  storage: Storage,
+  storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: QueueEdits },
   channelPort: ChannelPort,
   vocabularies: AgentVocabularies,
   user: User,

@@ -5,12 +5,18 @@ import {
 } from '../../domain/operations.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
-import { ChannelUnavailableError, type ChannelPort, type Delivery } from '../../ports/channel-port.ts';
-import type { MoveWrite, TurnLease } from '../../ports/console-writer.ts';
+import { ChannelUnavailableError, type ChannelPort } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
+import type { MoveWrite } from '../../ports/move-writes.ts';
+import type { TurnLease } from '../../ports/turn-leases.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { NewId } from '../../ports/new-id.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { LedgerStore } from '../../ports/ledger-store.ts';
+import type { MoveWrites } from '../../ports/move-writes.ts';
+import type { QueueEdits } from '../../ports/queue-edits.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { threadHistory } from '../runs/history.ts';
 import type { BackgroundTurns } from '../runs/turns.ts';
@@ -28,7 +34,8 @@ export interface TeleportBody {
 
 /** Teleport and summon, and the reads that offer them (spec: ThreadOperations, ChannelAddress). */
 export function threadMoves(deps: {
-  readonly storage: Storage;
+  /** The reads of a move's context and of a thread's history, the queue's length, and the move's write. */
+  readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly ledger: LedgerStore; readonly writer: MoveWrites & QueueEdits };
   readonly vocabularies: AgentVocabularies;
   readonly channels: ChannelPort;
   readonly bus: EventBus;

@@ -3,7 +3,10 @@ import { ledgerSegments } from '../../domain/ledger-visibility.ts';
 import { CONSOLE_CHANNEL, type Conversation, type ModelMessage, type Page, type PageRequest, type Pending, type Run, type Thread, type User, type ThreadListItem } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { LedgerStore } from '../../ports/ledger-store.ts';
 import { offeredOnly, standings, type AgentVocabularies } from '../agents/vocabularies.ts';
 import { ledgerMessage, type LedgerMessage, type ViewerRouting } from '../artifacts/overview.ts';
 
@@ -32,7 +35,7 @@ const orUnavailable = <T>(value: T | null): Result<T, Failure> => (value === nul
  * `thread_unavailable` for an unknown or inaccessible id, never the empty list the sub-resource read
  * alone would give.
  */
-export function consoleReads(storage: Storage, vocabularies: AgentVocabularies, config: ViewerRouting) {
+export function consoleReads(storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly catalog: Catalog; readonly ledger: LedgerStore }, vocabularies: AgentVocabularies, config: ViewerRouting) {
   const toMessage = ledgerMessage(config);
   // The ledger read alone resolves the fork chain; every other read under a thread wants the row only.
   // The row read maps the store's answer as it settles (one promise, no `async` step of its own).

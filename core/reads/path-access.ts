@@ -1,6 +1,8 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { ConsoleThreads } from '../../ports/console-threads.ts';
 import { liveTarget } from './live-target.ts';
 
 /** The refusal a path earns the caller before anything its request says is looked at, or null. */
@@ -12,7 +14,7 @@ export type PathAccess = (user: User, id: string) => Promise<Failure | null>;
  * the thread first), so a bad body never tells a caller that someone else's thread exists. Each check
  * is the one its use case starts with, and reads the row alone.
  */
-export function pathAccess(storage: Pick<Storage, 'threads' | 'conversations' | 'writer'>) {
+export function pathAccess(storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: ConsoleThreads }) {
   return {
     /** A thread the caller owns or is a member of; else `thread_unavailable`. */
     thread: (async (user, threadId) =>

@@ -3,10 +3,15 @@ import { CONSOLE_CHANNEL, type Agent, type Conversation, type Thread, type User 
 import { movedReason } from '../../domain/operations.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, NewConsoleThread, TurnLease } from '../../ports/console-writer.ts';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { ConsoleThreads, NewConsoleThread } from '../../ports/console-threads.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { DirectiveAnswer, DirectiveWrites } from '../../ports/directive-writes.ts';
+import type { LedgerStore } from '../../ports/ledger-store.ts';
+import type { TurnLease } from '../../ports/turn-leases.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
 import { threadHistory } from './history.ts';
 import type { BackgroundTurns } from './turns.ts';
@@ -26,6 +31,13 @@ export interface Directive {
 /** How a directive meets a busy thread: refused (409), queued, or run next after cancelling the running turn. */
 export type WhenBusy = 'reject' | 'queue' | 'interrupt';
 
+/** What a turn's start writes (the directive), and reads for a fresh session's brief (the thread's history). */
+export interface TurnStores {
+  readonly threads: ThreadStore;
+  readonly ledger: LedgerStore;
+  readonly writer: DirectiveWrites;
+}
+
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
 /**
@@ -35,7 +47,8 @@ const invalid = (path: string, message: string): Failure => ({ code: 'validation
  * as soon as the turn is on its way.
  */
 export function directives(deps: {
-  readonly storage: Storage;
+  /** A turn's stores, and the catalog, the thread's conversations and its console thread by key. */
+  readonly storage: TurnStores & { readonly catalog: Catalog; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
   readonly vocabularies: AgentVocabularies;
   readonly bus: EventBus;
   readonly turns: BackgroundTurns;
@@ -202,7 +215,7 @@ export interface TurnStart {
  * thread with a turn running is a conflict, unless the turn asks to queue (or interrupt): then it is
  * stored in the thread's queue, and runs when a turn's end hands the thread over.
  */
-export function turnStarter(deps: { readonly storage: Storage; readonly bus: EventBus; readonly turns: BackgroundTurns; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
+export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: EventBus; readonly turns: BackgroundTurns; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
   const { storage, bus, turns } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;

@@ -1,13 +1,14 @@
 import { HISTORY_BRIEF_LIMITS, historyBrief } from '../../domain/history-brief.ts';
 import { ledgerSegments } from '../../domain/ledger-visibility.ts';
 import type { Id } from '../../domain/model.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { LedgerStore } from '../../ports/ledger-store.ts';
 
 /**
  * The brief of a thread's recent ledger as `userId` sees it (its fork chain walked), of the messages
  * before `before` (a turn's own message is not its own history), or null when there are none.
  */
-export async function threadHistory(storage: Storage, userId: string, threadId: Id, before: Id | null): Promise<string | null> {
+export async function threadHistory(storage: { readonly threads: ThreadStore; readonly ledger: LedgerStore }, userId: string, threadId: Id, before: Id | null): Promise<string | null> {
   const found = await storage.threads.findAccessible(userId, threadId);
   if (found === null) return null;
   // One more than a brief takes, so the brief can say that older messages were left out.

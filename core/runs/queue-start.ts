@@ -1,9 +1,11 @@
 import type { Thread } from '../../domain/model.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type { DequeuedTurn } from '../../ports/directive-queue.ts';
+import type { DequeuedTurn } from '../../ports/turn-handover.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { LedgerStore } from '../../ports/ledger-store.ts';
 import { threadHistory } from './history.ts';
 import type { BackgroundTurns } from './turns.ts';
 
@@ -15,7 +17,8 @@ import type { BackgroundTurns } from './turns.ts';
  * again (its prompt still unsent), or ends it when that fails too.
  */
 export function queuedTurns(deps: {
-  readonly storage: Storage;
+  /** The catalog (the turn's agent), and what the thread's history is read from. */
+  readonly storage: { readonly catalog: Catalog; readonly threads: ThreadStore; readonly ledger: LedgerStore };
   readonly bus: EventBus;
   /** The background turns, asked when a turn starts (they are built before this, and hand their own ends over here). */
   readonly turns: () => BackgroundTurns;

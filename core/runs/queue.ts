@@ -1,9 +1,10 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import type { QueueChange, QueuedDirective } from '../../ports/directive-queue.ts';
+import type { QueueChange, QueuedDirective } from '../../ports/queue-edits.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { QueueEdits } from '../../ports/queue-edits.ts';
 
 type Answer<T> = Promise<Result<T, Failure>>;
 
@@ -14,7 +15,7 @@ const EXCERPT = 80;
  * The queue of a thread (contract section 7): its owner and members read it; a queued directive is
  * edited or withdrawn by its author or the thread's owner, until it starts. Another user's thread is 404.
  */
-export function threadQueue(deps: { readonly storage: Storage; readonly bus: EventBus }) {
+export function threadQueue(deps: { readonly storage: { readonly threads: ThreadStore; readonly writer: QueueEdits }; readonly bus: EventBus }) {
   const { storage, bus } = deps;
 
   /** The refusal of a change the storage did not make, or the change's events published. */

@@ -4,7 +4,11 @@ import type { Conversation, User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { EventBus, PendingAnswer } from '../../ports/event-bus.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { PendingItems } from '../../ports/pending-items.ts';
+import type { RunRecords } from '../../ports/run-records.ts';
+import type { SetPermissionMode } from '../../ports/posture-writer.ts';
 import { isPostureOf } from '../../domain/vocabulary.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
 import type { Emit } from './emit.ts';
@@ -14,7 +18,8 @@ import type { Emit } from './emit.ts';
  * switch of a conversation, which also reaches a live agent session.
  */
 export function responses(deps: {
-  readonly storage: Storage;
+  /** The thread and conversation checks, the answers' write, the session a posture reaches, and the posture's write. */
+  readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: PendingItems & Pick<RunRecords, 'sessionOf'> & { readonly setPermissionMode: SetPermissionMode } };
   readonly bus: EventBus;
   readonly runner: AgentRunner;
   readonly vocabularies: AgentVocabularies;

@@ -1,7 +1,7 @@
 import type { Cancel, Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { runError } from '../../domain/run-errors.ts';
-import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
+import type { DequeuedTurn, TurnHandover } from '../../ports/turn-handover.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
@@ -16,7 +16,7 @@ import type { Emit } from './emit.ts';
  */
 export function sweeper(deps: {
   /** The lapsed turns it claims and hands over, the runs it ends, and the queues it finds idle. */
-  readonly writer: Pick<TurnLeases, 'claimExpiredTurn'> & Pick<RunRecords, 'finishRun'> & Pick<DirectiveQueue, 'handOverTurn' | 'startIdleQueue' | 'unsentTurn'>;
+  readonly writer: Pick<TurnLeases, 'claimExpiredTurn'> & Pick<RunRecords, 'finishRun'> & Pick<TurnHandover, 'handOverTurn' | 'startIdleQueue' | 'unsentTurn'>;
   /** Starts the turn of a queued directive that a sweep started or claimed (this instance holds its lease), answering whether it did; none: nothing is started. */
   readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   readonly emit: Emit;

@@ -40,7 +40,7 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
   };
   try {
     // A directive's turn had `run_started`, the prompt's model message and the session's id stored and read with
-    // the directive (TurnWrites.writeDirective): nothing is waited for here. Else (a dequeued directive, a move's
+    // the directive (DirectiveWrites.writeDirective): nothing is waited for here. Else (a dequeued directive, a move's
     // turn) one round trip before the agent is asked, not three: independent writes and a read, all done (and stored) before the runner starts.
     const sessionId = request.started !== undefined ? request.started.sessionId : (await Promise.all([
       emit(threadId, 'run_started', { run_id: runId, conversation_id: conversation.id }),

@@ -2,7 +2,7 @@ import type { Agent, Conversation, Run } from '../../domain/model.ts';
 import type { RunErrorCode } from '../../domain/run-errors.ts';
 import type { AgentRunner } from '../../ports/agent-runner.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { DequeuedTurn, DirectiveQueue } from '../../ports/directive-queue.ts';
+import type { DequeuedTurn, TurnHandover } from '../../ports/turn-handover.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { PendingItems } from '../../ports/pending-items.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
@@ -27,7 +27,7 @@ export interface TurnOrder {
   readonly history?: () => Promise<string | null>;
   /**
    * The run's prompt waits in storage until it is taken (a dequeued directive's): the turn takes it
-   * just before the agent gets it, and lets the run go, unsent, when it cannot (see DirectiveQueue.takeUnsentPrompt).
+   * just before the agent gets it, and lets the run go, unsent, when it cannot (see TurnHandover.takeUnsentPrompt).
    */
   readonly unsent?: boolean;
   /**
@@ -39,7 +39,7 @@ export interface TurnOrder {
 
 export interface TurnDeps {
   /** What a turn records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
-  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<DirectiveQueue, 'handOverTurn' | 'takeUnsentPrompt'>;
+  readonly writer: RunRecords & Pick<PendingItems, 'addPending'> & Pick<TurnLeases, 'renewTurns' | 'releaseTurn'> & Pick<TurnHandover, 'handOverTurn' | 'takeUnsentPrompt'>;
   /** Starts the turn of the queued directive a turn's end handed the thread to (this instance holds its lease); answers whether it did. None: nothing is queued here. */
   readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   /**

@@ -2,9 +2,11 @@ import type { Failure } from '../../domain/errors.ts';
 import type { Thread, User } from '../../domain/model.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { MAX_DIFF_BYTES, REVIEW_CONTEXT_LINES, reviewPrompt, type Changes, type QuotedComment, type ReviewComment } from '../../domain/worktree.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
-import type { Storage } from '../../ports/storage.ts';
+import type { ThreadStore } from '../../ports/thread-store.ts';
+import type { ConversationStore } from '../../ports/conversation-store.ts';
+import type { QueueEdits } from '../../ports/queue-edits.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
 import type { Directive, WhenBusy } from '../runs/directives.ts';
 
@@ -24,7 +26,8 @@ export interface Review {
  * that become the thread's next directive. A path asked about is only ever one of the listed files.
  */
 export function threadChanges(deps: {
-  readonly storage: Storage;
+  /** The thread, its conversations, and its queue (a merge waits for an empty one). */
+  readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: QueueEdits };
   readonly worktrees: Worktrees;
   readonly runDirectory: RunDirectory;
   readonly submit: (user: User, ref: string, body: Directive) => Answer<DirectiveAnswer>;

@@ -8,7 +8,7 @@ import type { Directive } from '../../core/runs/directives.ts';
 import type { CancelTurn } from '../../core/runs/cancel.ts';
 import type { Responses } from '../../core/runs/responses.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';
-import type { DirectiveAnswer } from '../../ports/console-writer.ts';
+import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
 import type { User } from '../../domain/model.ts';

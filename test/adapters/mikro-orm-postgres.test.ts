@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { transaction } from '../../adapters/mikro-orm/transaction.ts';
 import { createPostgresEventBus } from '../../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { consoleWriterContract } from '../contracts/console-writer.contract.ts';
 import { directiveQueueContract } from '../contracts/directive-queue.contract.ts';
@@ -83,8 +84,8 @@ if (url === undefined || url === '') {
     const options = { url: scratch.url, events: storage.events, backoff: { minMs: 50, maxMs: 500 } };
     return {
       storage,
-      bus: await createPostgresEventBus(options),
-      peer: await createPostgresEventBus(options),
+      bus: await createPostgresEventBus({ ...options, local: createMemoryEventBus() }),
+      peer: await createPostgresEventBus({ ...options, local: createMemoryEventBus() }),
       // Ends every bus connection of the scratch database from the server side, as a restart or a proxy would.
       dropConnections: async () => {
         await storage.orm.em.getConnection().execute(

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { createMikroOrmStorage, type MikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratch-database.ts';
@@ -30,8 +31,8 @@ describe('the PostgreSQL bus announces an event before its own fan-out', { skip:
       if (typeof args[0] === 'string' && args[0].includes('pg_notify')) notified.push(args[0]);
       return original.apply(this, args);
     };
-    bus = await createPostgresEventBus({ url: scratch.url, events: storage.events });
-    peer = await createPostgresEventBus({ url: scratch.url, events: storage.events });
+    bus = await createPostgresEventBus({ url: scratch.url, events: storage.events, local: createMemoryEventBus() });
+    peer = await createPostgresEventBus({ url: scratch.url, events: storage.events, local: createMemoryEventBus() });
   });
   after(async () => {
     pgClient.query = original;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Run } from '../../domain/model.ts';
-import type { DirectiveOutcome, MoveOutcome } from '../../ports/console-writer.ts';
+import type { DirectiveOutcome } from '../../ports/directive-writes.ts';
+import type { MoveOutcome } from '../../ports/move-writes.ts';
 import type { Created, WriterSuite } from './console-writer.contract.ts';
 import { summonOf, teleportOf } from './console-writer-turns.contract.ts';
 
@@ -43,7 +44,7 @@ export function oneTurnPerThreadTests({ storage, newThread, directive }: WriterS
     teleport: (t: Created) => () => storage().writer.writeMove(teleportOf(t).write),
   };
 
-  describe('TurnWrites: one turn per thread, whatever races', () => {
+  describe('DirectiveWrites and MoveWrites: one turn per thread, whatever races', () => {
     it('a directive on the conversation a summon replaced writes nothing: busy while the new turn runs, changed after', async () => {
       const t = await newThread();
       const summoned = await storage().writer.writeMove(summonOf(t));

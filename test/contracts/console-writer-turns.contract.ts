@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
-import type { MoveWrite } from '../../ports/console-writer.ts';
+import type { MoveWrite } from '../../ports/move-writes.ts';
 import type { WriterSuite } from './console-writer.contract.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -141,7 +141,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
     });
   });
 
-  describe('TurnWrites: moves are written whole (and DeliveryOutbox: what a move stores for a channel)', () => {
+  describe('MoveWrites: moves are written whole (and DeliveryOutbox: what a move stores for a channel)', () => {
     const ledger = async (threadId: string) => (await storage().ledger.page([{ thread_id: threadId, upTo: null }], { limit: 200, before: null })).items;
     it('a summon writes the conversation, the ledger line, the gateway and the first turn with its event', async () => {
       const t = await newThread();

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Conversation, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveWrite } from '../../ports/console-writer.ts';
+import type { DirectiveWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
@@ -109,7 +109,7 @@ export function consoleWriterContract(name: string, factory: ConsoleWriterFactor
       });
     });
 
-    describe('TurnWrites: directives, idempotent and never over a running turn', () => {
+    describe('DirectiveWrites: directives, idempotent and never over a running turn', () => {
       it('a directive stores the posture, the user message and a running run, and marks the turn', async () => {
         const t = await newThread();
         const outcome = await storage.writer.writeDirective(directive(t, { permission_mode: 'plan', text: 'Run the tests' }));

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { Conversation, Thread } from '../../domain/model.ts';
-import type { DequeuedTurn, DirectiveOutcome, DirectiveWrite } from '../../ports/console-writer.ts';
+import type { DequeuedTurn } from '../../ports/turn-handover.ts';
+import type { DirectiveOutcome, DirectiveWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { summonOf } from './console-writer-turns.contract.ts';
@@ -22,7 +23,7 @@ const LEASE = { holder: 'queue-contract', ms: 60_000 };
 const ROUNDS = 10;
 
 /**
- * The DirectiveQueue contract (contract section 7): queued directives are rows, run one per turn in
+ * The queue's contract, QueueEdits and TurnHandover (contract section 7): queued directives are rows, run one per turn in
  * order, each exactly once, whatever races: a hand-over and an edit or revoke of the item it starts,
  * two instances handing over the same turn, two sweepers finding the same idle queue.
  */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { WireEvent } from '../../domain/events.ts';
-import type { Delivery } from '../../ports/channel-port.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 

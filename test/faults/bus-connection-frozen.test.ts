@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus } from '../../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import type { BusSignal } from '../../ports/event-bus.ts';
 import { faultDatabaseUnavailable, openFaultDatabase } from '../support/fault-cluster.ts';
 import { F } from '../support/fixture-world.ts';
@@ -55,9 +56,9 @@ describe('fault: the PostgreSQL bus connection frozen (no answer, no close)', { 
     const proxy = await startFreezableProxy(database.url);
     undo.push(() => proxy.close());
 
-    const publisher = await createPostgresEventBus({ url: proxy.url, events: storage.events, timeouts: TIMEOUTS, backoff: { minMs: 50, maxMs: 200 } });
+    const publisher = await createPostgresEventBus({ url: proxy.url, events: storage.events, local: createMemoryEventBus(), timeouts: TIMEOUTS, backoff: { minMs: 50, maxMs: 200 } });
     undo.push(() => publisher.close());
-    const peer = await createPostgresEventBus({ url: database.url, events: storage.events });
+    const peer = await createPostgresEventBus({ url: database.url, events: storage.events, local: createMemoryEventBus() });
     undo.push(() => peer.close());
     const got: number[] = [];
     peer.subscribe(F.root, (event) => got.push(event.seq));
@@ -107,10 +108,10 @@ describe('fault: the PostgreSQL bus connection frozen (no answer, no close)', { 
 
     const errors: unknown[] = [];
     const listener = await createPostgresEventBus({
-      url: proxy.url, events: storage.events, timeouts: TIMEOUTS, backoff: { minMs: 50, maxMs: 200 }, onError: (error) => errors.push(error),
+      url: proxy.url, events: storage.events, local: createMemoryEventBus({ onListenerError: (error) => errors.push(error) }), timeouts: TIMEOUTS, backoff: { minMs: 50, maxMs: 200 }, onError: (error) => errors.push(error),
     });
     undo.push(() => listener.close());
-    const sender = await createPostgresEventBus({ url: database.url, events: storage.events });
+    const sender = await createPostgresEventBus({ url: database.url, events: storage.events, local: createMemoryEventBus() });
     undo.push(() => sender.close());
     const got: number[] = [];
     listener.subscribe(F.root, (event) => got.push(event.seq));

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { createPostgresEventBus, type PostgresEventBusOptions } from '../../adapters/postgres/event-bus.ts';
+import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import { fixtureWorld } from './fixture-world.ts';
 import { findPostgresBinaries, startPrivatePostgres, type PrivatePostgres } from './private-postgres.ts';
 import { createScratchDatabase, type ScratchDatabase } from './scratch-database.ts';
@@ -72,7 +73,7 @@ export async function startInstance(
   bus: Partial<Pick<PostgresEventBusOptions, 'backoff'>> = {},
 ): Promise<TestService> {
   const storage = await createMikroOrmStorage({ clientUrl: database.url, pool: 4 });
-  const events = await createPostgresEventBus({ url: database.url, events: storage.events, ...bus });
+  const events = await createPostgresEventBus({ url: database.url, events: storage.events, local: createMemoryEventBus(), ...bus });
   return startService({ CONSOLE_STORAGE: 'postgres', DATABASE_URL: database.url, ...env }, { storage, bus: events });
 }
 

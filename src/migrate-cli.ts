@@ -1,9 +1,10 @@
 // `npm run db:migrate`: applies pending migrations to DATABASE_URL, or, when it is unset, to the
 // embedded database in DATA_DIR (default ./.data). The service also migrates at start; this is for
-// deploying the schema ahead of the code, or checking a database by hand.
-import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded/pglite-server.ts';
-import { migrate } from './migrate.ts';
-import { openOrm } from './orm.ts';
+// deploying the schema ahead of the code, or checking a database by hand. It composes two adapters
+// (the embedded server and MikroORM's migrator), so it lives here, beside the service's own entry.
+import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
+import { migrate } from '../adapters/mikro-orm/migrate.ts';
+import { openOrm } from '../adapters/mikro-orm/orm.ts';
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || undefined;

@@ -3,35 +3,15 @@ import { uuidv7 } from 'uuidv7';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DequeuedTurn, DirectiveQueue, QueueActor, QueuedDirective } from '../../ports/directive-queue.ts';
+import type { QueuedDirective } from '../../ports/queue-edits.ts';
+import type { DequeuedTurn, TurnHandover } from '../../ports/turn-handover.ts';
 import type { TurnLease } from '../../ports/turn-leases.ts';
 import { CONVERSATION, MESSAGE_OF, RUN, THREAD } from './columns.ts';
 import { APPEND } from './event-log.ts';
-import { iso, isUuid, runStatement } from './sql.ts';
+import { ITEM } from './queue-edits.ts';
+import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
-
-/** A queued item as the reads answer it, its position its rank in the thread's queue. */
-const ITEM = `id, message_id, text, author, (row_number() over (order by ordinal))::int as position, ${iso('created_at')} as created_at`;
-const QUEUE_OF = `select ${ITEM} from directive_queue where thread_id = ? order by ordinal`;
-
-/** Writes a queued directive inside a transaction holding the thread's lock: its ledger message, its row, its `queued` event. */
-export async function enqueueIn(
-  sql: Statement,
-  fields: { thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null },
-): Promise<{ item: QueuedDirective; event: WireEvent }> {
-  const messageId = uuidv7();
-  const id = uuidv7();
-  await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
-    [messageId, fields.thread_id, fields.text, uuid7Time(messageId)]);
-  // An interrupt goes below the smallest ordinal (it runs first), anything else above the largest.
-  await sql(`insert into directive_queue (id, thread_id, conversation_id, message_id, text, author, ordinal, directory, permission_mode, created_at)
-    select ?, ?, ?, ?, ?, ?, coalesce(${fields.first ? 'min(ordinal) - 1' : 'max(ordinal) + 1'}, 1), ?, ?, ? from directive_queue where thread_id = ?`,
-  [id, fields.thread_id, fields.conversation_id, messageId, fields.text, fields.author, fields.directory, fields.permission_mode, uuid7Time(id), fields.thread_id]);
-  const item = (await sql<QueuedDirective>(QUEUE_OF, [fields.thread_id])).find((row) => row.id === id)!;
-  const [event] = await sql<WireEvent>(APPEND, [fields.thread_id, 'queued', JSON.stringify(item), fields.thread_id]);
-  return { item, event: event! };
-}
 
 /** The conversations of a thread as its writers lock them (after the thread's row), oldest first. */
 type LockedConversation = { id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null };
@@ -72,18 +52,11 @@ async function startNextIn(sql: Statement, thread: Thread, conversations: readon
 /** What `unsent_prompts.started` keeps of a dequeued turn: the rest (thread, conversation, run) is read as it is now. */
 type Unsent = Pick<DequeuedTurn, 'item' | 'message' | 'event'>;
 
-/** The directive queue in `directive_queue`; every write is one transaction that takes the thread's row lock first. */
-export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
-  /** Locks the thread's row and the item; answers the item when it is queued there and `by` may change it. */
-  async function changeable(sql: Statement, threadId: string, itemId: string, by: QueueActor) {
-    await sql('select id from threads where id = ? for update', [threadId]);
-    const [item] = await sql<{ id: string; author: string; message_id: string }>(
-      'select id, author, message_id from directive_queue where id = ? and thread_id = ? for update', [itemId, threadId]);
-    if (item === undefined) return { kind: 'gone' } as const;
-    if (!by.owner && item.author !== by.user) return { kind: 'forbidden' } as const;
-    return item;
-  }
-
+/**
+ * Turns handed over to the queue in `directive_queue` and `unsent_prompts`: every write that starts
+ * a queued directive is one transaction that takes the thread's row lock first, so an item starts once.
+ */
+export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
   /** Under the thread's lock, with no turn running: starts its first queued directive. */
   const lockAndStart = (threadId: string, lease: TurnLease, release: string | null) => retriedOnSeqRace(() =>
     transaction(orm, async (sql): Promise<DequeuedTurn | null> => {
@@ -102,42 +75,6 @@ export function mikroOrmDirectiveQueue(orm: MikroORM): DirectiveQueue {
     }));
 
   return {
-    async queued(threadId) {
-      return isUuid(threadId) ? runStatement<QueuedDirective>(orm, QUEUE_OF, [threadId]) : [];
-    },
-
-    editQueued: (threadId, itemId, by, text) => retriedOnSeqRace(() =>
-      transaction(orm, async (sql) => {
-        if (!isUuid(threadId) || !isUuid(itemId)) return { kind: 'gone' } as const;
-        const found = await changeable(sql, threadId, itemId, by);
-        if ('kind' in found) return found;
-        await sql('update directive_queue set text = ? where id = ?', [text, itemId]);
-        await sql('update messages set text = ? where id = ?', [text, found.message_id]);
-        const item = (await sql<QueuedDirective>(QUEUE_OF, [threadId])).find((row) => row.id === itemId)!;
-        const events = await sql<WireEvent>(APPEND, [threadId, 'queued', JSON.stringify(item), threadId]);
-        // As supersededData (domain/events.ts) says, in one statement: the thread's earlier events of this item lose their text.
-        await sql(`update events set data = (data - 'text') || jsonb_build_object('superseded_by', ?::int)
-          where thread_id = ? and type = 'queued' and data ->> 'id' = ? and data ->> 'text' is not null and seq < ?`,
-        [events[0]!.seq, threadId, itemId, events[0]!.seq]);
-        return { kind: 'done', item, events };
-      })),
-
-    revokeQueued: (threadId, itemId, by, line) => retriedOnSeqRace(() =>
-      transaction(orm, async (sql) => {
-        if (!isUuid(threadId) || !isUuid(itemId)) return { kind: 'gone' } as const;
-        const found = await changeable(sql, threadId, itemId, by);
-        if ('kind' in found) return found;
-        await sql('delete from directive_queue where id = ?', [itemId]);
-        const id = uuidv7();
-        const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id) };
-        await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`, [id, threadId, line, message.created_at]);
-        const events = [
-          ...await sql<WireEvent>(APPEND, [threadId, 'dequeued', JSON.stringify({ id: itemId, run_id: null, withdrawn: true }), threadId]),
-          ...await sql<WireEvent>(APPEND, [threadId, 'message', JSON.stringify({ run_id: null, message }), threadId]),
-        ];
-        return { kind: 'done', events };
-      })),
-
     async handOverTurn(runId, lease) {
       if (!isUuid(runId)) return null;
       const [held] = await runStatement<{ thread_id: string }>(orm, 'select thread_id from conversations where turn_run_id = ?', [runId]);

@@ -3,18 +3,23 @@ import { uuidv7 } from 'uuidv7';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { MoveOutcome, MoveWrite } from '../../ports/console-writer.ts';
+import type { MoveOutcome, MoveWrite, MoveWrites } from '../../ports/move-writes.ts';
 import { CONVERSATION, THREAD } from './columns.ts';
 import { APPEND } from './event-log.ts';
 import { transaction } from './transaction.ts';
 import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
 
+/** Teleports and summons, each one transaction (retried as a whole when an event's seq was taken by a racing append). */
+export function mikroOrmMoveWrites(orm: MikroORM): MoveWrites {
+  return { writeMove: (move) => writeMove(orm, move) };
+}
+
 /**
- * A teleport or summon as one transaction (ConsoleWriter.writeMove): the source thread and its
+ * A teleport or summon as one transaction (MoveWrites.writeMove): the source thread and its
  * conversations locked, the busy check, then the landing thread, the conversation, the ledger line,
  * the gateway events and the first turn with its event.
  */
-export function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
+function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
   return retriedOnSeqRace(() =>
   transaction(orm, async (sql) => {
     // The source's row, then its conversations, locked, in the order a directive locks them (one

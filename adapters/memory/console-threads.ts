@@ -1,0 +1,43 @@
+import { uuidv7 } from 'uuidv7';
+import { CONSOLE_CHANNEL, type Conversation, type Thread } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { ConsoleThreads } from '../../ports/console-threads.ts';
+import type { MemoryState } from './state.ts';
+import { newConversation } from './write-helpers.ts';
+
+/** Console threads by key over the memory state; each method checks and writes without an `await` in between. */
+export function memoryConsoleThreads(state: MemoryState): ConsoleThreads {
+  const findByKey = (owner: string, key: string): Thread | null => {
+    for (const thread of state.threads.values()) if (thread.owner === owner && thread.key === key) return thread;
+    return null;
+  };
+  const firstConversation = (threadId: string): Conversation | undefined =>
+    [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+
+  return {
+    findByKey: async (owner, key) => findByKey(owner, key),
+
+    async createConsoleThread(input) {
+      const existing = findByKey(input.owner, input.key);
+      if (existing !== null) {
+        return { thread: existing, conversation: firstConversation(existing.id) ?? newConversation(state, existing.id, input.conversation) };
+      }
+      const id = uuidv7();
+      const thread: Thread = {
+        id, key: input.key, channel: input.channel ?? CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
+        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id), worktree: null,
+      };
+      state.threads.set(id, thread);
+      state.members.set(id, new Set());
+      return { thread, conversation: newConversation(state, id, input.conversation) };
+    },
+
+    async setWorktree(threadId, worktree) {
+      const thread = state.threads.get(threadId);
+      if (thread === undefined) return null;
+      if (thread.worktree !== null) return thread.worktree;
+      state.threads.set(threadId, { ...thread, worktree });
+      return worktree;
+    },
+  };
+}

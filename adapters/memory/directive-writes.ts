@@ -1,0 +1,75 @@
+import { uuidv7 } from 'uuidv7';
+import { QUEUE_LIMIT } from '../../domain/bounds.ts';
+import type { Run } from '../../domain/model.ts';
+import { uuid7Time } from '../../domain/vocabulary.ts';
+import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer } from '../../ports/directive-writes.ts';
+import { appendEvent } from './event-log.ts';
+import { enqueue, queueOf } from './queue-edits.ts';
+import { threadActivity, type MemoryState } from './state.ts';
+import { appendLedgerMessage, latestConversation, requireThread } from './write-helpers.ts';
+
+/**
+ * Directives over the memory state: the checks (a `message_id` seen, moved away, busy, the latest
+ * conversation) and every write with no `await` in between, so a directive is whole to any other call.
+ */
+export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
+  /** Keeps a directive's answer for its author's retry with the same `message_id`. */
+  const remember = (threadId: string, messageId: string | null, author: string, answer: DirectiveAnswer): void => {
+    if (messageId === null) return;
+    const answers = state.directives.get(threadId) ?? new Map<string, { author: string; answer: DirectiveAnswer }>();
+    answers.set(messageId, { author, answer });
+    state.directives.set(threadId, answers);
+  };
+
+  return {
+    async writeDirective(write) {
+      const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);
+      if (seen !== undefined) return seen.author === write.author ? { kind: 'repeated', answer: seen.answer } : { kind: 'message_id_taken' };
+      const conversation = state.conversations.get(write.conversation_id);
+      if (conversation === undefined || conversation.thread_id !== write.thread_id) {
+        throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
+      }
+      if (conversation.moved_to !== null) return { kind: 'moved_away', moved_to: conversation.moved_to };
+      const thread = requireThread(state, write.thread_id);
+      // The thread's, not the conversation's: a summon's turn runs on the conversation that replaced this one.
+      const running = threadActivity(state, write.thread_id).turn_running;
+      const waiting = queueOf(state, write.thread_id).length;
+      if (running || waiting > 0) {
+        const whenBusy = write.when_busy ?? null;
+        if (whenBusy === null) return running ? { kind: 'busy' } : { kind: 'queue_not_empty' };
+        if (latestConversation(state, write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
+        if (waiting >= QUEUE_LIMIT) return { kind: 'queue_full' };
+        const first = whenBusy.mode === 'interrupt';
+        const { item, event } = enqueue(state, {
+          thread_id: thread.id, conversation_id: conversation.id, text: write.text, author: whenBusy.author, first,
+          directory: write.directory, permission_mode: write.permission_mode,
+        });
+        const answer: QueuedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, queued: { id: item.id, position: item.position } };
+        remember(thread.id, write.message_id, write.author, answer);
+        const turn = first ? [...state.conversations.values()].find((c) => c.thread_id === thread.id && c.turn_running) : undefined;
+        const interrupts = turn === undefined ? null : state.turns.get(turn.id)?.run_id ?? null;
+        return { kind: 'queued', answer, item, event, interrupts };
+      }
+      if (latestConversation(state, write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
+      const message = appendLedgerMessage(state, write.thread_id, { role: 'user', text: write.text, artifact_id: null });
+      const runId = uuidv7();
+      const run: Run = {
+        id: runId, conversation_id: conversation.id, directory: write.directory, status: 'running', error: null,
+        started_at: uuid7Time(runId), ended_at: null,
+      };
+      state.runs.set(runId, run);
+      state.conversations.set(conversation.id, {
+        ...conversation, permission_mode: write.permission_mode ?? conversation.permission_mode, turn_running: true,
+      });
+      state.turns.set(conversation.id, { run_id: runId, holder: write.lease.holder, expires: Date.now() + write.lease.ms });
+      const answer: StartedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, run_id: runId };
+      remember(thread.id, write.message_id, write.author, answer);
+      const event = appendEvent(state, thread.id, 'message', { run_id: runId, message });
+      // The prompt is the run's first model message, and `run_started` the event after the directive's, written with them.
+      const promptId = uuidv7();
+      state.modelMessages.set(promptId, { id: promptId, run_id: runId, role: 'user', content: write.text, created_at: uuid7Time(promptId) });
+      const runStarted = appendEvent(state, thread.id, 'run_started', { run_id: runId, conversation_id: conversation.id });
+      return { kind: 'started', answer, message, run, event, runStarted, sessionId: state.sessions.get(conversation.id) ?? null };
+    },
+  };
+}

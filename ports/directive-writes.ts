@@ -1,0 +1,109 @@
+import type { WireEvent } from '../domain/events.ts';
+import type { Id, Message, MovedTo, Run } from '../domain/model.ts';
+import type { QueuedDirective } from './queue-edits.ts';
+import type { TurnLease } from './turn-leases.ts';
+
+/** What a directive writes before its run is started, in one transaction. */
+export interface DirectiveWrite {
+  readonly thread_id: Id;
+  readonly conversation_id: Id;
+  /** The client's id for the directive, for idempotency; null: not deduplicated. */
+  readonly message_id: string | null;
+  /** The user who sent it: a `message_id` on a thread is its author's alone (another's reuse is `message_id_taken`). */
+  readonly author: string;
+  readonly text: string;
+  /** The run's working directory, learned from the session (the project's directory). */
+  readonly directory: string | null;
+  /** Stored on the conversation first; null changes nothing. */
+  readonly permission_mode: string | null;
+  /** Who claims the turn (an instance id), and for how long before it must renew the lease. */
+  readonly lease: TurnLease;
+  /**
+   * What to do when the thread is busy (a turn runs, or directives are queued): absent or null, refuse
+   * (`busy`, or `queue_not_empty`); `queue`, store it last in the thread's queue; `interrupt`, store it
+   * first, and answer the running turn to cancel. `author` is the user who sent it.
+   */
+  readonly when_busy?: { readonly mode: 'queue' | 'interrupt'; readonly author: string } | null;
+}
+
+/** What a directive that started a turn answers (202). */
+export interface StartedAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly run_id: Id;
+}
+
+/** What a queued directive answers (202): no run yet, its queued item and place instead. */
+export interface QueuedAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly queued: { readonly id: Id; readonly position: number };
+}
+
+/** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
+export type DirectiveAnswer = StartedAnswer | QueuedAnswer;
+
+/** The outcome of writing a directive: a new run, or the answer a retry already got. */
+export type DirectiveOutcome =
+  | {
+      readonly kind: 'started';
+      readonly answer: StartedAnswer;
+      readonly message: Message;
+      readonly run: Run;
+      /** The `message` event (`{run_id, message}`), stored in the same transaction: publish it. */
+      readonly event: WireEvent;
+      /**
+       * The run's `run_started` event (`{run_id, conversation_id}`, the seq after `event`), stored in the same
+       * transaction with the prompt (the text) as the run's first model message: publish it after `event`, before anything the agent does.
+       */
+      readonly runStarted: WireEvent;
+      /** The conversation's agent session, read under the transaction's lock: the turn continues it (null: none yet). */
+      readonly sessionId: string | null;
+    }
+  | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  /** Another user sent a directive with this `message_id` on this thread: nothing was written, and their answer is not told. */
+  | { readonly kind: 'message_id_taken' }
+  | {
+      readonly kind: 'queued';
+      readonly answer: QueuedAnswer;
+      readonly item: QueuedDirective;
+      /** The `queued` event (data: the item), stored in the same transaction: publish it. */
+      readonly event: WireEvent;
+      /** An interrupt: the run of the turn running now, to cancel; else null. */
+      readonly interrupts: Id | null;
+    }
+  | { readonly kind: 'busy' }
+  /** No turn runs, but directives are queued (about to start): a directive that does not queue is refused. */
+  | { readonly kind: 'queue_not_empty' }
+  /** The thread already has `QUEUE_LIMIT` (domain/bounds.ts) directives queued: nothing was written. */
+  | { readonly kind: 'queue_full' }
+  /** The conversation was teleported away: nothing was written. */
+  | { readonly kind: 'moved_away'; readonly moved_to: MovedTo }
+  /** The conversation is no longer the thread's latest (a summon replaced it since it was read): nothing was written. */
+  | { readonly kind: 'changed' };
+
+/**
+ * The writes that start turns from directives, each one transaction with its checks inside. Of
+ * those that race on one thread (directives, summons, teleports, in any mix: move-writes.ts), each
+ * sees the others whole: the busy check and the thread's latest conversation are one decision, taken
+ * under the thread's lock (a thread row first, then its conversations and runs: one order, so no
+ * deadlock), and at most one turn of a thread ever runs.
+ */
+export interface DirectiveWrites {
+  /**
+   * Writes a directive atomically: when `message_id` was seen on this thread from the same author,
+   * answers `repeated` with the first answer and writes nothing (from another author,
+   * `message_id_taken`, and writes nothing); when the conversation moved away, `moved_away`; when
+   * a turn runs on any conversation of the thread, `busy` (or, with nothing running but directives
+   * queued, `queue_not_empty`) unless `when_busy` asks to queue; when the conversation is no longer
+   * the thread's latest, `changed`. Queued (`when_busy`, on a busy thread): past `QUEUE_LIMIT` (domain/bounds.ts)
+   * items `queue_full`, else stores the user's ledger message, the queued item, the answer and the
+   * `queued` event, and answers `queued`. Else stores the posture, the user's ledger message, a `running` run, claims the turn under
+   * `lease`, records the answer, stores the `message` event, then the run's `run_started` event and the
+   * text as the run's first model message (the prompt), and answers `started` with the session to continue.
+   * A queued directive gets neither until it is dequeued and its turn starts. Nothing is written unless all of it is.
+   */
+  writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+}
