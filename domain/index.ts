@@ -16,7 +16,7 @@ export * from './ledger-visibility.ts';
 export * from './vocabulary.ts';
 export * from './world.ts';
 export * from './events.ts';
-export * from './operations.ts';
+export * from './moves.ts';
 export * from './text.ts';
 export * from './run-errors.ts';
 export * from './bounds.ts';

@@ -1,6 +1,6 @@
 import type { WireEvent } from '../domain/events.ts';
 import type { Address, Conversation, Id, MovedTo, Run, Thread } from '../domain/model.ts';
-import type { Busy } from '../domain/operations.ts';
+import type { Busy } from '../domain/moves.ts';
 import type { Delivery } from './delivery-outbox.ts';
 import type { TurnLease } from './turn-leases.ts';
 

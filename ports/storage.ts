@@ -3,7 +3,7 @@ import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { ChannelLinks } from './channel-links.ts';
 import type { ChatInbox } from './chat-inbox.ts';
-import type { ConsoleWriter } from './console-writer.ts';
+import type { StorageWriter } from './storage-writer.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import type { DeliveryOutbox } from './delivery-outbox.ts';
 import type { EventLog } from './event-log.ts';
@@ -26,8 +26,8 @@ export interface Storage {
   readonly catalog: Catalog;
   /** Saved MCP app artifacts with their installations, and ledger references to them. */
   readonly artifacts: ArtifactStore;
-  /** The writes of directives, runs and responses: every role port (console-writer.ts). */
-  readonly writer: ConsoleWriter;
+  /** The writes of directives, runs and responses: every role port (storage-writer.ts). */
+  readonly writer: StorageWriter;
   /** Deliveries to channels that moves wrote and no channel has taken yet. */
   readonly outbox: DeliveryOutbox;
   /** Users' links to chat addresses on channels, and the one-use codes that make them. */

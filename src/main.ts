@@ -31,7 +31,7 @@ const [
   import('./log-stream.ts'),
   import('./lazily.ts'),
   import('./startup-failure.ts'),
-  import('./storage.ts'),
+  import('./open-storage.ts'),
   import('./channels/xmpp-channels.ts'),
   import('../adapters/acp/agent-runner.ts'),
   import('../core/agents/vocabularies.ts'),
@@ -82,7 +82,7 @@ const [
   import('./exit-on-signals.ts'),
   import('./demo/provider-url.ts'),
   // Loaded here, beside the database's start, rather than inside openStorage after it.
-  config.storage === 'memory' ? null : import('./database.ts'),
+  config.storage === 'memory' ? null : import('./open-database.ts'),
 ]).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 // A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.

@@ -1,7 +1,7 @@
 import { DataDirLockedError } from '../adapters/embedded/data-dir-lock.ts';
 import { DatabaseOpenError } from '../adapters/mikro-orm/open-error.ts';
 import type { Config } from './config.ts';
-import { WorldFileError } from './storage.ts';
+import { WorldFileError } from './open-storage.ts';
 
 /** The exit status of a start that could not go on (as for a bad configuration). */
 export const STARTUP_FAILURE_STATUS = 2;

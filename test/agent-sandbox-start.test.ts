@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { probeSandbox } from '../adapters/acp/sandbox-probe.ts';
-import { DEMO_LOGIN_TOKEN } from '../src/storage.ts';
+import { DEMO_LOGIN_TOKEN } from '../src/open-storage.ts';
 import { serviceEntry } from './support/built.ts';
 
 // The service says at start, in its log and in /readyz, whether agents run in a sandbox; the demo

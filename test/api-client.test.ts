@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as v from 'valibot';
 import { consoleClient } from '../client/index.ts';
-import * as answers from '../src/http/answers.ts';
+import * as answers from '../src/http/response-schemas.ts';
 import { F } from './support/fixture-world.ts';
 import { startFixtureService, type TestService } from './support/service.ts';
 

@@ -5,7 +5,7 @@ import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import { loadConfig } from '../src/config.ts';
 import { demoProviderMount } from '../src/demo/provider-mount.ts';
 import { demoProviderFetch } from '../src/demo/provider-url.ts';
-import { DEMO_MCP_PATH, DEMO_WORLD } from '../src/storage.ts';
+import { DEMO_MCP_PATH, DEMO_WORLD } from '../src/open-storage.ts';
 import { loadWorldFile } from '../src/world/load.ts';
 import { startService, type TestService } from './support/service.ts';
 

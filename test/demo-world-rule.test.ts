@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
-import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH } from '../src/storage.ts';
+import { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH } from '../src/open-storage.ts';
 import { serviceEntry } from './support/built.ts';
 
 /** Runs `src/main.ts` until it listens; answers its port, log lines, stderr so far, and a stop. */

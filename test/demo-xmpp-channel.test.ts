@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../src/logging.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { DEMO_XMPP_CHANNEL, withDemoXmppChannel } from '../src/demo/xmpp-channel.ts';
-import { DEMO_LOGIN_TOKEN, openStorage, readWorld } from '../src/storage.ts';
+import { DEMO_LOGIN_TOKEN, openStorage, readWorld } from '../src/open-storage.ts';
 import { ChatClient } from './support/chat-client.ts';
 import { freePort } from './support/free-port.ts';
 import { prosodyMissing, startPrivateProsody } from './support/private-prosody.ts';

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { loadWorldFile } from '../src/world/load.ts';
-import { DEMO_WORLD } from '../src/storage.ts';
+import { DEMO_WORLD } from '../src/open-storage.ts';
 import { fixtureWorld } from './support/fixture-world.ts';
 import { startService } from './support/service.ts';
 import { serviceEntry } from './support/built.ts';

@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { addressedText, isConsoleOrigin } from '../../domain/chat-text.ts';
 import type { Address } from '../../domain/model.ts';
-import { placesInside } from '../../domain/operations.ts';
+import { placesInside } from '../../domain/moves.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import { XMPP_KIND } from '../../domain/xmpp.ts';
 import { ChannelUnavailableError, type ChannelListener, type ChannelPort } from '../../ports/channel-port.ts';

@@ -5,7 +5,7 @@ import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
 import { memoryChannelLinks } from './channel-links.ts';
 import { memoryChatInbox } from './chat-inbox.ts';
-import { memoryConsoleWriter } from './console-writer.ts';
+import { memoryStorageWriter } from './storage-writer.ts';
 import { memoryDeliveryOutbox } from './delivery-outbox.ts';
 import { memoryEventLog } from './event-log.ts';
 import { importWorld } from './import-world.ts';
@@ -62,7 +62,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         ),
     },
     artifacts: memoryArtifactStore(state),
-    writer: memoryConsoleWriter(state, outbox),
+    writer: memoryStorageWriter(state, outbox),
     outbox,
     links: memoryChannelLinks(state.channelLinks),
     chatInbox: memoryChatInbox(state.chatInbox),

@@ -4,7 +4,7 @@ import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmChannelLinks } from './channel-links.ts';
 import { mikroOrmChatInbox } from './chat-inbox.ts';
-import { mikroOrmConsoleWriter } from './console-writer.ts';
+import { mikroOrmStorageWriter } from './storage-writer.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
 import { mikroOrmDeliveryOutbox } from './delivery-outbox.ts';
 import { mikroOrmEventLog } from './event-log.ts';
@@ -50,7 +50,7 @@ export async function createMikroOrmStorage(options: OrmOptions, kept: { readonl
     conversations: mikroOrmConversationStore(orm),
     catalog,
     artifacts: mikroOrmArtifactStore(orm),
-    writer: mikroOrmConsoleWriter(orm),
+    writer: mikroOrmStorageWriter(orm),
     events: mikroOrmEventLog(orm),
     outbox: mikroOrmDeliveryOutbox(orm),
     links: mikroOrmChannelLinks(orm),

@@ -1,7 +1,7 @@
 import type { Failure } from '../../domain/errors.ts';
 import type { Agent, Channel, Conversation, Thread, User } from '../../domain/model.ts';
 import type { OfferedAgent } from '../../domain/vocabulary.ts';
-import type { OperationsInput } from '../../domain/operations.ts';
+import type { OperationsInput } from '../../domain/moves.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';

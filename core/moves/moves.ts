@@ -2,7 +2,7 @@ import type { Failure } from '../../domain/errors.ts';
 import { CONSOLE_CHANNEL, type Address, type Agent, type User } from '../../domain/model.ts';
 import {
   agentRoutesOn, barredFailure, busyFailure, findPlace, isThreadPlace, movedReason, newThreadAddress, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
-} from '../../domain/operations.ts';
+} from '../../domain/moves.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
 import { ChannelUnavailableError, type ChannelPort } from '../../ports/channel-port.ts';

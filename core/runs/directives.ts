@@ -1,6 +1,6 @@
 import type { Failure } from '../../domain/errors.ts';
 import { CONSOLE_CHANNEL, type Agent, type Conversation, type Thread, type User } from '../../domain/model.ts';
-import { movedReason } from '../../domain/operations.ts';
+import { movedReason } from '../../domain/moves.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Catalog } from '../../ports/catalog.ts';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { ChannelLinking } from '../../core/channels/links.ts';
-import { storable } from '../console/schemas.ts';
-import { answer, ChannelLink, LinkableChannel, LinkCode } from '../http/answers.ts';
+import { storable } from '../console-api/schemas.ts';
+import { answer, ChannelLink, LinkableChannel, LinkCode } from '../http/response-schemas.ts';
 import { empty, json, problem, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { WindowLimiter } from '../limits/window-limiter.ts';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Config } from '../config.ts';
-import { answer, ArtifactConfig, McpAppOverview, McpAppView } from '../http/answers.ts';
-import { UuidParam } from '../console/schemas.ts';
+import { answer, ArtifactConfig, McpAppOverview, McpAppView } from '../http/response-schemas.ts';
+import { UuidParam } from '../console-api/schemas.ts';
 import { browserRequestCheck } from '../http/guards.ts';
 import { json, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';

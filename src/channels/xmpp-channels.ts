@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
 import type { World } from '../../domain/world.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import { WorldFileError } from '../storage.ts';
+import { WorldFileError } from '../open-storage.ts';
 import { routedChannelPort, type ListeningChannels } from './routed-channel-port.ts';
 
 /**

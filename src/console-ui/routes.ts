@@ -4,7 +4,7 @@ import type { Reply } from '../http/reply.ts';
 import { route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 import { framedSandbox, pageCsp } from '../http/page-csp.ts';
-import { DEMO_LOGIN_TOKEN } from '../storage.ts';
+import { DEMO_LOGIN_TOKEN } from '../open-storage.ts';
 import { CONSOLE_CSS, CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH, consolePage } from './page.ts';
 
 const PATHS = new Set(['/', CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH]);

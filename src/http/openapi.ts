@@ -1,7 +1,7 @@
 import { ERROR_DETAILS } from '../../domain/errors.ts';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { LiveEvent, type Answer } from './answers.ts';
+import { LiveEvent, type Answer } from './response-schemas.ts';
 import type { Route } from './route.ts';
 import type { Surface } from './surface.ts';
 

@@ -3,7 +3,7 @@ import type { Failure } from '../../domain/errors.ts';
 import type { User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { AnswerCache } from './answer-cache.ts';
-import type { Answer } from './answers.ts';
+import type { Answer } from './response-schemas.ts';
 import type { RequestContext } from './context.ts';
 import { readJsonBody } from './body.ts';
 import { problem, type Reply } from './reply.ts';

@@ -5,7 +5,7 @@ import { route, type Route } from '../http/route.ts';
 import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
 import { tokenHash } from './authenticate.ts';
 import type { GuessLimit } from './guess-limit.ts';
-import { answer, Me } from '../http/answers.ts';
+import { answer, Me } from '../http/response-schemas.ts';
 
 const SessionBody = v.object({
   token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { storable, UuidParam } from '../console/schemas.ts';
-import { answer, DirectiveAccepted } from '../http/answers.ts';
+import { storable, UuidParam } from '../console-api/schemas.ts';
+import { answer, DirectiveAccepted } from '../http/response-schemas.ts';
 import { problem, result, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';

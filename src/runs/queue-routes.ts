@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { storable, UuidParam } from '../console/schemas.ts';
-import { answer, QueuedDirective } from '../http/answers.ts';
+import { storable, UuidParam } from '../console-api/schemas.ts';
+import { answer, QueuedDirective } from '../http/response-schemas.ts';
 import { empty, problem, result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';

@@ -1,18 +1,18 @@
 import * as v from 'valibot';
 import type { WindowLimiter } from '../limits/window-limiter.ts';
-import { storable, UuidParam } from '../console/schemas.ts';
+import { storable, UuidParam } from '../console-api/schemas.ts';
 import { result } from '../http/reply.ts';
 import { spendDirective } from './directive-budget.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Directive } from '../../core/runs/directives.ts';
 import type { CancelTurn } from '../../core/runs/cancel.ts';
-import type { Responses } from '../../core/runs/responses.ts';
+import type { Answering } from '../../core/runs/answers.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';
 import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
 import type { User } from '../../domain/model.ts';
-import { answer, Answered, Cancelled, Conversation, DirectiveAccepted } from '../http/answers.ts';
+import { answer, Answered, Cancelled, Conversation, DirectiveAccepted } from '../http/response-schemas.ts';
 
 const P = '/api/console';
 const word = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`), storable);
@@ -49,7 +49,7 @@ const PermissionModeBody = v.object({ permission_mode: word(100) });
 /** The console's writes: directives, batch responses, and the posture switch; `access` answers 404 first when a body is refused. */
 export function runRoutes(
   submit: (user: User, ref: string, body: Directive) => Promise<Result<DirectiveAnswer, Failure>>,
-  answers: Responses,
+  answers: Answering,
   cancel: CancelTurn,
   access: PathAccesses,
   /** Directives per user per minute (429 with `Retry-After` past it), shared with queue edits and reviews; none, no limit. */

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { ReadinessProbe } from '../../ports/readiness.ts';
-import { answer, Ready, Status } from '../http/answers.ts';
+import { answer, Ready, Status } from '../http/response-schemas.ts';
 import { json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';

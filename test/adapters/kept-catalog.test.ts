@@ -5,7 +5,7 @@ import { createMikroOrmStorage, type MikroOrmStorage } from '../../adapters/mikr
 import { fixtureWorld } from '../support/fixture-world.ts';
 
 /**
- * The embedded database's catalog (src/database.ts opens it kept): agents and projects read once, then
+ * The embedded database's catalog (src/open-database.ts opens it kept): agents and projects read once, then
  * answered from memory (two statements fewer before a turn's prompt, issue 28), until a world import;
  * a storage opened without `catalog` (PostgreSQL, which other instances may write) reads them each time.
  */

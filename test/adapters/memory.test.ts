@@ -4,14 +4,14 @@ import { emptyState } from '../../adapters/memory/state.ts';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
 import { channelPortContract } from '../contracts/channel-port.contract.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
-import { consoleWriterContract } from '../contracts/console-writer.contract.ts';
+import { storageWriterContract } from '../contracts/storage-writer.contract.ts';
 import { directiveQueueContract } from '../contracts/directive-queue.contract.ts';
 import { eventBusContract } from '../contracts/event-bus.contract.ts';
 import { eventLogContract } from '../contracts/event-log.contract.ts';
 import { storageContract } from '../contracts/storage.contract.ts';
 
 storageContract('memory', async () => createMemoryStorage());
-consoleWriterContract('memory', async () => createMemoryStorage());
+storageWriterContract('memory', async () => createMemoryStorage());
 eventLogContract('memory', async () => createMemoryStorage());
 directiveQueueContract('memory', async () => {
   const state = emptyState();

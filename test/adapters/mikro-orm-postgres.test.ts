@@ -5,7 +5,7 @@ import { transaction } from '../../adapters/mikro-orm/transaction.ts';
 import { createPostgresEventBus } from '../../adapters/postgres/event-bus.ts';
 import { createMemoryEventBus } from '../../adapters/memory/event-bus.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { consoleWriterContract } from '../contracts/console-writer.contract.ts';
+import { storageWriterContract } from '../contracts/storage-writer.contract.ts';
 import { directiveQueueContract } from '../contracts/directive-queue.contract.ts';
 import { eventBusContract } from '../contracts/event-bus.contract.ts';
 import { eventLogContract } from '../contracts/event-log.contract.ts';
@@ -16,7 +16,7 @@ const url = process.env.TEST_DATABASE_URL;
 const SKIP = 'TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
 
 if (url === undefined || url === '') {
-  for (const suite of ['storage', 'console writer', 'event log', 'event bus (LISTEN/NOTIFY)', 'transaction conflicts', 'directive queue']) {
+  for (const suite of ['storage', 'storage writer', 'event log', 'event bus (LISTEN/NOTIFY)', 'transaction conflicts', 'directive queue']) {
     describe(`${suite} contract: mikro-orm on PostgreSQL`, () => {
       it('runs against a real server', { skip: SKIP }, () => {});
     });
@@ -63,7 +63,7 @@ if (url === undefined || url === '') {
   });
 
   storageContract('mikro-orm on PostgreSQL', storage);
-  consoleWriterContract('mikro-orm on PostgreSQL', storage);
+  storageWriterContract('mikro-orm on PostgreSQL', storage);
   eventLogContract('mikro-orm on PostgreSQL', storage);
   // Two storages over one database: two instances.
   directiveQueueContract('mikro-orm on PostgreSQL', async () => {

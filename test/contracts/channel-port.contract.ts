@@ -8,7 +8,7 @@ import { chatInbound, TOO_LONG, type ChatOutcome } from '../../core/channels/inb
 import type { TurnStart } from '../../core/runs/directives.ts';
 import { CHAT_TEXT_LIMIT, chatParts } from '../../domain/chat-text.ts';
 import type { ChannelPlace } from '../../domain/model.ts';
-import { newThreadAddress } from '../../domain/operations.ts';
+import { newThreadAddress } from '../../domain/moves.ts';
 import { storableText } from '../../domain/text.ts';
 import { ChannelUnavailableError, type ChannelListener, type ChannelPort } from '../../ports/channel-port.ts';
 import type { ChatHandlers, ChatMessage } from '../../ports/chat-inbound.ts';

@@ -7,7 +7,7 @@ import type { DequeuedTurn } from '../../ports/turn-handover.ts';
 import type { DirectiveOutcome, DirectiveWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
-import { summonOf } from './console-writer-turns.contract.ts';
+import { summonOf } from './storage-writer-turns.contract.ts';
 
 /** One backend for the suite: a storage, and another over the same data (a second instance). */
 export interface QueueBackend {

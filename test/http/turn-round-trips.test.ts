@@ -127,7 +127,7 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
  * statement one more turn of the embedded database's one session. One more here is a slower turn.
  * Counted, not timed: the speed itself is bench/turn-overhead.ts's.
  */
-/** Embedded PGlite as `npm start` opens it (src/database.ts): its catalog kept in memory, the database being this process's alone. */
+/** Embedded PGlite as `npm start` opens it (src/open-database.ts): its catalog kept in memory, the database being this process's alone. */
 const embeddedAsStarted: StorageKind = {
   name: 'embedded PGlite as npm start opens it (its catalog kept)',
   open: async (onQuery) => {

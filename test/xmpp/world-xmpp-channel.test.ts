@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
 import { createLogger } from '../../src/logging.ts';
-import { WorldFileError } from '../../src/storage.ts';
+import { WorldFileError } from '../../src/open-storage.ts';
 import { parseWorld } from '../../src/world/load.ts';
 
 const demo = async () => JSON.parse(await readFile(new URL('../../src/world/demo-world.json', import.meta.url), 'utf8'));

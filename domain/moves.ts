@@ -1,3 +1,8 @@
+/**
+ * Moves: teleport (a conversation to a place on another channel) and summon (another agent in place),
+ * what each can do now and what keeps a conversation from moving. The spec calls their availability
+ * "operations" (`GET /threads/{id}/operations`, `ThreadOperations`); the house says move.
+ */
 import { ERROR_DETAILS, type Failure } from './errors.ts';
 import { CONSOLE_CHANNEL, type Address, type Channel, type ChannelPlace, type MovedTo } from './model.ts';
 import { channelRoutes, type OfferedAgent, type RouteInfo } from './vocabulary.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import type { MoveWrite } from '../../ports/move-writes.ts';
-import type { WriterSuite } from './console-writer.contract.ts';
+import type { WriterSuite } from './storage-writer.contract.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -37,7 +37,7 @@ export const teleportOf = (t: Source) => {
   return { landing, conversation, write };
 };
 
-/** The console writer contract, continued: turns as leases, the directive's event, stored answers. */
+/** The storage writer contract, continued: turns as leases, the directive's event, stored answers. */
 export function turnLeaseTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
   describe('TurnLeases: turns are leases', () => {
     it("a directive stores its message event with the thread's next seq, then run_started, and the prompt as the run's model message, in the same write", async () => {

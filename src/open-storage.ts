@@ -49,6 +49,6 @@ export async function openStorage(config: Config, log: Logger, embedded?: Embedd
     if (world !== null) await storage.importWorld(world);
     return storage;
   }
-  const { openDatabaseStorage } = await import('./database.ts');
+  const { openDatabaseStorage } = await import('./open-database.ts');
   return openDatabaseStorage(config, log, world, embedded);
 }

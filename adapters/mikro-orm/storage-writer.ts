@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { StorageWriter } from '../../ports/storage-writer.ts';
 import { mikroOrmConsoleThreads } from './console-threads.ts';
 import { mikroOrmDirectiveWrites } from './directive-writes.ts';
 import { mikroOrmMoveWrites } from './move-writes.ts';
@@ -16,7 +16,7 @@ import { mikroOrmTurnLeases } from './turn-leases.ts';
  * on its connection with nothing else awaited (on the embedded socket, all connections share one
  * session: waiting on another one would deadlock).
  */
-export function mikroOrmConsoleWriter(orm: MikroORM): ConsoleWriter {
+export function mikroOrmStorageWriter(orm: MikroORM): StorageWriter {
   return {
     ...mikroOrmConsoleThreads(orm),
     ...mikroOrmDirectiveWrites(orm),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
-import { busyReason, isThreadPlace, movedReason, NEW_CONSOLE_THREAD, placesInside, threadOperations, type OperationsInput } from '../../domain/operations.ts';
+import { busyReason, isThreadPlace, movedReason, NEW_CONSOLE_THREAD, placesInside, threadOperations, type OperationsInput } from '../../domain/moves.ts';
 import type { OfferedAgent } from '../../domain/vocabulary.ts';
 
 const AGENTS = ['claude', 'codex', 'gemini'];

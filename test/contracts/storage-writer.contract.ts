@@ -7,9 +7,9 @@ import type { DirectiveWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
-import { pendingAndRunsTests } from './console-writer-pending.contract.ts';
-import { oneTurnPerThreadTests } from './console-writer-races.contract.ts';
-import { turnLeaseTests } from './console-writer-turns.contract.ts';
+import { pendingAndRunsTests } from './storage-writer-pending.contract.ts';
+import { oneTurnPerThreadTests } from './storage-writer-races.contract.ts';
+import { turnLeaseTests } from './storage-writer-turns.contract.ts';
 
 /** A console thread the suite created, with its conversation. */
 export type Created = { readonly thread: Thread; readonly conversation: Conversation };
@@ -24,14 +24,14 @@ export interface WriterSuite {
 }
 
 /** Builds an empty storage backend; the suite imports the fixture world into it. */
-export type ConsoleWriterFactory = () => Promise<Storage>;
+export type StorageWriterFactory = () => Promise<Storage>;
 
 /**
- * The ConsoleWriter contract: every promise of its JSDoc, checked through the read ports the
+ * The StorageWriter contract: every promise of its JSDoc, checked through the read ports the
  * console answers from (a write is only as good as what the reads then show).
  */
-export function consoleWriterContract(name: string, factory: ConsoleWriterFactory): void {
-  describe(`console writer contract: ${name}`, () => {
+export function storageWriterContract(name: string, factory: StorageWriterFactory): void {
+  describe(`storage writer contract: ${name}`, () => {
     let storage: Storage;
     before(async () => {
       storage = await factory();

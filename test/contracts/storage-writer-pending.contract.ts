@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { F } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
-import type { WriterSuite } from './console-writer.contract.ts';
+import type { WriterSuite } from './storage-writer.contract.ts';
 
-/** The console writer contract, continued: pending approvals and questions, and the end of a run. */
+/** The storage writer contract, continued: pending approvals and questions, and the end of a run. */
 export function pendingAndRunsTests({ storage, newThread, directive, runs, conversationOf }: WriterSuite): void {
   describe('PendingItems: answered all or none', () => {
     const setUp = async () => {

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import type { Run } from '../../domain/model.ts';
 import type { DirectiveOutcome } from '../../ports/directive-writes.ts';
 import type { MoveOutcome } from '../../ports/move-writes.ts';
-import type { Created, WriterSuite } from './console-writer.contract.ts';
-import { summonOf, teleportOf } from './console-writer-turns.contract.ts';
+import type { Created, WriterSuite } from './storage-writer.contract.ts';
+import { summonOf, teleportOf } from './storage-writer-turns.contract.ts';
 
 /** Rounds of each race: enough for an interleaving to show where the checks are not one decision. */
 const ROUNDS = 20;
@@ -15,7 +15,7 @@ type Outcome = DirectiveOutcome | MoveOutcome;
 const startedTurn = (outcome: Outcome): boolean => outcome.kind === 'started' || (outcome.kind === 'moved' && outcome.run !== null);
 
 /**
- * The console writer contract, continued: writes that start a turn or replace or move the
+ * The storage writer contract, continued: writes that start a turn or replace or move the
  * conversation (directives, summon, teleport) race on one thread, and each still sees the others
  * whole. The busy check and "the latest conversation" are one decision: issue 24, where a summon and
  * a directive sent together both started a turn (and PostgreSQL answered some mixes with a deadlock).

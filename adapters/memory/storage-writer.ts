@@ -1,4 +1,4 @@
-import type { ConsoleWriter } from '../../ports/console-writer.ts';
+import type { StorageWriter } from '../../ports/storage-writer.ts';
 import { memoryConsoleThreads } from './console-threads.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
 import { memoryDirectiveWrites } from './directive-writes.ts';
@@ -15,7 +15,7 @@ import { memoryTurnLeases } from './turn-leases.ts';
 // call can interleave with it on the one JavaScript thread.
 
 /** The console's writes over the memory state: every role, each in its own file, over one state. */
-export function memoryConsoleWriter(state: MemoryState, outbox: MemoryOutbox): ConsoleWriter {
+export function memoryStorageWriter(state: MemoryState, outbox: MemoryOutbox): StorageWriter {
   return {
     ...memoryConsoleThreads(state),
     ...memoryDirectiveWrites(state),

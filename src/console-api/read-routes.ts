@@ -2,7 +2,7 @@ import type { Failure } from '../../domain/errors.ts';
 import type { Result } from '../../domain/result.ts';
 import * as v from 'valibot';
 import { json, result, type Reply } from '../http/reply.ts';
-import { AgentPostures, answer, ChannelInfo, Conversation, LedgerMessage, ModelMessage, Page, Pending, RouteInfo, Run, Thread, ThreadListItem } from '../http/answers.ts';
+import { AgentPostures, answer, ChannelInfo, Conversation, LedgerMessage, ModelMessage, Page, Pending, RouteInfo, Run, Thread, ThreadListItem } from '../http/response-schemas.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ConsoleReads } from '../../core/reads/console-reads.ts';
 import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';

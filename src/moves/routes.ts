@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { storable, UuidParam } from '../console/schemas.ts';
+import { storable, UuidParam } from '../console-api/schemas.ts';
 import { result } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ThreadMoves } from '../../core/moves/moves.ts';
 import type { PathAccesses } from '../../core/reads/path-access.ts';
-import { answer, ChannelAddress, Summoned, Teleported, ThreadOperations } from '../http/answers.ts';
+import { answer, ChannelAddress, Summoned, Teleported, ThreadOperations } from '../http/response-schemas.ts';
 import type { User } from '../../domain/model.ts';
 
 const P = '/api/console/threads/:id';

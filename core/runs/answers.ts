@@ -17,7 +17,7 @@ import type { Emit } from './emit.ts';
  * Batch answers to pending approvals and questions (atomic: all applied or none), and the posture
  * switch of a conversation, which also reaches a live agent session.
  */
-export function responses(deps: {
+export function answering(deps: {
   /** The thread and conversation checks, the answers' write, the session a posture reaches, and the posture's write. */
   readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: PendingItems & Pick<RunRecords, 'sessionOf'> & { readonly setPermissionMode: SetPermissionMode } };
   readonly bus: EventBus;
@@ -75,4 +75,4 @@ export function responses(deps: {
   };
 }
 
-export type Responses = ReturnType<typeof responses>;
+export type Answering = ReturnType<typeof answering>;
