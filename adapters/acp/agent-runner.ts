@@ -1,7 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
-import type { Logger } from 'pino';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
@@ -10,45 +9,21 @@ import { agentTurn, notReady, type TurnSettings, unlessAborted } from './agent-t
 import { setSessionMode } from './posture.ts';
 import { offerOf } from './offer.ts';
 import { createOfferCache } from './offer-cache.ts';
-import { processPool } from './process-pool.ts';
-import type { AgentSandbox } from './sandbox.ts';
+import { processPool, type ProcessPoolOptions } from './process-pool.ts';
 import { sessionState } from './session-state.ts';
 
-/** Options of {@link createAcpAgentRunner}. */
-export interface AcpAgentRunnerOptions {
-  readonly log: Logger;
-  /** The argv of the agent whose `command` is null; by default the bundled demo agent under tsx. */
-  readonly demoAgent?: readonly string[];
-  /**
-   * The service's environment, read when an agent starts: the source of the allow-listed variables
-   * (`PATH`, `HOME`, `LANG`, `LC_*`, `TMPDIR`) and of each agent's `env_pass` names. The composition
-   * root passes `process.env`; absent, agents get only their own `env` literals.
-   */
-  readonly env?: Readonly<Record<string, string | undefined>>;
+/**
+ * Options of {@link createAcpAgentRunner}: how its processes are started, confined and kept (the pool's,
+ * {@link ProcessPoolOptions}: the demo agent's argv, the service's environment read when an agent starts,
+ * the start time-out, the prestart hold, the sandbox and its bounds), and how turns and offers are timed.
+ */
+export interface AcpAgentRunnerOptions extends Omit<ProcessPoolOptions, 'probeStarted'> {
   /** How long a cancelled turn may take to end before its agent process group is ended (default 5 s). */
   readonly cancelGraceMs?: number;
-  /**
-   * How long an agent may leave `initialize`, `session/new` or `session/load` unanswered before it is
-   * taken for broken: its process group is ended and the turn fails (default 30 s; real agents start
-   * in 3 to 8 s).
-   */
-  readonly startTimeoutMs?: number;
   /** How long an agent may take to start and open its probe session before it is unavailable (default 10 s). */
   readonly offerTimeoutMs?: number;
   /** How long an unavailable agent is answered as such before it is asked again, in the background (default 30 s). */
   readonly offerRetryMs?: number;
-  /** How long a process started ahead (`prestart`) waits to be taken before it is ended (default 60 s). */
-  readonly prestartHoldMs?: number;
-  /**
-   * Confines every agent process with bubblewrap (see {@link AgentSandbox}); absent, agents run as the
-   * service runs. A sandbox shows an agent its session's working directory alone, so a sandboxed
-   * agent has one process per working directory (a thread's worktree), not one per agent id.
-   */
-  readonly sandbox?: AgentSandbox;
-  /** Sandboxed processes past which the least recently used idle one is ended before another starts (default 8). */
-  readonly sandboxedProcesses?: number;
-  /** How long a sandboxed process may run no turn before it is ended (default 10 min); its sessions are loaded again, or briefed. */
-  readonly sandboxIdleMs?: number;
 }
 
 /** The ACP runner, which also learns what each agent offers from the agent itself. */

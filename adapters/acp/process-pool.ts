@@ -13,19 +13,31 @@ import { processLifetimes } from './process-lifetimes.ts';
 /** Options of {@link processPool}: how agent processes are started, confined and kept. */
 export interface ProcessPoolOptions {
   readonly log: Logger;
-  /** The argv of the agent whose `command` is null; by default the bundled demo agent under tsx. */
+  /** The argv of the agent whose `command` is null; by default the bundled demo agent (compiled under dist/, else under tsx). */
   readonly demoAgent?: readonly string[];
-  /** The service's environment, read when an agent starts (see `AcpAgentRunnerOptions.env`). */
+  /**
+   * The service's environment, read when an agent starts: the source of the allow-listed variables
+   * (`PATH`, `HOME`, `LANG`, `LC_*`, `TMPDIR`) and of each agent's `env_pass` names. The composition
+   * root passes `process.env`; absent, agents get only their own `env` literals.
+   */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** How long an agent may leave `initialize`, `session/new` or `session/load` unanswered (see `AcpAgentRunnerOptions`). */
+  /**
+   * How long an agent may leave `initialize`, `session/new` or `session/load` unanswered before it is
+   * taken for broken: its process group is ended and the turn fails (default 30 s; real agents start
+   * in 3 to 8 s).
+   */
   readonly startTimeoutMs?: number;
   /** How long a process started ahead (`prestart`) waits to be taken before it is ended (default 60 s). */
   readonly prestartHoldMs?: number;
-  /** Confines every agent process with bubblewrap: then one process per agent and working directory. */
+  /**
+   * Confines every agent process with bubblewrap (see {@link AgentSandbox}); absent, agents run as the
+   * service runs. A sandbox shows an agent its session's working directory alone, so a sandboxed
+   * agent has one process per working directory (a thread's worktree), not one per agent id.
+   */
   readonly sandbox?: AgentSandbox;
   /** Sandboxed processes past which the least recently used idle one is ended before another starts (default 8). */
   readonly sandboxedProcesses?: number;
-  /** How long a sandboxed process may run no turn before it is ended (default 10 min). */
+  /** How long a sandboxed process may run no turn before it is ended (default 10 min); its sessions are loaded again, or briefed. */
   readonly sandboxIdleMs?: number;
   /** Told of `agent`'s probe process being started: what a new process offers may differ (an upgrade, new credentials). */
   readonly probeStarted: (agent: Agent) => void;

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { git, write } from '../support/git-repo.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { serviceEntry } from '../support/built.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TOKEN = 'agent-tier-alice';
@@ -57,7 +58,7 @@ export async function startService(scratch: string, agent: WorldAgent, extraEnv:
   writeFileSync(worldFile, JSON.stringify(world, null, 2));
   const home = join(scratch, 'service-home');
   mkdirSync(home, { recursive: true });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [serviceEntry()], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
