@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ERROR_DETAILS, type ErrorCode } from '../domain/errors.ts';
 import { ERROR_STATUS } from '../src/http/error-status.ts';
@@ -27,7 +27,27 @@ describe('README.md', () => {
     assert.doesNotMatch(text, /^\| variable \|/m);
   });
 
-  it('keeps the line the measured test timings go on', () => {
-    assert.match(text, /^`npm test` — the fast tier \(about .+\n<!-- timings -->$/m);
+  it('says how long `npm test` takes, and what `npm run test:full` adds', () => {
+    assert.match(text, /`npm test` runs the fast tier in about \d+ minutes/);
+    assert.match(text, /`npm run test:full` \(about \d+ minutes\) adds the storage matrix/);
+  });
+});
+
+describe('the commands the docs name', () => {
+  const root = new URL('..', import.meta.url);
+  const scripts = Object.keys((JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: Record<string, string> }).scripts);
+  const docs = ['README.md', ...readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+
+  /** Every `npm run X` a text names. */
+  const named = (text: string): string[] => [...text.matchAll(/npm run ([a-z][\w:-]*)/g)].map((match) => match[1]!);
+
+  it('are scripts of package.json', () => {
+    const missing: string[] = [];
+    for (const doc of docs) for (const name of named(readFileSync(new URL(doc, root), 'utf8'))) if (!scripts.includes(name)) missing.push(`${doc}: npm run ${name}`);
+    assert.deepEqual(missing, []);
+  });
+
+  it('the checker finds them', () => {
+    assert.deepEqual(named('`npm run test:full` and npm run bench, not npm test'), ['test:full', 'bench']);
   });
 });
