@@ -58,7 +58,8 @@ describe('artifact loading over MCP', () => {
     const storage = createMemoryStorage();
     // The fixture's own installations share one provider: a test that must not fetch checks its request count.
     await storage.importWorld(worldWith(servers, dead.url));
-    service = await startService({ MCP_TIMEOUT_MS: '500' }, { storage, fetchUiResource: createFetchUiResource() });
+    // Long enough for a first fetch on a loaded machine (the SDK's client loaded, a connection made); the hanging provider waits it out.
+    service = await startService({ MCP_TIMEOUT_MS: '3000' }, { storage, fetchUiResource: createFetchUiResource() });
     host = `localhost:${service.port}`;
   });
   after(async () => {
