@@ -46,7 +46,7 @@ describe('live socket heartbeats', () => {
       assert.equal(code, 1006, 'cut without a close frame (terminated)');
       assert.ok(pings >= 1, 'it was pinged before it was dropped');
       assert.equal(answering.readyState, WebSocket.OPEN, 'a client that answers stays open');
-      // Several rounds later, still open.
+      // Several rounds later, still open: a window in which it must not be dropped.
       await new Promise((resolve) => setTimeout(resolve, 400));
       assert.equal(answering.readyState, WebSocket.OPEN);
       answering.close();

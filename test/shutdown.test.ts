@@ -12,6 +12,7 @@ import { exitOnSignals, HARD_EXIT_MS } from '../src/exit-on-signals.ts';
 import { createLogger } from '../src/logging.ts';
 import { groupAlive, startNpm, waitUntil } from './support/npm-start.ts';
 import { serviceEntry } from './support/built.ts';
+import { waitFor } from './support/wait-for.ts';
 
 /** Starts `src/main.ts` as `npm start` does, on an ephemeral port, and reads the port it logs. */
 async function startMain() {
@@ -190,7 +191,8 @@ describe('graceful shutdown', () => {
     assert.deepEqual([...listeners.keys()].sort(), ['SIGINT', 'SIGTERM']);
     listeners.get('SIGTERM')!();
     listeners.get('SIGINT')!(); // npm and the terminal both deliver Ctrl-C: the second changes nothing
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await waitFor(() => exits.length > 0, { what: 'the exit past the hard deadline' });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // a window in which no second exit must come
     assert.deepEqual(exits, [1]);
   });
 

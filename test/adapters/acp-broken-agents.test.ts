@@ -14,6 +14,7 @@ import type { Agent } from '../../domain/model.ts';
 import type { TurnRequest } from '../../ports/agent-runner.ts';
 import { createLogger } from '../../src/logging.ts';
 import { builtDemoAgent } from '../support/built.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const BROKEN = fileURLToPath(new URL('../support/broken-acp-agent.mjs', import.meta.url));
 const SILENT = [process.execPath, '-e', 'setInterval(() => {}, 1e9)'];
@@ -32,14 +33,15 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** An agent running the broken agent in mode `how`, writing its pid to a file of its own. */
-function broken(id: string, how: string, extra: Partial<Agent> = {}): { agent: Agent; pid: () => Promise<number> } {
+/** An agent running the broken agent in mode `how`, writing its pid to a file of its own; `asked` is what it was asked so far. */
+function broken(id: string, how: string, extra: Partial<Agent> = {}): { agent: Agent; pid: () => Promise<number>; asked: () => string[] } {
   const pidFile = join(scratch, `${id}.pid`);
   const agent: Agent = {
     id, models: null, efforts: null, permission_modes: null, default_permission_mode: null,
     command: [process.execPath, BROKEN, how, 'PROVIDER_KEY'], env: { BROKEN_AGENT_PID: pidFile }, env_pass: ['PROVIDER_KEY'], ...extra,
   };
-  return { agent, pid: () => pidOf(pidFile) };
+  const asked = () => (existsSync(`${pidFile}.asked`) ? readFileSync(`${pidFile}.asked`, 'utf8').split('\n').filter(Boolean) : []);
+  return { agent, pid: () => pidOf(pidFile), asked };
 }
 
 async function pidOf(file: string): Promise<number> {
@@ -131,13 +133,13 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
 
   it('a cancel while the session opens rejects the turn at once, tells no session, and leaves the process to other turns', { timeout: TEST_TIMEOUT }, async () => {
     const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }) });
-    const { agent, pid } = broken('slow-session', 'no-session');
+    const { agent, pid, asked } = broken('slow-session', 'no-session');
     try {
       const controller = new AbortController();
       const sessions: string[] = [];
       const running = runner.runTurn(turn(agent, { signal: controller.signal, onSession: (id) => void sessions.push(id) }));
       const agentPid = await pid();
-      await sleep(300);
+      await waitFor(() => asked().includes('session/new'), { what: 'the session asked for' });
       controller.abort();
       await assert.rejects(within(running, 1_000), /not ready yet when the turn was cancelled/);
       assert.deepEqual(sessions, []);
@@ -145,7 +147,7 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
       // Aborted before it began: nothing is started.
       const early = broken('never-started', 'silent');
       await assert.rejects(within(runner.runTurn(turn(early.agent, { signal: AbortSignal.abort() })), 1_000), /not ready yet/);
-      await sleep(200);
+      await sleep(200); // a window in which no process must start
       assert.equal(existsSync(join(scratch, 'never-started.pid')), false);
     } finally {
       await within(runner.close(), 5_000);

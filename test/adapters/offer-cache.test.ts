@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { createOfferCache, unavailableReason } from '../../adapters/acp/offer-cache.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { AgentOffer } from '../../domain/vocabulary.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const agent: Agent = { id: 'codex', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null };
 const OFFER: AgentOffer = { modes: ['auto'], currentMode: 'auto', models: ['gpt-5'], efforts: ['low'] };
@@ -33,14 +33,15 @@ describe('what agents offer, cached (createOfferCache)', () => {
 
   it('a silent agent is waited for once, by a check: reads never wait, and a check after the retry period answers at once', async () => {
     const probe = scripted(never);
-    const cache = createOfferCache({ probe, log, timeoutMs: 300, retryMs: 50 });
+    const clock = { now: 0 };
+    const cache = createOfferCache({ probe, log, timeoutMs: 300, retryMs: 50, now: () => clock.now });
     const read = await timed(cache.offers(agent));
     assert.deepEqual(read.value, { kind: 'unknown' });
     assert.ok(read.ms < 50, `a read waited ${read.ms} ms`);
     const check = await timed(cache.offers(agent, { wait: true }));
     assert.deepEqual(check.value, { kind: 'unavailable', reason: 'the agent did not answer within 300 ms' });
     assert.ok(check.ms < 400, `the first check waited ${check.ms} ms`);
-    await sleep(80);
+    clock.now += 80;
     // Unavailable past the retry period: asked again behind, answered at once meanwhile (it used to wait 10 s every 30 s).
     const again = await timed(cache.offers(agent, { wait: true }));
     assert.equal(again.value.kind, 'unavailable');
@@ -54,14 +55,15 @@ describe('what agents offer, cached (createOfferCache)', () => {
       async () => OFFER,
       async () => Promise.reject(new Error('the agent needs authentication (it offers login); give it credentials through its env or env_pass')),
     );
-    const cache = createOfferCache({ probe, log, timeoutMs: 1_000, retryMs: 30 });
+    const clock = { now: 0 };
+    const cache = createOfferCache({ probe, log, timeoutMs: 1_000, retryMs: 30, now: () => clock.now });
     assert.deepEqual(await cache.offers(agent, { wait: true }), { kind: 'unavailable', reason: 'the agent could not start: its command was not found' });
-    await sleep(40);
+    clock.now += 40;
     assert.equal((await cache.offers(agent)).kind, 'unavailable', 'answered at once, asked behind');
-    await sleep(20);
+    await waitFor(async () => (await cache.offers(agent)).kind === 'offered', { what: 'the offer learned behind' });
     assert.deepEqual(await cache.offers(agent), { kind: 'offered', offer: OFFER });
     cache.refresh(agent);
-    await sleep(20);
+    await waitFor(async () => (await cache.offers(agent)).kind === 'unavailable', { what: 'the failed refresh taken' });
     assert.deepEqual(await cache.offers(agent), { kind: 'unavailable', reason: 'the agent needs authentication (it offers login); give it credentials through its env or env_pass' });
   });
 
@@ -76,7 +78,7 @@ describe('what agents offer, cached (createOfferCache)', () => {
     assert.ok(meanwhile.ms < 50);
     const next = { ...OFFER, efforts: ['low', 'high'] };
     answer(next);
-    await sleep(10);
+    await waitFor(async () => { const now = await cache.offers(agent); return now.kind === 'offered' && now.offer === next; }, { what: 'the new answer taken' });
     assert.deepEqual(await cache.offers(agent), { kind: 'offered', offer: next });
   });
 

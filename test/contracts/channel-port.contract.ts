@@ -168,7 +168,7 @@ export function channelPortContract(name: string, factory: () => Promise<Channel
     const handedOnce = async (text: string): Promise<ChatMessage[]> => {
       await eventually(`"${text.slice(0, 60)}" handed over`, () => handedWith(text).length > 0);
       await listener!.catchUp(f.channel.id, f.open.id);
-      await sleep(500);
+      await sleep(500); // a window in which a second copy, if any, would be handed over
       await listener!.catchUp(f.channel.id, f.open.id);
       return handedWith(text);
     };
@@ -382,7 +382,7 @@ export function channelPortContract(name: string, factory: () => Promise<Channel
       await f.server.start();
       await eventually('the channel back', () => f.port.places(f.channel.id, null).then(() => true, () => false));
       // The bot rejoins its rooms and reads each one's history from its cursor; then once more.
-      await sleep(2_000);
+      await sleep(2_000); // a window in which nothing must be handed over again
       await listener!.catchUp(f.channel.id, f.open.id);
       assert.equal(app.handed.length, before, `nothing again: ${JSON.stringify(app.handed.slice(before).map((m) => m.text.slice(0, 80)))}`);
     });

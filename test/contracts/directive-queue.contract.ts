@@ -319,7 +319,7 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       queuedItem(await queue(t, 'orphan'));
       await storage().writer.finishRun(t.run, 'succeeded', null);
       const next = (await storage().writer.handOverTurn(t.run, { holder: 'dead-instance', ms: 1 }))!;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease lapses (real time: a database's now() rules)
       const sweeper = { holder: 'sweeper', ms: 60_000 };
       // Other lapsed turns (the fixture world's, which have no lease) may be claimed first.
       let claimed = await other.writer.claimExpiredTurn(sweeper);

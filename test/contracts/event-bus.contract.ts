@@ -71,7 +71,7 @@ export function eventBusContract(name: string, factory: EventBusFactory): void {
       await publish(fixture.bus, a);
       const last = await publish(fixture.bus, a, { text: 'last' });
       await until(() => onA.got.length >= 3 && alsoOnA.got.length >= 3 && onB.got.length >= 1, 'delivery');
-      await sleep(50);
+      await sleep(50); // a window in which nothing more, and nothing to c, must arrive
       assert.deepEqual(onA.seqs(), [1, 2, 3]);
       assert.deepEqual(alsoOnA.seqs(), [1, 2, 3]);
       assert.deepEqual(onA.got[2], last);
@@ -114,7 +114,7 @@ export function eventBusContract(name: string, factory: EventBusFactory): void {
       assert.deepEqual(got, [created, answered]);
       unsubscribe();
       await fixture.bus.signal(created);
-      await sleep(50);
+      await sleep(50); // a window in which nothing must reach the unsubscribed listener
       assert.equal(got.length, 2);
     });
 
@@ -187,7 +187,7 @@ export function eventBusContract(name: string, factory: EventBusFactory): void {
       await fixture.dropConnections();
       const reconnects = (got: BusSignal[]) => got.filter((signal) => signal.kind === 'reconnected').length;
       await until(() => reconnects(here) === 1 && (fixture.peer === null || reconnects(there) === 1), 'the reconnected signals', 15_000);
-      await sleep(300);
+      await sleep(300); // a window in which no second reconnected signal must come
       assert.equal(reconnects(here), 1);
       if (fixture.peer !== null) assert.equal(reconnects(there), 1, 'each instance tells its own, not the other');
       stopHere();

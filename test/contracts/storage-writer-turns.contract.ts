@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import type { MoveWrite } from '../../ports/move-writes.ts';
+import { waitFor } from '../support/wait-for.ts';
 import type { WriterSuite } from './storage-writer.contract.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -84,7 +85,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const started = await storage().writer.writeDirective(directive(t, { lease: { holder: 'dead', ms: 1 } }));
       assert.ok(started.kind === 'started');
       assert.deepEqual(await storage().writer.renewTurns('someone-else', [started.run.id], 60_000), []);
-      await sleep(20);
+      await sleep(20); // the 1 ms lease lapses (real time: a database's now() rules)
       const claims = await Promise.all([
         storage().writer.claimExpiredTurn({ holder: 'sweeper-1', ms: 60_000 }),
         storage().writer.claimExpiredTurn({ holder: 'sweeper-2', ms: 60_000 }),
@@ -107,7 +108,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const started = await storage().writer.writeDirective(directive(t, { lease: { holder: 'alive', ms: 1 } }));
       assert.ok(started.kind === 'started');
       assert.deepEqual(await storage().writer.renewTurns('alive', [started.run.id], 60_000), [started.run.id]);
-      await sleep(20);
+      await sleep(20); // past the first 1 ms lease: a window in which the renewed one must not lapse
       for (let claim = await storage().writer.claimExpiredTurn({ holder: 's', ms: 60_000 }); claim !== null;
         claim = await storage().writer.claimExpiredTurn({ holder: 's', ms: 60_000 })) {
         assert.notEqual(claim.run.id, started.run.id);
@@ -266,8 +267,10 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       await storage().outbox.retryLater(id, 0);
       const retried = await storage().outbox.claimDue('b', 60, 10);
       assert.deepEqual(retried.map((d) => [d.id, d.attempts]), [[id, 1]]);
-      await sleep(150);
-      assert.deepEqual((await storage().outbox.claimDue('c', 60_000, 10)).map((d) => d.id), [id], "b's claim lapsed");
+      // Asked again until b's 60 ms claim has lapsed (a claim that finds nothing due changes nothing).
+      let lapsed: { id: string }[] = [];
+      await waitFor(async () => (lapsed = await storage().outbox.claimDue('c', 60_000, 10)).length > 0, { what: "b's claim to lapse" });
+      assert.deepEqual(lapsed.map((d) => d.id), [id], "b's claim lapsed");
       await storage().outbox.retryLater(id, 60_000);
       assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [], 'not due yet');
       await storage().outbox.delivered(id);

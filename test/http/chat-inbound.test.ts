@@ -124,7 +124,7 @@ for (const kind of storageKinds('chat_inbound')) {
       assert.equal(stranger.kind, 'refused');
       // Not addressed and nothing lives there: ignored.
       assert.equal((await receive(message({ address: { channel: 'team-chat', id: 'general/elsewhere' }, sender: 'bob@chat.example', text: 'chatter' }))).kind, 'ignored');
-      await sleep(200);
+      await sleep(200); // a window in which no run must start
       assert.equal((await runsOf(PRIVATE.thread)).length, before);
     });
 

@@ -77,7 +77,7 @@ describe('directives, runs and the live socket', () => {
     await socket.until(ended);
     const third = await post(`${P}/threads/${key}/directives`, body);
     assert.deepEqual(third.json(), first.json());
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // a window in which no second run must start
     socket.close();
     assert.equal(typesOf(socket.events).filter((t) => t === 'run_started').length, 1);
     const runs = (await service.ask({ path: `${P}/threads/${thread_id}/conversations/${conversation_id}/runs`, headers: ALICE })).json();

@@ -7,6 +7,7 @@ import { WebSocket } from 'ws';
 import type { App } from '../../src/app.ts';
 import { capConnections } from '../../src/http/connection-cap.ts';
 import { attach, connectionCounts, createListener, LISTENER_DEFAULTS, listen, shutdown, type ListenerLimits } from '../../src/server.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** An app that answers 200 after reading the body, and accepts no upgrade (the listener is under test). */
 const app: App = {
@@ -46,6 +47,8 @@ async function raw(port: number, send?: string, from = '127.0.0.1') {
 }
 
 const GET = 'GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n';
+/** Whether the server has sent a whole head on a connection (its status line and headers). */
+const answered = (client: Awaited<ReturnType<typeof raw>>) => client.text().includes('\r\n\r\n');
 
 describe('listener limits', () => {
   it('has the documented time-outs and cap by default', () => {
@@ -77,7 +80,7 @@ describe('listener limits', () => {
   });
 
   it('answers a connection past the cap 503 problem+json and closes it, then serves again once one closes', { timeout: 15_000 }, async () => {
-    const port = await serve({ maxConnections: 3 });
+    const { server, port } = await serveListener({ maxConnections: 3 });
     const held: Socket[] = [];
     // Three clients, one connection each: the global cap is reached, no client's own.
     for (let i = 0; i < 3; i += 1) held.push((await raw(port, GET, `127.0.0.${i + 2}`)).socket);
@@ -109,9 +112,9 @@ describe('listener limits', () => {
     assert.match(connect.text(), /^HTTP\/1\.1 503 [^]*"code":"too_many_connections"/);
 
     held.pop()!.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => connectionCounts(server)().open === 2, { what: 'the listener to see a held connection closed' });
     const served = await raw(port, GET, '127.0.0.4');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => answered(served), { what: 'an answer to the connection under the cap' });
     assert.match(served.text(), /^HTTP\/1\.1 200 /);
     served.socket.destroy();
     for (const socket of held) socket.destroy();
@@ -140,7 +143,7 @@ describe('listener limits', () => {
 
     // Another client is served, on as many connections as it likes up to its own cap.
     const others = await Promise.all(Array.from({ length: 5 }, () => raw(port, GET, '127.0.0.2')));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => others.every(answered), { what: "answers to another client's connections" });
     for (const other of others) assert.match(other.text(), /^HTTP\/1\.1 200 /);
     for (const client of [...flood, ...others]) client.socket.destroy();
   });
@@ -160,7 +163,7 @@ describe('listener limits', () => {
     const { server, port } = await serveListener({ maxConnections: 8 });
     const flood = await Promise.all(Array.from({ length: 8 }, () => raw(port)));
     const other = await raw(port, GET, '127.0.0.2');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => answered(other), { what: "an answer to another client's connection" });
     assert.match(other.text(), /^HTTP\/1\.1 200 /, 'another client is served while one holds all it may');
     assert.deepEqual(connectionCounts(server)().refused, { client: 6, global: 0 });
     for (const client of [...flood, other]) client.socket.destroy();

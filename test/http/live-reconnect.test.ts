@@ -8,6 +8,7 @@ import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 // What a lost notification looks like: a row or an event is stored, and the bus never says so.
 // The memory bus never reconnects; the test sends the local `reconnected` signal itself.
@@ -43,7 +44,7 @@ describe('live socket after the bus reconnects', () => {
     const events = await client.until((got) => got.length === 3, 5_000);
     assert.deepEqual(events.map((e) => [e.seq, e.type]), [[1, 'run_started'], [2, 'run_finished'], [3, 'reflex_asleep']]);
     await reconnected();
-    await sleep(50);
+    await sleep(50); // a window in which nothing more must arrive
     assert.equal(client.events.length, 3, 'nothing sent twice');
     client.close();
   });
@@ -51,8 +52,20 @@ describe('live socket after the bus reconnects', () => {
   it('a socket opened without after gets what was stored after it subscribed, nothing before', async () => {
     const thread = await newThread();
     await storage.events.append(thread, 'message', { old: true });
+    // The socket notes where the log ends (it reads the thread's last seq) before anything is stored after it.
+    const lastSeq = storage.events.lastSeq;
+    let ended = false;
+    storage.events.lastSeq = async (id) => {
+      const seq = await lastSeq.call(storage.events, id);
+      if (id === thread) ended = true;
+      return seq;
+    };
     const client = await open({ thread });
-    await sleep(50); // the socket has noted where the log ended
+    try {
+      await waitFor(() => ended, { what: 'the socket to note where the log ended' });
+    } finally {
+      storage.events.lastSeq = lastSeq;
+    }
     await storage.events.append(thread, 'reflex_asleep', {});
     await reconnected();
     const events = await client.until((got) => got.length === 1, 5_000);
@@ -65,7 +78,7 @@ describe('live socket after the bus reconnects', () => {
     const client = await open({ thread: key, after: '0' });
     const thread = await newThread(key); // no thread_created signal
     await storage.events.append(thread, 'run_started', {});
-    await sleep(50);
+    await sleep(50); // a window in which nothing must arrive before the reconnect
     assert.equal(client.events.length, 0);
     await reconnected();
     const events = await client.until((got) => got.length === 1, 5_000);

@@ -12,6 +12,7 @@ import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { databaseSkip } from '../support/storage-kinds.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** A logger writing into `lines`, as the service's does into its destination. */
 function captured(lines: string[]) {
@@ -45,7 +46,7 @@ describe('failures are clean in the logs: no credential of a URL', () => {
     await service.ask({ path: '/api/console/threads?limit=oops&access_token=QUERY-TOKEN', headers: { authorization: 'Bearer token-alice' } });
     const live = await connectLive(service.port, { thread: F.root, access_token: 'LIVE-TOKEN' }, { authorization: 'Bearer token-alice' });
     if (!('refused' in live)) live.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => service.logs.some((line) => line.msg === 'live socket open'), { what: "the live socket's line" });
     assert.ok(service.logs.some((line) => line.msg === 'request'), 'the request lines were written');
     for (const secret of ['QUERY-TOKEN', 'QUERY-KEY', 'LIVE-TOKEN']) assert.ok(!logged().includes(secret), secret);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createFetchUiResource } from '../../adapters/mcp/fetch-ui-resource.ts';
@@ -9,6 +10,7 @@ import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
 import { startFixtureService, startService, type TestService } from '../support/service.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const TOKEN = 'metrics-token-0123456789';
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
@@ -23,6 +25,20 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[4]);
   }
   return 0;
+}
+
+/** A scrape of /metrics from 127.0.0.2 (another client than the service's `ask`), on `agent`'s connection. */
+function scrapeFrom(port: number, agent: Agent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', localAddress: '127.0.0.2', agent, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve(text));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 describe('GET /metrics', () => {
@@ -46,6 +62,7 @@ describe('GET /metrics', () => {
   it('counts the connections refused past a client\'s cap, and those open', { timeout: 15_000 }, async () => {
     const service = await startFixtureService({ METRICS_TOKEN: TOKEN, MAX_CONNECTIONS_PER_CLIENT: '2' });
     const sockets: Socket[] = [];
+    const watcher = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       for (let i = 0; i < 3; i += 1) {
         const socket = connect(service.port, '127.0.0.1');
@@ -57,13 +74,16 @@ describe('GET /metrics', () => {
       // The third is refused (and closed); one of the two held makes room for the scrape.
       await once(sockets[2]!, 'close');
       sockets[0]!.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Another client watches, on one kept-alive connection, until the service has seen that one closed.
+      const open = async () => sample(await scrapeFrom(service.port, watcher), 'console_connections_open');
+      await waitFor(async () => (await open()) === 2, { what: 'the service to see a held connection closed (the one left and the watcher)' });
       const res = await service.ask({ path: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(res.status, 200, res.text);
       assert.equal(sample(res.text, 'console_connections_refused', { cap: 'client' }), 1);
       assert.equal(sample(res.text, 'console_connections_refused', { cap: 'global' }), 0);
-      assert.equal(sample(res.text, 'console_connections_open'), 2, 'the one held and the scrape');
+      assert.equal(sample(res.text, 'console_connections_open'), 3, 'the one held, the watcher and the scrape');
     } finally {
+      watcher.destroy();
       for (const socket of sockets) socket.destroy();
       await service.close();
     }

@@ -380,7 +380,7 @@ for (const kind of kinds) {
         const second = await startService({}, { storage, channels: up.port, ...timing });
         try {
           for (let waited = 0; up.posted.length === 0 && waited < 10_000; waited += 20) await sleep(20);
-          await sleep(200);
+          await sleep(200); // a window in which no second delivery must come
           assert.equal(up.posted.length, 1, 'delivered once by the instance that came next');
           assert.match(up.posted[0]!.text, /\[user\] Take this along/);
           const [conversation] = (await second.ask({ path: `${P}/${res.json().thread_id}/conversations`, headers: ALICE })).json();

@@ -12,6 +12,7 @@ import { databasesInTier, storageKinds, type OpenedStorage, type StorageKind } f
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 import { builtDemoAgent } from '../support/built.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 
@@ -107,7 +108,7 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
     await asleep(1);
     for (let turn = 2; turn <= 3; turn++) {
       // The turn before hands the thread over just after its last event: its release is no part of this turn.
-      while ((await opened.storage.writer.runningTurn(thread_id)) !== null) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor(async () => (await opened.storage.writer.runningTurn(thread_id)) === null, { what: 'the turn before released' });
       mark = { calls: counting.calls.length, statements: statements.length };
       await post(thread_id, { text: `Turn ${turn}` });
       await asleep(turn);

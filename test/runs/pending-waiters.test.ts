@@ -28,7 +28,7 @@ describe('pending waiters', () => {
     const decision = waiters.wait(ask.id, run.id).then((answer) => (decided = answer));
     // Answered through storage, but the signal never arrives.
     assert.deepEqual(await storage.writer.answerPending(thread.id, [{ id: ask.id, option: 'allow' }]), { ok: true });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a window in which nothing must resume it
     assert.equal(decided, null, 'nothing resumes it without the signal');
     waiters.onSignal({ kind: 'reconnected' });
     assert.deepEqual(await decision, { outcome: 'selected', optionId: 'allow' });

@@ -6,8 +6,9 @@
 //                 error whose text holds the value of VARIABLE (a provider body quoting the agent's key);
 //   stderr        first writes to stderr a line whose value of VARIABLE starts at character 1990, and a
 //                 200 KiB line without end, then hangs like `silent`.
-// Every mode first writes its pid to the file named by BROKEN_AGENT_PID, when set.
-import { writeFileSync } from 'node:fs';
+// Every mode first writes its pid to the file named by BROKEN_AGENT_PID, when set; the modes that read
+// append each method they are asked, one a line, to that name with `.asked` after it.
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const [how, variable = ''] = process.argv.slice(2);
@@ -25,6 +26,7 @@ if (how === 'no-session' || how === 'session-error') {
   const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
   createInterface({ input: process.stdin }).on('line', (line) => {
     const { id, method, params } = JSON.parse(line);
+    if (process.env.BROKEN_AGENT_PID) appendFileSync(`${process.env.BROKEN_AGENT_PID}.asked`, `${method}\n`);
     if (method === 'initialize') {
       send({ id, result: { protocolVersion: params.protocolVersion, agentCapabilities: { loadSession: true }, authMethods: [] } });
     } else if ((method === 'session/new' || method === 'session/load') && how === 'session-error') {
