@@ -35,10 +35,28 @@ export interface WorktreeSiteOptions {
   readonly maxListBytes?: number;
 }
 
+/** The tail of the `git worktree` commands under way in this process: each waits for the one before. */
+let worktreeCommands: Promise<unknown> = Promise.resolve();
+
+/**
+ * `git worktree` commands one at a time in this process. Each reads the admin files of every worktree of
+ * its repository (`add` to refuse a branch checked out elsewhere, `list`, `prune`), and dies on one that
+ * another `add` is still writing ("failed to read .git/worktrees/…/commondir"): two threads of one
+ * repository made at once failed so. Other git commands run as they come.
+ */
+function oneWorktreeCommandAtATime(git: Git): Git {
+  return ((args, options) => {
+    if (!args.includes('worktree')) return git(args, options);
+    const run = worktreeCommands.then(() => git(args, options));
+    worktreeCommands = run.catch(() => {});
+    return run;
+  }) as Git;
+}
+
 /** The site under `options.root`, with its git runner (30 s time-out unless told), locks and places. */
 export function worktreeSite(options: WorktreeSiteOptions): WorktreeSite {
   const root = resolve(options.root);
-  const git = gitRunner({ timeoutMs: options.timeoutMs ?? 30_000, ...(options.binary === undefined ? {} : { binary: options.binary }) });
+  const git = oneWorktreeCommandAtATime(gitRunner({ timeoutMs: options.timeoutMs ?? 30_000, ...(options.binary === undefined ? {} : { binary: options.binary }) }));
   const empty = join(root, '.empty');
   return {
     root,

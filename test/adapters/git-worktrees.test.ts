@@ -214,6 +214,26 @@ describe('git worktrees: a worktree git no longer holds', () => {
   });
 });
 
+describe('git worktrees: many threads of one repository made at once', () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it('makes each: git worktree add reads every worktree of the repository, and died on one another add was writing', async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    made.push(repo, root);
+    const worktrees = gitWorktrees({ root });
+    // The race is a matter of timing: rounds of a dozen at once made it show within a few rounds on the code before.
+    for (let round = 1; round <= 4; round += 1) {
+      const threads = Array.from({ length: 12 }, () => uuidv7());
+      const results = await Promise.all(threads.map((threadId) => worktrees.ensure({ repo, base: 'main', threadId }).catch((error: unknown) => String(error))));
+      assert.deepEqual(results.filter((result) => typeof result === 'string' || !result.ok), [], `round ${round}`);
+    }
+    const listed = git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((line) => line.startsWith('worktree ')).length;
+    assert.equal(listed, 1 + 4 * 12);
+  });
+});
+
 describe('git worktrees: two merges into one base at once', () => {
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

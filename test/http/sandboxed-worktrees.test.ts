@@ -77,7 +77,13 @@ describe('threads of a repository project, their agents sandboxed', { skip: prob
     // Each worktree's agent is a bwrap of its own, which binds that worktree and not the other (bwrap
     // forks the namespace's first process with its own argv: one sandbox shows as two processes).
     const found = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // A process may end between the listing and the read (other test files run at once): it is no sandbox of ours.
+      let argv: string[];
+      try {
+        argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
       return argv[0] === (probe as { bwrap: string }).bwrap && argv.includes('--chdir') ? [argv] : [];
     }).filter((argv) => argv.includes(a.path) || argv.includes(b.path));
     const sandboxes = [...new Set(found.map((argv) => argv.join('\0')))].map((argv) => argv.split('\0'));
