@@ -1,4 +1,4 @@
-import type { Channel, ChannelPlace } from '../domain/model.ts';
+import type { Address, Channel, ChannelPlace } from '../domain/model.ts';
 import type { ChatHandlers } from './chat-inbound.ts';
 import type { Delivery } from './delivery-outbox.ts';
 
@@ -27,6 +27,11 @@ export interface ChannelPort {
    * listener stopped (`handlers.inbox`). One listener at a time.
    */
   listen(handlers: ChatHandlers): ChannelListener;
+}
+
+/** Where a delivery that opened a new thread landed, when the platform decided it by posting. */
+export interface DeliveryLanding {
+  readonly address: Address;
 }
 
 /** A channel's inbound side once it listens. */

@@ -65,6 +65,26 @@ export interface DirectChat {
  */
 export type DirectHandled = 'link' | 'help' | 'quiet' | 'seen';
 
+/** A click on one of an ask's buttons (Slack's Block Kit), as its adapter read it. */
+export interface ChatChoice {
+  readonly channel: string;
+  /** Where the ask was posted (a thread's address): the conversation living there holds the item. */
+  readonly address: Address;
+  /** Who clicked, as the platform asserts it (the interaction's user id). */
+  readonly sender: string;
+  /** The item and the option the button names (its value, `<pending id>:<option id>`). */
+  readonly pending_id: string;
+  readonly option_id: string;
+  /** The platform's stable id of the click: claimed, so a redelivered one answers nothing twice. */
+  readonly id: string;
+}
+
+/** What the app made of a click: answered (with the chosen option's name), refused (why, for the clicker alone), or seen before. */
+export type ChoiceHandled =
+  | { readonly kind: 'answered'; readonly thread_id: string; readonly option: string }
+  | { readonly kind: 'refused'; readonly reply: string }
+  | { readonly kind: 'seen' };
+
 /**
  * The chat-inbound protocol as one listener uses it: every message is claimed (one handler across
  * instances and reconnects), handed to the app, answered once, and marked done.
@@ -84,6 +104,13 @@ export interface ChatSession {
    * message is marked done once it was sent.
    */
   direct(message: DirectChat, answer: (reply: string) => Promise<void>): Promise<DirectHandled>;
+  /**
+   * A click on an ask's button: claimed by its id, then, when the clicker is linked to a console user who
+   * may answer in that thread and the item still waits, answered with that option (`answered`, with its name:
+   * the adapter shows who chose what); else `refused` with a reply for the clicker alone (unlinked, not a
+   * member, nothing waits on it any more). Marked done either way.
+   */
+  choose(choice: ChatChoice): Promise<ChoiceHandled>;
 }
 
 /**

@@ -15,8 +15,28 @@ export interface Delivery {
   readonly address: Address;
   /** The title of what lands (a new thread's title on the platform). */
   readonly title: string;
-  /** What is posted there: where the conversation came from, and the brief of its history. */
+  /** What is posted there: where the conversation came from, and the brief of its history; a turn's text (Markdown as agents write it). */
   readonly text: string;
+  /**
+   * The approval or question the post asks, for a platform that offers buttons (Slack's Block Kit); `text`
+   * says the same in words (numbered options, answered by a reply). Absent or null: it asks nothing.
+   */
+  readonly ask?: DeliveryAsk | null;
+  /**
+   * The platform address of the one person the post is for (a reply to their message: how to link, a
+   * refusal): a platform that can show a post to one person only (Slack's ephemeral messages) does so.
+   * Absent or null: everyone at the place.
+   */
+  readonly to?: string | null;
+}
+
+/** An approval or a question as a delivery carries it: a button per option where the platform offers them. */
+export interface DeliveryAsk {
+  /** The pending item's id: a button's answer names it. */
+  readonly pending_id: Id;
+  readonly kind: 'approval' | 'question';
+  readonly title: string;
+  readonly options: readonly { readonly id: string; readonly name: string }[];
 }
 
 /** A delivery waiting in the outbox, with how often the channel refused it so far. */
