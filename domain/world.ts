@@ -10,6 +10,7 @@ import type {
   RunStatus,
   ToolCall,
 } from './model.ts';
+import type { SlackSettings } from './slack.ts';
 import type { XmppAccount } from './xmpp.ts';
 
 /**
@@ -26,6 +27,17 @@ export interface World {
   readonly threads: readonly WorldThread[];
   /** The xmpp channels' servers, bot accounts and links (contract section 9); absent: none. */
   readonly xmpp?: readonly WorldXmppChannel[];
+  /** The slack channels' token variables, Web API URL and links (contract section 10); absent: none. */
+  readonly slack?: readonly WorldSlackChannel[];
+}
+
+/** A slack channel's setting, apart from its catalog entry (never returned by a read). */
+export interface WorldSlackChannel {
+  /** The channel's id. */
+  readonly channel: string;
+  readonly settings: SlackSettings;
+  /** Console user id to the Slack user id it is linked to. */
+  readonly links: Readonly<Record<string, string>>;
 }
 
 /** An xmpp channel's setting, apart from its catalog entry (never returned by a read). */

@@ -16,9 +16,11 @@ export interface ChannelPort {
   /**
    * Posts a delivery on the platform. Idempotent by `delivery.id`: a delivery asked again (a retry
    * after a time-out whose post did land) posts nothing more. Rejects when the platform cannot take
-   * it now; the outbox asks again later.
+   * it now; the outbox asks again later. A platform that gives a new thread its address only when it
+   * posts (Slack: the top-level post's `ts`) answers where the delivery landed; the outbox then moves
+   * what lives at `delivery.address` there (`AddressLanding`, ports/address-landing.ts).
    */
-  deliver(delivery: Delivery): Promise<void>;
+  deliver(delivery: Delivery): Promise<DeliveryLanding | void>;
   /**
    * From now on, people's messages on the channel's places go to `handlers` (inbound, contract section
    * 9): each message once, with the platform's stable id, the sender's address and the text as written;

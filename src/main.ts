@@ -22,7 +22,7 @@ const [
   { lazily },
   { describeStartupFailure, STARTUP_FAILURE_STATUS },
   { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld },
-  { xmppChannels },
+  { chatChannels },
   { createAcpAgentRunner },
   { agentsOnChannels },
   { agentSandbox },
@@ -32,7 +32,7 @@ const [
   import('./lazily.ts'),
   import('./startup-failure.ts'),
   import('./open-storage.ts'),
-  import('./channels/xmpp-channels.ts'),
+  import('./channels/chat-channels.ts'),
   import('../adapters/acp/agent-runner.ts'),
   import('../core/agents/vocabularies.ts'),
   import('./system/agent-sandbox.ts'),
@@ -85,8 +85,8 @@ const [
   config.storage === 'memory' ? null : import('./open-database.ts'),
 ]).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const storage = await openStorage(config, log, embedded, world).catch((error: unknown) => refuseStart(error, releaseEmbedded));
-// A world with xmpp channels: each gets its bot connection (docs/channels.md); without one, the world file's channels.
-const channels = await xmppChannels({
+// A world with chat channels (xmpp, slack): each gets its bot connection (docs/channels.md); without one, the world file's channels.
+const channels = await chatChannels({
   world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world'), living: (channel) => storage.conversations.livingOn(channel),
   // A chat message's claim lapses after two turn leases: an instance killed mid-message is taken for dead as its turns are.
   claimMs: 2 * config.turnLeaseMs,
@@ -116,8 +116,8 @@ const app = createApp({
   warmOffers: true,
   agentSandbox: sandboxing.state,
   ...(channels === null ? {} : { channels }),
-  // Who a chat sender is: the world file's links of its xmpp channels, then the links users made.
-  worldLinks: (channel) => world?.xmpp?.find((setting) => setting.channel === channel.id)?.links ?? {},
+  // Who a chat sender is: the world file's links of its chat channels, then the links users made.
+  worldLinks: (channel) => [...(world?.xmpp ?? []), ...(world?.slack ?? [])].find((setting) => setting.channel === channel.id)?.links ?? {},
   connections: connectionCounts(server),
   // The demo world's provider is this service: its URL takes the port listened on, at each load.
   fetchUiResource: config.demo ? demoProviderFetch(mcp.call, () => listening) : mcp.call,

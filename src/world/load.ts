@@ -32,11 +32,13 @@ export function parseWorld(value: unknown): Result<World, Issue[]> {
     users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token) })),
     projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null, repo: null, base: null } : project)),
     agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
-    // An xmpp channel's linked users are its links; its server and account are kept apart from the catalog entry.
-    channels: file.channels.map(({ xmpp, links, ...channel }) =>
-      xmpp === undefined ? channel : { ...channel, linked_users: Object.keys(links ?? {}), addresses: [] }),
+    // A chat channel's linked users are its links; its server, account or tokens are kept apart from the catalog entry.
+    channels: file.channels.map(({ xmpp, slack, links, ...channel }) =>
+      xmpp === undefined && slack === undefined ? channel : { ...channel, linked_users: Object.keys(links ?? {}), addresses: [] }),
     xmpp: file.channels.flatMap((channel) =>
       channel.xmpp === undefined ? [] : [{ channel: channel.id, account: channel.xmpp, links: channel.links ?? {} }]),
+    slack: file.channels.flatMap((channel) =>
+      channel.slack === undefined ? [] : [{ channel: channel.id, settings: channel.slack, links: channel.links ?? {} }]),
     installations: file.installations,
     artifacts: file.artifacts,
     threads: file.threads,

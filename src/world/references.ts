@@ -1,5 +1,6 @@
 import type { Issue } from '../../domain/result.ts';
-import { XMPP_KIND } from '../../domain/xmpp.ts';
+import { BARE_JID_PATTERN, XMPP_KIND } from '../../domain/xmpp.ts';
+import { SLACK_KIND, SLACK_USER_PATTERN } from '../../domain/slack.ts';
 import type { WorldFile } from './schema.ts';
 
 /**
@@ -47,8 +48,17 @@ export function referenceIssues(world: WorldFile): Issue[] {
   world.channels.forEach((channel, i) => {
     channel.agents.forEach((id, j) => agents.has(id) || problem(`channels.${i}.agents.${j}`, `names no agent (${id})`));
     channel.linked_users.forEach((id, j) => user(id, `channels.${i}.linked_users.${j}`));
-    xmppChannelIssues(channel, `channels.${i}`, user, problem);
+    chatChannelIssues(channel, `channels.${i}`, user, problem);
   });
+  // A chat channel's secrets are the service's own: no agent is handed them, even when it names them.
+  const secrets = new Map(world.channels.flatMap((channel) => [
+    ...(channel.xmpp === undefined ? [] : [[channel.xmpp.password_env, channel.id] as const]),
+    ...(channel.slack === undefined ? [] : [[channel.slack.app_token_env, channel.id] as const, [channel.slack.bot_token_env, channel.id] as const]),
+  ]));
+  world.agents.forEach((agent, i) => agent.env_pass.forEach((name, j) => {
+    const channel = secrets.get(name);
+    if (channel !== undefined) problem(`agents.${i}.env_pass.${j}`, `names ${name}, a secret of the channel ${channel}: an agent is never given a channel's credentials`);
+  }));
   world.installations.forEach((installation, i) => user(installation.owner, `installations.${i}.owner`));
   world.artifacts.forEach((artifact, i) => {
     user(artifact.owner, `artifacts.${i}.owner`);
@@ -96,17 +106,32 @@ export function referenceIssues(world: WorldFile): Issue[] {
 type Thread = WorldFile['threads'][number];
 type Channel = WorldFile['channels'][number];
 
-/** An xmpp channel has its `xmpp` object and takes its linked users and places from the server; no other kind has either. */
-function xmppChannelIssues(channel: Channel, at: string, user: (id: string, path: string) => unknown, problem: (path: string, message: string) => void): void {
-  if (channel.kind !== XMPP_KIND) {
-    if (channel.xmpp !== undefined) problem(`${at}.xmpp`, `is only for a channel of kind "${XMPP_KIND}"`);
-    if (channel.links !== undefined) problem(`${at}.links`, `is only for a channel of kind "${XMPP_KIND}"`);
+/** What each chat kind's settings object is called, and what its links look like (contract sections 9 and 10). */
+const CHAT_KINDS = {
+  [XMPP_KIND]: { field: 'xmpp', fields: '{service, domain, muc, jid, password_env, nick}', link: BARE_JID_PATTERN, linkIs: 'a bare JID (user@domain)', places: "the server's rooms" },
+  [SLACK_KIND]: { field: 'slack', fields: '{app_token_env, bot_token_env, api_url}', link: SLACK_USER_PATTERN, linkIs: 'a Slack user id (U…)', places: "the workspace's channels" },
+} as const;
+
+/**
+ * A chat channel (xmpp, slack) has its settings object and takes its linked users and places from the
+ * platform; no other kind has either, and a channel has one kind's settings only.
+ */
+function chatChannelIssues(channel: Channel, at: string, user: (id: string, path: string) => unknown, problem: (path: string, message: string) => void): void {
+  const kind = Object.hasOwn(CHAT_KINDS, channel.kind) ? CHAT_KINDS[channel.kind as keyof typeof CHAT_KINDS] : null;
+  for (const other of Object.entries(CHAT_KINDS)) {
+    if (other[1] !== kind && channel[other[1].field] !== undefined) problem(`${at}.${other[1].field}`, `is only for a channel of kind "${other[0]}"`);
+  }
+  if (kind === null) {
+    if (channel.links !== undefined) problem(`${at}.links`, `is only for a chat channel (kind ${Object.keys(CHAT_KINDS).map((k) => `"${k}"`).join(' or ')})`);
     return;
   }
-  if (channel.xmpp === undefined) return problem(`${at}.xmpp`, 'is required for an xmpp channel: {service, domain, muc, jid, password_env, nick}');
-  if (channel.linked_users.length > 0) problem(`${at}.linked_users`, 'must be absent for an xmpp channel: its linked users are the keys of links');
-  if (channel.addresses.length > 0) problem(`${at}.addresses`, "must be absent for an xmpp channel: its places are the server's rooms");
-  for (const id of Object.keys(channel.links ?? {})) user(id, `${at}.links.${id}`);
+  if (channel[kind.field] === undefined) return problem(`${at}.${kind.field}`, `is required for a${kind.field === 'xmpp' ? 'n' : ''} ${channel.kind} channel: ${kind.fields}`);
+  if (channel.linked_users.length > 0) problem(`${at}.linked_users`, `must be absent for a${kind.field === 'xmpp' ? 'n' : ''} ${channel.kind} channel: its linked users are the keys of links`);
+  if (channel.addresses.length > 0) problem(`${at}.addresses`, `must be absent for a${kind.field === 'xmpp' ? 'n' : ''} ${channel.kind} channel: its places are ${kind.places}`);
+  for (const [id, address] of Object.entries(channel.links ?? {})) {
+    user(id, `${at}.links.${id}`);
+    if (!kind.link.test(address)) problem(`${at}.links.${id}`, `must be ${kind.linkIs}`);
+  }
 }
 
 /** A fork names an existing thread, has a cutoff that is a message of that thread's ledger, and no cycle. */

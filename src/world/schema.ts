@@ -6,6 +6,7 @@ import { isStorableText } from '../../domain/text.ts';
 import { isBranchName } from '../../domain/worktree.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN } from '../../domain/xmpp.ts';
+import { SLACK_API_URL_PATTERN } from '../../domain/slack.ts';
 
 const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
@@ -100,6 +101,16 @@ const XmppAccount = v.strictObject(
   (issue) => (issue.expected === 'never' ? `is not a field of xmpp (${String(issue.input)}); the password is never in the world: name its variable in password_env` : 'must be an object {service, domain, muc, jid, password_env, nick}'),
 );
 
+/** The `slack` object of a slack channel: the variables holding its two tokens, and the Web API's URL; never a token. */
+const SlackSettings = v.strictObject(
+  {
+    app_token_env: envName,
+    bot_token_env: envName,
+    api_url: v.optional(v.nullable(v.pipe(v.string(), v.regex(SLACK_API_URL_PATTERN, 'must be an http or https URL ending with /'))), null),
+  },
+  (issue) => (issue.expected === 'never' ? `is not a field of slack (${String(issue.input)}); tokens are never in the world: name their variables in app_token_env and bot_token_env` : 'must be an object {app_token_env, bot_token_env, api_url}'),
+);
+
 const ModelMessage = v.object({ id: uuid7, role: name, content: v.string() });
 const Run = v.object({
   id: uuid7,
@@ -175,7 +186,10 @@ export const WorldFileSchema = v.object({
       addresses: v.optional(v.array(Place), []),
       // An xmpp channel (contract section 9): its server and bot account, and the console users linked to chat addresses.
       xmpp: v.optional(XmppAccount),
-      links: v.optional(v.record(name, bareJid)),
+      // A slack channel (contract section 10): the variables of its tokens, and the console users linked to Slack user ids.
+      slack: v.optional(SlackSettings),
+      // Chat addresses by console user: bare JIDs on an xmpp channel, user ids on a slack one (checked by kind).
+      links: v.optional(v.record(name, v.pipe(v.string(), v.maxLength(1023, 'must be at most 1023 characters')))),
     }),
   ),
   installations: v.optional(

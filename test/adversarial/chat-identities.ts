@@ -9,7 +9,7 @@ import { xml, type Element } from '@xmpp/client';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { emptyState } from '../../adapters/memory/state.ts';
 import type { World } from '../../domain/world.ts';
-import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
 import { ChatClient } from '../support/chat-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -61,7 +61,7 @@ export async function chatIdentities(): Promise<{ sent: number } | { skipped: st
     await createMemoryStorage(state).importWorld(world);
     const start = async () => {
       const storage = createMemoryStorage(state);
-      const channels = await xmppChannels({
+      const channels = await chatChannels({
         world, env: { PROBE_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('error'), file: 'probe world',
         living: (channel) => storage.conversations.livingOn(channel),
       });

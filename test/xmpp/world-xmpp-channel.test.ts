@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
 import { WorldFileError } from '../../src/open-storage.ts';
 import { parseWorld } from '../../src/world/load.ts';
@@ -65,13 +65,13 @@ describe('an xmpp channel in the world file (contract section 9)', () => {
 describe('composing the channels of a world', () => {
   const compose = async (world: Awaited<ReturnType<typeof withChannel>>, env: Record<string, string>) => {
     assert.ok(world.ok);
-    return xmppChannels({ world: world.value, env, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'world.json' });
+    return chatChannels({ world: world.value, env, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'world.json' });
   };
 
   it('is nothing new without an xmpp channel (the world file channels serve alone)', async () => {
     const world = parseWorld(await demo());
     assert.ok(world.ok);
-    assert.equal(await xmppChannels({ world: world.value, env: {}, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'w' }), null);
+    assert.equal(await chatChannels({ world: world.value, env: {}, catalog: createMemoryStorage().catalog, log: createLogger('silent'), file: 'w' }), null);
   });
 
   it("refuses to start when the bot's password variable is not set, naming the variable and not any value", async () => {

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { World } from '../../domain/world.ts';
-import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
 import { ChatClient } from '../support/chat-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -54,7 +54,7 @@ describe('an xmpp channel in the service', { skip: missing ?? false }, () => {
     };
     const storage = createMemoryStorage();
     await storage.importWorld(world);
-    const channels = await xmppChannels({ world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('debug', botLog), file: 'test world' });
+    const channels = await chatChannels({ world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('debug', botLog), file: 'test world' });
     assert.ok(channels !== null);
     service = await startService({}, { storage, channels, deliveryTiming: { intervalMs: 200, retryMs: 100, maxRetryMs: 500 } });
     await service.knowOffers();

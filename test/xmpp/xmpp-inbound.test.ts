@@ -12,7 +12,7 @@ import { emptyState } from '../../adapters/memory/state.ts';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { World } from '../../domain/world.ts';
 import { HOW_TO_LINK } from '../../core/channels/inbound.ts';
-import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
 import { ChatClient, type SeenMessage } from '../support/chat-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -88,7 +88,7 @@ describe('people in an xmpp room talk to the agent', { skip: missing ?? false },
 
   async function start(): Promise<void> {
     const storage = createMemoryStorage(state);
-    const channels = await xmppChannels({
+    const channels = await chatChannels({
       world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('warn'), file: 'test world',
       living: (channel) => storage.conversations.livingOn(channel),
     });

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HOW_TO_LINK } from '../../core/channels/inbound.ts';
 import type { World } from '../../domain/world.ts';
 import type { Storage } from '../../ports/storage.ts';
-import { xmppChannels } from '../../src/channels/xmpp-channels.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
 import { ChatClient } from '../support/chat-client.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -55,7 +55,7 @@ describe('two instances of the service in one xmpp room', { skip: missing ?? fal
     const lines: string[] = [];
     botLogs.push(lines);
     const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(chunk.toString('utf8')); done(); } });
-    const channels = await xmppChannels({
+    const channels = await chatChannels({
       world, env: { TEST_XMPP_PASSWORD: PASSWORD }, catalog: storage.catalog, log: createLogger('info', sink), file: 'test world',
       living: (channel) => storage.conversations.livingOn(channel),
     });

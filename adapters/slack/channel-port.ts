@@ -1,0 +1,123 @@
+import type { Channel, ChannelPlace } from '../../domain/model.ts';
+import type { SlackSettings } from '../../domain/slack.ts';
+import type { Catalog } from '../../ports/catalog.ts';
+import type { ChannelListener, ChannelPort, DeliveryLanding } from '../../ports/channel-port.ts';
+import type { ChatHandlers } from '../../ports/chat-inbound.ts';
+import type { Delivery } from '../../ports/delivery-outbox.ts';
+import type { Logger } from '../../ports/logger.ts';
+import { SlackConnection, type Backoff } from './connection.ts';
+import { deliverToSlack, type Openings } from './deliver.ts';
+import { slackInbound, type SlackInbound } from './inbound.ts';
+import { channelPlace, channelThreads, memberChannels, type SlackChannelFacts } from './places.ts';
+
+/** The conversations living on a channel, by address (`<channel>:<ts>`) with their thread's title. */
+export type LivingConversations = (channelId: string) => Promise<readonly { address: string; title: string }[]>;
+
+export interface SlackChannelOptions {
+  /** The world's channel id of kind `slack`. */
+  readonly channelId: string;
+  readonly settings: SlackSettings;
+  /** The tokens, read from the variables the settings name by the caller; held by the SDK's clients only. */
+  readonly appToken: string;
+  readonly botToken: string;
+  /** The channel's catalog entry (name, agents, linked users) comes from here. */
+  readonly catalog: Catalog;
+  readonly log: Logger;
+  /** Where conversations live on the channel (none known without it). */
+  readonly living?: LivingConversations;
+  /** The bot's reconnection wait (tests shorten it). */
+  readonly backoff?: Backoff;
+  /** How long a message's claim holds before another instance may take it (60 s by default). */
+  readonly claimMs?: number;
+}
+
+/** A slack channel's port, with its connection and closing it. */
+export interface SlackChannelPort extends ChannelPort {
+  readonly channelId: string;
+  readonly connection: SlackConnection;
+  close(): Promise<void>;
+}
+
+/**
+ * One slack channel (contract section 10), served over Socket Mode by Slack's own SDK: its places are
+ * the channels the bot is a member of, a channel's threads those where conversations live and its recent
+ * ones; a delivery is posted in its thread once (or opens one with a top-level post). While the socket is
+ * down, listings throw ChannelUnavailableError (503 `channel_unavailable`) and deliveries reject (the outbox
+ * retries); `channels()` keeps answering from what was last listed.
+ */
+export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort {
+  const { channelId, catalog } = options;
+  const connection = new SlackConnection({
+    appToken: options.appToken, botToken: options.botToken, apiUrl: options.settings.api_url, log: options.log,
+    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+  });
+  const living = options.living ?? (async () => []);
+  let listed: SlackChannelFacts[] = [];
+  const threads = new Map<string, ChannelPlace[]>();
+  const inFlight = new Map<string, Promise<DeliveryLanding | void>>();
+  const openings: Openings = new Map();
+  let inbound: SlackInbound | null = null;
+
+  const top = (): ChannelPlace[] => listed.map((facts) => channelPlace(facts, threads.get(facts.id) ?? []));
+
+  async function listChannels(): Promise<ChannelPlace[]> {
+    connection.ensureOnline();
+    listed = await memberChannels(connection);
+    return top();
+  }
+
+  async function listThreads(channel: string): Promise<ChannelPlace[] | null> {
+    connection.ensureOnline();
+    if (!listed.some((c) => c.id === channel)) await listChannels();
+    const facts = listed.find((c) => c.id === channel);
+    if (facts === undefined) return null;
+    const places = await channelThreads(connection, facts, await living(channelId));
+    threads.set(channel, places);
+    return places;
+  }
+
+  return {
+    channelId,
+    connection,
+    async channels(): Promise<Channel[]> {
+      const entry = (await catalog.channels()).find((c) => c.id === channelId);
+      return entry === undefined ? [] : [{ ...entry, addresses: top() }];
+    },
+    async places(id, inside) {
+      if (id !== channelId) return null;
+      return inside === null ? listChannels() : listThreads(inside);
+    },
+    deliver(delivery: Delivery) {
+      // One post at a time per delivery: a second ask while the first is under way waits for it.
+      const running = inFlight.get(delivery.id);
+      if (running !== undefined) return running;
+      const posted = deliverToSlack(connection, delivery, openings).finally(() => inFlight.delete(delivery.id));
+      inFlight.set(delivery.id, posted);
+      return posted;
+    },
+    listen(handlers: ChatHandlers): ChannelListener {
+      if (inbound !== null) throw new Error(`the slack channel ${channelId} listens already`);
+      const listening = slackInbound({
+        channelId, connection, handlers, living: () => living(channelId), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
+      });
+      inbound = listening;
+      return {
+        catchUp: (id, place) => (id === channelId ? listening.catchUp(place) : Promise.resolve()),
+        close() {
+          listening.close();
+          if (inbound === listening) inbound = null;
+        },
+      };
+    },
+    async close() {
+      inbound?.close();
+      await connection.close();
+    },
+  };
+}
+
+/** Starts the port's connection (kept apart so a test can build it, then start it). */
+export function startSlackChannel(port: SlackChannelPort): SlackChannelPort {
+  port.connection.start();
+  return port;
+}
