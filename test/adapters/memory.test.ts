@@ -38,7 +38,7 @@ channelPortContract('memory (the world file channels)', async () => {
     barred: { id: 'ops', reason: /not in this room/ },
     seen: async (id) => port.read('team-chat', 'general').filter((post) => post.originId === id).map((post) => ({ address: post.at, body: post.text })),
     read: async (at) => port.read('team-chat', at).map((post) => ({ body: post.text, originId: post.originId })),
-    nick: 'console',
+    addressBot: (text) => `console: ${text}`,
     people: { alice: person('alice@chat.example'), robot: person('robot@chat.example') },
     another: null,
     server: null,

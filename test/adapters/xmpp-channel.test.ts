@@ -88,7 +88,7 @@ if (missing !== null) {
         const { room, thread } = where(at);
         return alice.seen.filter((m) => m.room === room && (thread === null || m.thread === thread)).map((m) => ({ body: m.body, originId: m.originId }));
       },
-      nick: account.nick,
+      addressBot: (text) => `${account.nick}: ${text}`,
       people: { alice: person(alice, 'alice'), robot: person(robot, 'robot') },
       another: async () => online(build()),
       server,
