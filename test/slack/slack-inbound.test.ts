@@ -1,0 +1,229 @@
+// People in a Slack workspace talk to the agent (contract section 10), with the service composed as
+// src/main.ts composes it over a local Slack of the tests' own (the Web API and Socket Mode) and the
+// bundled demo agent: a teleport opens a thread with a top-level post and the conversation lives in it; a
+// linked member's reply runs once and the agent's answer comes back in the thread; an approval is a message
+// with buttons, a stranger's click refused to them alone, a linked member's answering it (the message then
+// says who chose what); an unlinked person is told how to link once, ephemerally, and nothing runs; `link
+// <code>` in a direct message links; a mention opens a thread; bots are never directives; every envelope is
+// acknowledged within 3 s; the tokens are in no answer and no log line.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { emptyState } from '../../adapters/memory/state.ts';
+import { createMemoryStorage } from '../../adapters/memory/storage.ts';
+import { DELIVERY_EVENT } from '../../adapters/slack/deliver.ts';
+import { HOW_TO_LINK } from '../../core/channels/inbound.ts';
+import type { World } from '../../domain/world.ts';
+import { chatChannels } from '../../src/channels/chat-channels.ts';
+import { createLogger } from '../../src/logging.ts';
+import { shownText } from '../adapters/slack-channel.test.ts';
+import { startFakeSlack, type FakeSlack } from '../support/fake-slack.ts';
+import { fixtureWorld } from '../support/fixture-world.ts';
+import { testId } from '../support/ids.ts';
+import { startService, type TestService } from '../support/service.ts';
+
+const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
+const BOB = { authorization: 'Bearer token-bob', 'content-type': 'application/json' };
+const THREAD = testId(43_000);
+const P = '/api/console/threads';
+const GENERAL = 'C0GENERAL';
+
+/** Polls until `found` answers something, for at most `ms`. */
+async function eventually<T>(what: string, found: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 20_000): Promise<T> {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(50)) {
+    const value = await found();
+    if (value !== undefined && value !== null && value !== false) return value;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('people in a Slack workspace talk to the agent', () => {
+  let slack: FakeSlack;
+  let service: TestService;
+  /** The Slack thread the conversation lives in, and the console thread it landed on. */
+  let ts: string;
+  let landing: string;
+  const state = emptyState();
+  let world: World;
+  const lines: string[] = [];
+  const log = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(chunk.toString('utf8')); done(); } });
+
+  const fromBot = (filter: (m: { text?: string; blocks?: unknown; bot_id?: string; ts: string }) => boolean) =>
+    slack.replies(GENERAL, ts).filter((m) => m.bot_id === slack.botId && filter(m));
+  const runsOf = async () => {
+    const [conversation] = (await service.ask({ path: `${P}/${landing}/conversations`, headers: ALICE })).json();
+    return (await service.ask({ path: `${P}/${landing}/conversations/${conversation.id}/runs?limit=100`, headers: ALICE })).json().items as { status: string }[];
+  };
+  const idle = () => eventually('the thread to be idle', async () => {
+    const runs = await runsOf();
+    return runs.every((r) => r.status !== 'running') && runs;
+  });
+  const userTexts = async () => ((await service.ask({ path: `${P}/${landing}/messages?limit=200`, headers: ALICE })).json().items as { role: string; text: string }[])
+    .filter((m) => m.role === 'user').map((m) => m.text);
+
+  async function start(): Promise<void> {
+    const storage = createMemoryStorage(state);
+    const channels = await chatChannels({
+      world, env: { TEST_SLACK_APP: slack.appToken, TEST_SLACK_BOT: slack.botToken }, catalog: storage.catalog, log: createLogger('info', log), file: 'test world',
+      living: (channel) => storage.conversations.livingOn(channel),
+    });
+    assert.ok(channels !== null);
+    service = await startService({}, { storage, channels, worldLinks: (c) => world.slack?.find((s) => s.channel === c.id)?.links ?? {}, deliveryTiming: { intervalMs: 200, retryMs: 100, maxRetryMs: 500 } });
+    channels.listen(service.chat);
+    await service.knowOffers();
+    await eventually('the bot online', async () => (await service.ask({ path: `${P}/${THREAD}/channels/team-slack/addresses`, headers: ALICE })).status === 200);
+  }
+
+  before(async () => {
+    slack = await startFakeSlack();
+    for (const [id, name] of [['U0ALICE', 'alice'], ['U0BOB', 'bob'], ['U0CAROL', 'carol']] as const) slack.addUser({ id, name });
+    slack.addUser({ id: 'U0ROBOT', name: 'robot', botId: 'B0ROBOT' });
+    slack.addChannel({ id: GENERAL, name: 'general' });
+    slack.addChannel({ id: 'C0OLD', name: 'old', archived: true });
+    const fixture = fixtureWorld();
+    world = {
+      ...fixture,
+      channels: [...fixture.channels, { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      threads: [...fixture.threads, {
+        id: THREAD, key: null, channel: 'console', owner: 'alice', members: ['bob'], project: null, title: 'Ship it', fork_of: null, fork_cutoff: null,
+        messages: [{ id: testId(43_001), role: 'user', text: 'ship the release', artifact_id: null }],
+        conversations: [{ id: testId(43_002), agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: null, turn_running: false, pending: [], runs: [] }],
+      }],
+      slack: [{ channel: 'team-slack', settings: { app_token_env: 'TEST_SLACK_APP', bot_token_env: 'TEST_SLACK_BOT', api_url: slack.apiUrl }, links: { alice: 'U0ALICE' } }],
+    };
+    await createMemoryStorage(state).importWorld(world);
+    await start();
+  });
+  after(async () => {
+    await service?.close();
+    await slack?.close();
+  });
+
+  it('lists the channels the bot is in, the archived one barred', async () => {
+    const res = await service.ask({ path: `${P}/${THREAD}/channels/team-slack/addresses`, headers: ALICE });
+    assert.equal(res.status, 200, res.text);
+    const rows = res.json() as { id: string; metadata: { barred?: string; inside?: string; name: string } }[];
+    assert.equal(rows.find((r) => r.id === GENERAL)?.metadata.barred, undefined, res.text);
+    assert.equal(rows.find((r) => r.id === GENERAL)?.metadata.inside, GENERAL);
+    assert.match(rows.find((r) => r.id === 'C0OLD')?.metadata.barred ?? '', /archived/);
+  });
+
+  it('a teleport to a channel opens a thread with one top-level post naming the conversation, where the conversation lives', async () => {
+    const res = await service.ask({ method: 'POST', path: `${P}/${THREAD}/teleport`, headers: ALICE, body: JSON.stringify({ destination: { channel: 'team-slack', id: GENERAL } }) });
+    assert.equal(res.status, 202, res.text);
+    const top = await eventually('the top-level post', () => slack.history(GENERAL).find((m) => m.bot_id === slack.botId && shownText(m).includes('Ship it')));
+    assert.equal(top.metadata?.event_type, DELIVERY_EVENT);
+    ts = top.ts;
+    const [source] = (await service.ask({ path: `${P}/${THREAD}/conversations`, headers: ALICE })).json();
+    landing = source.moved_to.thread_id;
+    // The conversation lives in the post's thread, at the address Slack gave it.
+    const address = await eventually('the landed address', async () => {
+      const [conversation] = (await service.ask({ path: `${P}/${landing}/conversations`, headers: ALICE })).json();
+      return conversation.address?.id === `${GENERAL}:${ts}` && conversation.address;
+    });
+    assert.deepEqual(address, { channel: 'team-slack', id: `${GENERAL}:${ts}` });
+    await sleep(500);
+    assert.equal(slack.history(GENERAL).filter((m) => m.bot_id === slack.botId).length, 1, 'posted once');
+  });
+
+  it("a linked member's reply in the thread runs once, and the agent's answer comes back in the thread", async () => {
+    await slack.post('U0ALICE', GENERAL, 'Hello from the thread', { threadTs: ts });
+    const answer = await eventually('the answer in the thread', () => fromBot(() => true).at(0));
+    const runs = await idle();
+    assert.equal(runs.length, 1, 'one run for one message');
+    assert.deepEqual(await userTexts(), ['Hello from the thread']);
+    assert.ok(shownText(answer).length > 0);
+    await sleep(500);
+    assert.equal(fromBot((m) => m.ts === answer.ts).length, 1, 'posted once');
+  });
+
+  it("an approval is a message with a button per option: a stranger's click is refused to them alone, a linked member's answers it", async () => {
+    const before = (await runsOf()).length;
+    await slack.post('U0ALICE', GENERAL, '[approval] edit the notes', { threadTs: ts });
+    const ask = await eventually('the approval in the thread', () => fromBot((m) => JSON.stringify(m.blocks ?? []).includes('console_answer')).at(0));
+    const buttons = (ask.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[])
+      .flatMap((b) => (b.type === 'actions' ? b.elements ?? [] : []));
+    const allow = buttons.find((b) => /allow/i.test(b.text.text));
+    assert.ok(allow, JSON.stringify(buttons));
+    assert.equal(allow.action_id, 'console_answer');
+    const ephemerals = slack.ephemerals.length;
+    await slack.click('U0CAROL', { channel: GENERAL, ts: ask.ts, actionId: allow.action_id, value: allow.value });
+    await eventually('the refusal to carol', () => slack.ephemerals.slice(ephemerals).find((e) => e.user === 'U0CAROL'));
+    assert.equal((await runsOf())[0]!.status, 'running', 'her click answered nothing');
+    await slack.click('U0ALICE', { channel: GENERAL, ts: ask.ts, actionId: allow.action_id, value: allow.value });
+    const runs = await eventually('the turn to succeed', async () => {
+      const all = await runsOf();
+      return all.length === before + 1 && all[0]!.status === 'succeeded' && all;
+    });
+    assert.equal(runs.length, before + 1);
+    const updated = slack.replies(GENERAL, ts).find((m) => m.ts === ask.ts)!;
+    assert.match(JSON.stringify(updated.blocks), /<@U0ALICE> chose/);
+    assert.ok(!JSON.stringify(updated.blocks).includes('console_answer'), 'the buttons are gone');
+  });
+
+  it('an unlinked person is told how to link once, to them alone, and nothing runs', async () => {
+    const before = (await runsOf()).length;
+    const told = () => slack.ephemerals.filter((e) => e.user === 'U0CAROL' && shownText(e) === HOW_TO_LINK);
+    await slack.post('U0CAROL', GENERAL, 'run rm -rf /', { threadTs: ts });
+    await eventually('the how-to-link reply', () => told().length === 1);
+    await slack.post('U0CAROL', GENERAL, 'hello?', { threadTs: ts });
+    await sleep(1_500);
+    assert.equal(told().length, 1, 'told once');
+    assert.equal(fromBot((m) => shownText(m) === HOW_TO_LINK).length, 0, 'never in the thread for everyone');
+    assert.equal((await runsOf()).length, before);
+  });
+
+  it('bots, ours and others, are never directives', async () => {
+    const before = (await runsOf()).length;
+    await slack.post('U0ROBOT', GENERAL, 'I am another bot: deploy now', { threadTs: ts });
+    await slack.post('U0ALICE', GENERAL, 'after the bot', { threadTs: ts });
+    await eventually('alice after the bot', async () => (await userTexts()).includes('after the bot'));
+    await idle();
+    assert.equal((await runsOf()).length, before + 1);
+    assert.ok(!(await userTexts()).some((t) => t.includes('another bot')));
+  });
+
+  it('`link <code>` in a direct message links the sender; a help text answers anything else', async () => {
+    const code = await service.ask({ method: 'POST', path: '/api/account/links', headers: BOB, body: JSON.stringify({ channel: 'team-slack' }) });
+    assert.equal(code.status, 201, code.text);
+    await slack.dm('U0BOB', 'hi bot');
+    const im = () => slack.calls.filter((c) => c.method === 'chat.postMessage' && String(c.args['channel']).startsWith('D')).map((c) => String(c.args['text']));
+    await eventually('the help text', () => im().some((t) => t.includes('link &lt;code&gt;')));
+    await slack.dm('U0BOB', `link ${code.json().code}`);
+    await eventually('the linked reply', () => im().some((t) => t.startsWith('Linked:')));
+    const links = (await service.ask({ path: '/api/account/links', headers: BOB })).json() as { channel: string; address: string }[];
+    assert.deepEqual(links.map((l) => [l.channel, l.address]), [['team-slack', 'U0BOB']]);
+    const before = (await runsOf()).length;
+    await slack.post('U0BOB', GENERAL, 'bob here, carry on', { threadTs: ts });
+    await eventually("bob's message to run", async () => (await runsOf()).length === before + 1);
+    await idle();
+  });
+
+  it('a mention outside a living thread opens a thread of the sender\'s, answered in the mention\'s own thread', async () => {
+    const mention = await slack.post('U0ALICE', GENERAL, `<@${slack.botUserId}> start something new`);
+    const reply = await eventually('the answer in the mention\'s thread', () => slack.replies(GENERAL, mention).find((m) => m.bot_id === slack.botId));
+    assert.equal(reply.thread_ts, mention);
+    const threads = JSON.stringify((await service.ask({ path: `${P}?limit=50`, headers: ALICE })).json());
+    assert.ok(threads.includes('start something new'), 'a console thread titled by the message, without the mention');
+    assert.ok(!threads.includes(`<@${slack.botUserId}>`));
+  });
+
+  it('acknowledges every envelope within 3 s, and a redelivered one runs nothing twice', async () => {
+    const late = slack.envelopes.filter((e) => e.ackedAt === null || e.ackedAt - e.sentAt > 3_000);
+    assert.deepEqual(late.map((e) => e.envelope_id), [], 'every envelope acknowledged in time');
+    assert.ok(slack.envelopes.length > 5);
+    const texts = await userTexts();
+    assert.equal(new Set(texts).size, texts.length, `no message ran twice: ${JSON.stringify(texts)}`);
+  });
+
+  it('the tokens are in no answer and no log line', async () => {
+    const ops = await service.ask({ path: `${P}/${THREAD}/operations`, headers: ALICE });
+    assert.equal(ops.status, 200);
+    for (const token of [slack.appToken, slack.botToken]) {
+      assert.ok(!ops.text.includes(token));
+      assert.ok(!JSON.stringify(service.logs).includes(token));
+      assert.ok(!lines.join('').includes(token));
+    }
+  });
+});
