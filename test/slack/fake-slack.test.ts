@@ -9,6 +9,7 @@ import { SocketModeClient } from '@slack/socket-mode';
 import webApi, { LogLevel, WebAPIPlatformError, WebClient, WebClientEvent, type Logger } from '@slack/web-api';
 import { startFakeSlack, type FakeSlack } from '../support/fake-slack.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { WebSocket } from 'ws';
 
 // `retryPolicies` is a CommonJS `export default` re-export that Node's named-export detection does not see.
 const { retryPolicies } = webApi;
@@ -219,6 +220,23 @@ describe('fake Slack: the Web API as WebClient speaks it', () => {
     assert.equal(after.edited?.user, fake.botUserId);
   });
 
+  test('takes JSON bodies too, and refuses a call without a token', async () => {
+    const post = async (method: string, body: unknown, token?: string) => {
+      const response = await fetch(`${fake.apiUrl}${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+      assert.equal(response.status, 200);
+      return (await response.json()) as { ok: boolean; error?: string; ts?: string };
+    };
+    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: 'json' } }];
+    const answer = await post('chat.postMessage', { channel: 'C0GENERAL', text: 'json', blocks }, fake.botToken);
+    assert.equal(answer.ok, true);
+    assert.deepEqual(fake.messages('C0GENERAL').find((m) => m.ts === answer.ts)!.blocks, blocks);
+    assert.deepEqual(await post('auth.test', {}), { ok: false, error: 'not_authed' });
+  });
+
   test('a 429 on chat.postMessage is retried by WebClient after Retry-After, and the message is stored once', async () => {
     fake.rateLimit('chat.postMessage', 1, 1);
     const before = fake.messages('G0SECRET').length;
@@ -303,6 +321,32 @@ describe('fake Slack: Socket Mode as SocketModeClient speaks it', () => {
     assert.equal(echo.thread_ts, ts);
     assert.equal(echo.parent_user_id, 'U0ALICE');
     assert.equal(eventsOf(received, 'message').length, 4);
+  });
+
+  test('hello carries num_connections and the app id; a ticket opens one socket only', async () => {
+    const { fake } = await setUp();
+    const opener = new WebClient(fake.appToken, { slackApiUrl: fake.apiUrl, logger: quietLogger() });
+    const { url } = await opener.apps.connections.open({});
+    assert.match(String(url), new RegExp(`^ws://127\\.0\\.0\\.1:${fake.port}/link/\\?ticket=`));
+    const first = new WebSocket(String(url));
+    const hello = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      first.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>));
+      first.once('error', reject);
+    });
+    assert.equal(hello.type, 'hello');
+    assert.equal(hello.num_connections, 2);
+    assert.deepEqual(hello.connection_info, { app_id: fake.appId });
+    assert.equal(fake.connections(), 2);
+    const second = new WebSocket(String(url));
+    const refused = await new Promise<number>((resolve) => second.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    assert.equal(refused, 401);
+    second.on('error', () => {}); // ending a socket still CONNECTING reports an error: expected here
+    second.terminate();
+    await new Promise<void>((resolve) => {
+      first.once('close', () => resolve());
+      first.close();
+    });
+    await waitFor(() => fake.connections() === 1, { what: 'the raw socket closing' });
   });
 
   test('an envelope not acknowledged is redelivered with retry_attempt 1 and retry_reason timeout', async () => {
