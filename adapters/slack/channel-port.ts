@@ -98,7 +98,7 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
     listen(handlers: ChatHandlers): ChannelListener {
       if (inbound !== null) throw new Error(`the slack channel ${channelId} listens already`);
       const listening = slackInbound({
-        channelId, connection, handlers, living: () => living(channelId), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
+        channelId, connection, handlers, living: () => living(channelId), channels: () => memberChannels(connection), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
       });
       inbound = listening;
       return {

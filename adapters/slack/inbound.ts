@@ -12,12 +12,8 @@ export const SLACK_HELP =
   'I am the console bot. To link your Slack account to your console user, ask the console for a link code (Chat links) ' +
   'and send me "link <code>" here. In a channel, reply in the thread of a conversation, or mention me to start one.';
 
-/** An envelope is acknowledged once handled, or after this long whatever the work behind it (Slack redelivers after 3 s). */
-export const ACK_WITHIN_MS = 2_000;
 /** A message that could not be handled (storage away, claimed elsewhere and not done) is tried again after this long. */
 const RETRY_MS = 5_000;
-/** A message is tried this many times at most (then the next catch-up of its thread reads it again). */
-const ATTEMPTS = 12;
 /** At most this many pages (200 replies each) are read in one catch-up of a thread. */
 const CATCH_UP_PAGES = 25;
 
@@ -28,7 +24,7 @@ class HeldElsewhere extends Error {
 
 /**
  * The inbound side of a slack channel (contract section 10): every Socket Mode envelope is acknowledged
- * once handled or within {@link ACK_WITHIN_MS}; people's messages are read into the chat-inbound
+ * as it arrives; people's messages are read into the chat-inbound
  * protocol's terms and handed to it (claimed once across instances, redeliveries and reconnects by
  * `<channel>:<ts>`), one at a time per Slack channel; a click on an ask's button answers it (the message
  * then says who chose what) or is refused to the clicker alone; a direct message links or gets the help
@@ -41,6 +37,8 @@ export function slackInbound(options: {
   readonly handlers: ChatHandlers;
   /** The conversations living on the channel (their addresses): the threads read on reconnect. */
   readonly living: () => Promise<readonly { address: string }[]>;
+  /** The Slack channels the bot is a member of: their mentions are read again on reconnect. */
+  readonly channels: () => Promise<readonly { id: string }[]>;
   readonly log: Logger;
   readonly claimMs?: number;
 }) {
@@ -82,14 +80,24 @@ export function slackInbound(options: {
     if (bot === null) throw new Error('the bot is not known yet');
     const read = readMessage(channelId, bot.userId, event);
     if (read.kind !== 'room') return;
+    // A channel's own chatter (not in a thread, not to the bot): nothing could take it, nothing is claimed.
+    if (read.thread === null && read.message.opens === null) return advanceChannel(event.channel!, read.ts);
     const handled = await chat.message(read.message, read.placing);
     if (handled.kind === 'held') throw new HeldElsewhere(read.message.id);
     if (handled.kind === 'handled') log.info({ message: read.message.id, outcome: handled.outcome }, 'slack message handled');
     if (read.thread !== null) await advance(slackThreadAddress(event.channel!, read.thread), read.ts);
+    else await advanceChannel(event.channel!, read.ts);
+  }
+
+  /** Moves a Slack channel's cursor (its top-level messages: where mentions start threads) to `ts` when later. */
+  async function advanceChannel(channel: string, ts: string): Promise<void> {
+    if (dirty.has(channel)) return;
+    const cursor = await inbox.cursor(channelId, channel);
+    if (cursor === null || Number(cursor.id) < Number(ts)) await inbox.advance(channelId, channel, { id: ts, at: new Date(Number(ts) * 1000).toISOString() });
   }
 
   /** A live message: in its channel's order; on failure tried again later, and its thread read again from its cursor. */
-  function live(event: SlackMessageEvent, attempt = 1): Promise<void> {
+  function live(event: SlackMessageEvent): Promise<void> {
     const channel = event.channel ?? '';
     return enqueue(channel, () => channelMessage(event)).catch((error: unknown) => {
       if (closed) return;
@@ -99,8 +107,9 @@ export function slackInbound(options: {
       if (thread !== null) {
         dirty.add(thread);
         later(() => void catchUpThread(thread), RETRY_MS);
-      } else if (attempt < ATTEMPTS) {
-        later(() => void live(event, attempt + 1), RETRY_MS);
+      } else {
+        dirty.add(channel);
+        later(() => void catchUpChannel(channel), RETRY_MS);
       }
     });
   }
@@ -173,13 +182,55 @@ export function slackInbound(options: {
     });
   }
 
-  /** Reads every thread where a conversation lives on the channel (in `inChannel` only, when given) from its cursor. */
+  /**
+   * Reads a Slack channel's top-level messages after its cursor (a mention there starts a thread), each
+   * through the same path as a live one. A channel never read starts at its latest message.
+   */
+  function catchUpChannel(channel: string): Promise<void> {
+    return enqueue(channel, async () => {
+      connection.ensureOnline();
+      const cursor = await inbox.cursor(channelId, channel);
+      if (cursor === null) {
+        const [latest] = (await connection.call<{ messages?: SlackMessage[] }>('conversations.history', { channel, limit: 1 })).messages ?? [];
+        const start = latest?.ts ?? (Date.now() / 1000).toFixed(6);
+        await inbox.advance(channelId, channel, { id: start, at: new Date(Number(start) * 1000).toISOString() });
+        dirty.delete(channel);
+        return;
+      }
+      let page: string | undefined;
+      const read: SlackMessage[] = [];
+      for (let pages = 0; pages < CATCH_UP_PAGES; pages++) {
+        const answer = await connection.call<{ messages?: SlackMessage[]; response_metadata?: { next_cursor?: string } }>('conversations.history', {
+          channel, limit: 200, oldest: cursor.id, ...(page === undefined ? {} : { cursor: page }),
+        });
+        read.push(...(answer.messages ?? []));
+        page = answer.response_metadata?.next_cursor || undefined;
+        if (page === undefined) break;
+      }
+      // Newest first from Slack: handled oldest first.
+      dirty.delete(channel);
+      for (const message of read.filter((m) => Number(m.ts) > Number(cursor.id)).sort((a, b) => Number(a.ts) - Number(b.ts))) {
+        await channelMessage({ ...message, channel, thread_ts: undefined });
+      }
+    }).catch((error: unknown) => {
+      if (closed) return;
+      log.warn({ err: error, channel }, 'a slack channel could not be read; it is read again');
+      dirty.add(channel);
+      later(() => void catchUpChannel(channel), RETRY_MS);
+    });
+  }
+
+  /**
+   * Reads every thread where a conversation lives on the channel from its cursor, and each Slack channel's
+   * top-level messages (for mentions), in `inChannel` only when given.
+   */
   async function catchUp(inChannel: string | null = null): Promise<void> {
     const threads = (await options.living()).map(({ address }) => address).filter((address) => {
       const parsed = parseSlackAddress(address);
       return parsed?.kind === 'thread' && (inChannel === null || parsed.channel === inChannel);
     });
-    await Promise.all(threads.map((thread) => catchUpThread(thread)));
+    const channels = inChannel !== null ? [inChannel] : (await options.channels()).map((c) => c.id);
+    await Promise.all([...threads.map((thread) => catchUpThread(thread)), ...channels.map((channel) => catchUpChannel(channel))]);
   }
 
   async function handle(envelope: SlackEnvelope): Promise<void> {
@@ -195,16 +246,11 @@ export function slackInbound(options: {
   const stops = [
     connection.onEnvelope((envelope) => {
       if (closed) return;
-      const work = handle(envelope).catch((error: unknown) => log.warn({ err: error, type: envelope.type }, 'a slack envelope could not be handled'));
-      // Acknowledged once handled, or within ACK_WITHIN_MS whatever the work behind it: the claims make a redelivery harmless.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, ACK_WITHIN_MS);
-      });
-      void Promise.race([work, deadline]).then(() => {
-        clearTimeout(timer);
-        return envelope.ack();
-      }).catch((error: unknown) => log.warn({ err: error }, 'a slack envelope could not be acknowledged'));
+      // Acknowledged at once, as Slack asks (within 3 s) and as a bare Bolt app does: what is not handled yet is
+      // not lost (a failure is tried again; a thread, and a channel's mentions, are read again from their cursors
+      // on every reconnect and after a restart), and the claims make a redelivery harmless.
+      void envelope.ack().catch((error: unknown) => log.warn({ err: error }, 'a slack envelope could not be acknowledged'));
+      void handle(envelope).catch((error: unknown) => log.warn({ err: error, type: envelope.type }, 'a slack envelope could not be handled'));
     }),
     connection.onOnline(() => {
       if (!closed) void catchUp().catch((error: unknown) => log.warn({ err: error }, 'the slack threads where conversations live could not be read'));
