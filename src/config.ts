@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { distinctHosts, loopbackHosts } from '../domain/allowed-hosts.ts';
 import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '../domain/origin.ts';
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
+import { SLACK_API_URL_PATTERN, type SlackSettings } from '../domain/slack.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN, type XmppAccount } from '../domain/xmpp.ts';
 import { defaultPerClientCap } from './http/connection-cap.ts';
 
@@ -28,6 +29,12 @@ export interface Config {
    * `password_env`); null unless all three of SERVICE, JID and PASSWORD are set and the demo world is served.
    */
   readonly demoXmpp: XmppAccount | null;
+  /**
+   * The demo world's Slack channel (`slack-chat`): the variables holding its tokens (DEMO_SLACK_APP_TOKEN,
+   * DEMO_SLACK_BOT_TOKEN, named, never read here) and the Web API's URL (DEMO_SLACK_API_URL, null: Slack's
+   * own); null unless both tokens are set and the demo world is served.
+   */
+  readonly demoSlack: SlackSettings | null;
   /** Open connections (upgraded websockets included) past which a new one is answered 503 and closed. */
   readonly maxConnections: number;
   /**
@@ -160,13 +167,18 @@ const EnvSchema = v.object({
   DEMO_XMPP_PASSWORD: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
   DEMO_XMPP_MUC: v.optional(v.pipe(v.string(), v.regex(DOMAIN_PATTERN, 'must be a domain name (letters, digits, dots and hyphens)'))),
   DEMO_XMPP_NICK: v.optional(v.pipe(v.string(), v.maxLength(100, 'must be at most 100 characters'), v.regex(/^[^\s/@]+$/, 'must not be empty, nor contain spaces, / or @')), 'console'),
+  // The demo world's Slack channel: both tokens or neither (checked below). The tokens stay in the environment;
+  // an issue's message names the variable, never its value.
+  DEMO_SLACK_APP_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^xapp-\S+$/, 'must be a Slack app-level token (xapp-…, with connections:write)'))),
+  DEMO_SLACK_BOT_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^xoxb-\S+$/, 'must be a Slack bot token (xoxb-…)'))),
+  DEMO_SLACK_API_URL: v.optional(v.pipe(v.string(), v.regex(SLACK_API_URL_PATTERN, 'must be an http or https URL ending with /'))),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{16,512}$/, 'must be 16 to 512 printable characters without spaces'))),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Result<Config, Issue[]> {
-  // A DEMO_XMPP_ variable set empty is unset (an env file's `NAME=`): the demo stays without its XMPP channel.
-  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, name.startsWith('DEMO_XMPP_') && env[name] === '' ? undefined : env[name]]));
+  // A DEMO_XMPP_ or DEMO_SLACK_ variable set empty is unset (an env file's `NAME=`): the demo stays without that channel.
+  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, /^DEMO_(XMPP|SLACK)_/.test(name) && env[name] === '' ? undefined : env[name]]));
   const parsed = v.safeParse(EnvSchema, known);
   if (!parsed.success) {
     return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));
@@ -198,6 +210,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     const named = xmppSet.filter((x) => x.set).map((x) => x.name).join(' and ');
     return fail(xmppSet.filter((x) => !x.set).map((x) => ({ path: x.name, message: `must be set with ${named} (the demo world's XMPP channel needs all three)` })));
   }
+  const slackSet = ([['DEMO_SLACK_APP_TOKEN', e.DEMO_SLACK_APP_TOKEN], ['DEMO_SLACK_BOT_TOKEN', e.DEMO_SLACK_BOT_TOKEN]] as const)
+    .map(([name, value]) => ({ name, set: value !== undefined }));
+  if (slackSet.some((x) => x.set) && !slackSet.every((x) => x.set)) {
+    const named = slackSet.filter((x) => x.set).map((x) => x.name).join(' and ');
+    return fail(slackSet.filter((x) => !x.set).map((x) => ({ path: x.name, message: `must be set with ${named} (the demo world's Slack channel needs both tokens)` })));
+  }
+  // The channel names the variables; the adapter reads the tokens from the environment when it connects.
+  const demoSlack: SlackSettings | null = demo && e.DEMO_SLACK_APP_TOKEN !== undefined && e.DEMO_SLACK_BOT_TOKEN !== undefined
+    ? Object.freeze({ app_token_env: 'DEMO_SLACK_APP_TOKEN', bot_token_env: 'DEMO_SLACK_BOT_TOKEN', api_url: e.DEMO_SLACK_API_URL ?? null })
+    : null;
   const jidDomain = e.DEMO_XMPP_JID?.slice(e.DEMO_XMPP_JID.lastIndexOf('@') + 1) ?? '';
   const demoXmpp: XmppAccount | null = demo && e.DEMO_XMPP_SERVICE !== undefined && e.DEMO_XMPP_JID !== undefined && e.DEMO_XMPP_PASSWORD !== undefined
     ? Object.freeze({
@@ -215,6 +237,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       world: e.CONSOLE_WORLD ?? null,
       demo,
       demoXmpp,
+      demoSlack,
       maxConnections: e.MAX_CONNECTIONS,
       maxConnectionsPerClient: e.TRUST_PROXY ? null : (e.MAX_CONNECTIONS_PER_CLIENT ?? defaultPerClientCap(e.MAX_CONNECTIONS)),
       sandboxOrigin,

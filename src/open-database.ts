@@ -5,16 +5,22 @@ import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Config } from './config.ts';
 
-/** A world of `world`'s xmpp channels alone: importing it upserts their catalog rows and nothing else. */
-const xmppChannelsOf = (world: World): World => {
-  const ids = new Set((world.xmpp ?? []).map((setting) => setting.channel));
-  return { users: [], projects: [], agents: [], channels: world.channels.filter((c) => ids.has(c.id)), installations: [], artifacts: [], threads: [], xmpp: world.xmpp ?? [] };
+/** The ids of `world`'s chat channels (xmpp, slack): those with settings of a platform adapter. */
+const chatChannelIds = (world: World): string[] => [...(world.xmpp ?? []), ...(world.slack ?? [])].map((setting) => setting.channel);
+
+/** A world of `world`'s chat channels (xmpp, slack) alone: importing it upserts their catalog rows and nothing else. */
+const chatChannelsOf = (world: World): World => {
+  const ids = new Set(chatChannelIds(world));
+  return {
+    users: [], projects: [], agents: [], channels: world.channels.filter((c) => ids.has(c.id)), installations: [], artifacts: [], threads: [],
+    xmpp: world.xmpp ?? [], slack: world.slack ?? [],
+  };
 };
 
 /**
  * Opens MikroORM on PostgreSQL (`postgres`) or on embedded PGlite in `DATA_DIR` (`embedded`),
  * migrating as it opens, then loads the world: a named world file at every start (upsert by id),
- * the demo world only into an empty database (its XMPP channel, when set, at every start); null, none. `start` is the embedded database's
+ * the demo world only into an empty database (its XMPP and Slack channels, when set, at every start); null, none. `start` is the embedded database's
  * start when the caller began it already (main.ts does first, so it opens while the service loads); the
  * ORM's metadata is discovered while it opens.
  */
@@ -34,10 +40,10 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
     } else if (config.world !== null || (await storage.isEmpty())) {
       await storage.importWorld(world);
       log.info({ world: config.world ?? 'demo' }, 'world imported');
-    } else if ((world.xmpp ?? []).length > 0) {
-      // The demo world's XMPP channel, set on a later start than the first: its catalog row alone, the rest kept.
-      await storage.importWorld(xmppChannelsOf(world));
-      log.info({ channels: world.xmpp!.map((setting) => setting.channel) }, 'demo xmpp channel imported');
+    } else if (chatChannelIds(world).length > 0) {
+      // The demo world's chat channels (XMPP, Slack), set on a later start than the first: their catalog rows alone, the rest kept.
+      await storage.importWorld(chatChannelsOf(world));
+      log.info({ channels: chatChannelIds(world) }, 'demo chat channels imported');
     }
     return {
       ...storage,

@@ -4,6 +4,7 @@ import { createMemoryStorage } from '../adapters/memory/storage.ts';
 import type { World } from '../domain/world.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Config } from './config.ts';
+import { withDemoSlackChannel } from './demo/slack-channel.ts';
 import { withDemoXmppChannel } from './demo/xmpp-channel.ts';
 import { loadWorldFile } from './world/load.ts';
 
@@ -27,8 +28,11 @@ export const DEMO_MCP_PATH = '/demo/mcp';
 /** The world to load: the named file, the demo world (`config.demo`), or none (PostgreSQL, no file named). */
 export async function readWorld(config: Config): Promise<World | null> {
   if (config.world === null && !config.demo) return null;
-  // The demo world offers its XMPP channel only when the DEMO_XMPP_ variables are set (config.demoXmpp).
-  const loaded = config.world === null ? await loadWorldFile(DEMO_WORLD, (value) => withDemoXmppChannel(value, config.demoXmpp)) : await loadWorldFile(config.world);
+  // The demo world offers its XMPP and Slack channels only when their DEMO_XMPP_ and DEMO_SLACK_ variables are set
+  // (config.demoXmpp, config.demoSlack).
+  const loaded = config.world === null
+    ? await loadWorldFile(DEMO_WORLD, (value) => withDemoSlackChannel(withDemoXmppChannel(value, config.demoXmpp), config.demoSlack))
+    : await loadWorldFile(config.world);
   if (!loaded.ok) throw new WorldFileError(String(config.world ?? 'the demo world'), loaded.error);
   // The demo world is stored as written: its provider's port is resolved when a load runs
   // (src/demo/provider-url.ts), so a restart on another PORT still finds it.

@@ -17,6 +17,7 @@ describe('configuration', () => {
       world: null,
       demo: true,
       demoXmpp: null,
+      demoSlack: null,
       maxConnections: 1024,
       maxConnectionsPerClient: 64,
       sandboxOrigin: 'http://sandbox.localhost:8080',

@@ -19,6 +19,7 @@ const FULL = {
   'test/xmpp/xmpp-two-instances.test.ts': 'Prosody',
   'test/adapters/xmpp-channel.test.ts': 'Prosody',
   'test/demo-xmpp-channel.test.ts': 'Prosody and npm start',
+  'test/demo-slack-channel.test.ts': 'npm start',
   // The service started as a process, the way `npm start` does.
   'test/agent-sandbox-start.test.ts': 'npm start',
   'test/build-bundle.test.ts': 'npm start',
