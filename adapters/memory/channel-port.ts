@@ -4,6 +4,7 @@ import type { Address } from '../../domain/model.ts';
 import { placesInside } from '../../domain/moves.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import { XMPP_KIND } from '../../domain/xmpp.ts';
+import { SLACK_KIND } from '../../domain/slack.ts';
 import { ChannelUnavailableError, type ChannelListener, type ChannelPort } from '../../ports/channel-port.ts';
 import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
@@ -145,12 +146,12 @@ export function memoryChannelPort(catalog: Catalog, options: { readonly nick?: s
   }
 
   /**
-   * A channel of a platform kind (xmpp) is served by its own adapter. Reaching this port, it has none on
+   * A channel of a platform kind (xmpp, slack) is served by its own adapter. Reaching this port, it has none on
    * this instance (its settings were removed from the world while its catalog row stayed): it is away,
    * so a listing answers 503 and a delivery waits in the outbox rather than being taken and lost.
    */
   function unserved(channel: { readonly id: string; readonly kind: string } | undefined): void {
-    if (channel?.kind === XMPP_KIND) throw new ChannelUnavailableError(`Channel ${channel.id} has no connection settings on this instance`);
+    if (channel?.kind === XMPP_KIND || channel?.kind === SLACK_KIND) throw new ChannelUnavailableError(`Channel ${channel.id} has no connection settings on this instance`);
   }
 
   return {

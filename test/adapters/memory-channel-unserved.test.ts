@@ -64,3 +64,13 @@ test('a delivery to an xmpp channel with no adapter stays in the outbox, retried
   assert.deepEqual(due.map((entry) => [entry.id, entry.channel]), [['019a0000-0000-7000-8000-000000000001', 'team-xmpp']]);
   assert.ok(due[0]!.attempts >= 1, 'its refused attempts are counted');
 });
+
+test('a slack channel with no adapter on this instance is away too: its places answer unavailable and its delivery is refused', async () => {
+  const storage = createMemoryStorage();
+  const world = fixtureWorld();
+  const slack: Channel = { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] };
+  await storage.importWorld({ ...world, channels: [...world.channels, slack] });
+  const port = memoryChannelPort(storage.catalog);
+  await assert.rejects(port.places('team-slack', null), ChannelUnavailableError);
+  await assert.rejects(port.deliver(delivery('team-slack', 'C0GENERAL:1700000000.000001')), ChannelUnavailableError);
+});
