@@ -1,6 +1,7 @@
 import type { Address } from '../../domain/model.ts';
 import { slackThreadAddress } from '../../domain/slack.ts';
 import type { ChatChoice, ChatMessage, ChatPlacing } from '../../ports/chat-inbound.ts';
+import { parseAnswerValue } from './blocks.ts';
 
 /** A `message` or `app_mention` event (or a message read back from a thread), with the fields read here. */
 export interface SlackMessageEvent {
@@ -79,16 +80,16 @@ export function readChoice(channelId: string, actions: SlackBlockActions): { rea
   const messageTs = actions.message?.ts ?? actions.container?.message_ts;
   if (actions.type !== 'block_actions' || action?.action_id !== ANSWER_ACTION || typeof action.value !== 'string') return null;
   if (typeof user !== 'string' || typeof channel !== 'string' || typeof messageTs !== 'string') return null;
-  const colon = action.value.indexOf(':');
-  if (colon <= 0) return null;
+  const value = parseAnswerValue(action.value);
+  if (value === null) return null;
   const threadTs = actions.message?.thread_ts ?? actions.container?.thread_ts ?? messageTs;
   return {
     choice: {
       channel: channelId,
       address: { channel: channelId, id: slackThreadAddress(channel, threadTs) },
       sender: user,
-      pending_id: action.value.slice(0, colon),
-      option_id: action.value.slice(colon + 1),
+      pending_id: value.pending_id,
+      option_id: value.option_id,
       id: `${channel}:${messageTs}:${action.action_ts ?? ''}`,
     },
     channel,

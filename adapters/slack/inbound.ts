@@ -131,7 +131,7 @@ export function slackInbound(options: {
     if (read === null) return;
     const handled = await chat.choose(read.choice);
     if (handled.kind === 'answered') {
-      const blocks = answeredBlocks(actions.message?.blocks ?? [], read.choice.sender, handled.option);
+      const blocks = answeredBlocks((actions.message?.blocks ?? []) as Parameters<typeof answeredBlocks>[0], read.choice.sender, handled.option);
       await connection.call('chat.update', { channel: read.channel, ts: read.messageTs, blocks, text: `<@${read.choice.sender}> chose ${escapeMrkdwn(handled.option)}` });
       log.info({ thread: handled.thread_id, pending: read.choice.pending_id }, 'slack button answered');
     } else if (handled.kind === 'refused') {
