@@ -16,9 +16,11 @@ export interface ChannelPort {
   /**
    * Posts a delivery on the platform. Idempotent by `delivery.id`: a delivery asked again (a retry
    * after a time-out whose post did land) posts nothing more. Rejects when the platform cannot take
-   * it now; the outbox asks again later.
+   * it now; the outbox asks again later. Answers a {@link DeliveryLanding} when the post opened a thread
+   * whose address the platform decided (Slack's top-level message): what was stored at `delivery.address`
+   * moves there.
    */
-  deliver(delivery: Delivery): Promise<void>;
+  deliver(delivery: Delivery): Promise<DeliveryLanding | void>;
   /**
    * From now on, people's messages on the channel's places go to `handlers` (inbound, contract section
    * 9): each message once, with the platform's stable id, the sender's address and the text as written;

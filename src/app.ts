@@ -194,7 +194,9 @@ export function createApp(options: AppOptions): ComposedApp {
   const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
   const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, clock, ...DELIVERY_TIMING, ...options.deliveryTiming });
+  const deliveries = deliveryDispatcher({
+    outbox: storage.outbox, channels, log, holder, clock, landAt: (from, to) => storage.writer.landAt(from, to), ...DELIVERY_TIMING, ...options.deliveryTiming,
+  });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
   const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });
