@@ -43,7 +43,7 @@ import { threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './moves/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
-import { chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
+import { chatChoice, chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
 import { chatProtocol } from '../core/channels/chat-protocol.ts';
 import { derivedUuid } from './channels/derived-id.ts';
@@ -194,22 +194,24 @@ export function createApp(options: AppOptions): ComposedApp {
   const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
   const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
-  const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels, log, holder, clock, ...DELIVERY_TIMING, ...options.deliveryTiming });
+  const deliveries = deliveryDispatcher({
+    outbox: storage.outbox, channels, log, holder, clock, landAt: (from, to) => storage.writer.landAt(from, to), ...DELIVERY_TIMING, ...options.deliveryTiming,
+  });
   // What an earlier start (or another instance) left in the outbox goes out now.
   deliveries.poke();
   const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });
   const answers = answering({ storage, bus, runner, vocabularies, emit, log });
   const cancelTurn = turnCanceller({ storage, bus });
   const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
-  const receiveChat = chatInbound({
-    storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer,
-  });
+  const inbound = { storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer };
+  const receiveChat = chatInbound(inbound);
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
   // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
   const directiveBudget = windowLimiter({ limit: config.limits.directivesPerMinute });
   // The chat-inbound protocol the chat channels' adapters call: claim, receive, reply through the outbox, done.
   const chat = chatProtocol({
     receive: receiveChat,
+    choose: chatChoice(inbound),
     redeemLinkCode: linking.redeemLinkCode,
     post: async (delivery) => {
       await storage.outbox.add(delivery);

@@ -13,14 +13,19 @@ export interface OutboxEntry {
   holder: string | null;
 }
 
+/** A delivery as the outbox keeps it: what it asks and whom it is for null when absent, as a database row answers them. */
+function queued(delivery: Delivery): QueuedDelivery {
+  return { ...delivery, ask: delivery.ask ?? null, to: delivery.to ?? null, attempts: 0 };
+}
+
 /** The outbox over the state's entries (insertion order is id order, UUIDv7: the oldest is claimed first). */
 export function memoryDeliveryOutbox(entries: Map<string, OutboxEntry>, now: () => number = Date.now): MemoryOutbox {
   return {
     enqueue(delivery) {
-      entries.set(delivery.id, { delivery: { ...delivery, attempts: 0 }, due: now(), holder: null });
+      entries.set(delivery.id, { delivery: queued(delivery), due: now(), holder: null });
     },
     async add(delivery) {
-      if (!entries.has(delivery.id)) entries.set(delivery.id, { delivery: { ...delivery, attempts: 0 }, due: now(), holder: null });
+      if (!entries.has(delivery.id)) entries.set(delivery.id, { delivery: queued(delivery), due: now(), holder: null });
     },
     async claimDue(holder, leaseMs, limit) {
       const at = now();

@@ -1,4 +1,5 @@
 import type { StorageWriter } from '../../ports/storage-writer.ts';
+import { memoryAddressLanding } from './address-landing.ts';
 import { memoryConsoleThreads } from './console-threads.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
 import { memoryDirectiveWrites } from './directive-writes.ts';
@@ -18,6 +19,7 @@ import { memoryTurnLeases } from './turn-leases.ts';
 export function memoryStorageWriter(state: MemoryState, outbox: MemoryOutbox): StorageWriter {
   return {
     ...memoryConsoleThreads(state),
+    ...memoryAddressLanding(state),
     ...memoryDirectiveWrites(state),
     ...memoryMoveWrites(state, outbox),
     ...memoryQueueEdits(state),

@@ -24,9 +24,9 @@ with event as (
   select ?, coalesce(max(seq), 0) + 1, ?, now(), ?::jsonb from events where thread_id = ?
   returning seq, type, thread_id, at, data
 ), posted as (
-  insert into deliveries (id, channel, place, new_thread, address, title, text, attempts, due_at, holder)
-  select p.id, p.channel, p.place, p.new_thread, p.address, p.title, p.text, 0, now(), null
-  from jsonb_to_recordset(?::jsonb) as p(id uuid, channel text, place text, new_thread boolean, address jsonb, title text, text text)
+  insert into deliveries (id, channel, place, new_thread, address, title, text, ask, recipient, attempts, due_at, holder)
+  select p.id, p.channel, p.place, p.new_thread, p.address, p.title, p.text, p.ask, p."to", 0, now(), null
+  from jsonb_to_recordset(?::jsonb) as p(id uuid, channel text, place text, new_thread boolean, address jsonb, title text, text text, ask jsonb, "to" text)
   where exists (select 1 from event)
   on conflict (id) do nothing
 )

@@ -5,6 +5,7 @@ import type { Conversation, Message, MovedTo, Run, Thread } from '../../domain/m
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { MoveOutcome, MoveWrite, MoveWrites } from '../../ports/move-writes.ts';
 import { CONVERSATION, THREAD } from './columns.ts';
+import { askJson } from './delivery-outbox.ts';
 import { APPEND } from './event-log.ts';
 import { transaction } from './transaction.ts';
 import { insertConversation, retriedOnSeqRace } from './write-helpers.ts';
@@ -80,8 +81,9 @@ function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
     if (move.landing_ledger !== null) await system(thread.id, move.landing_ledger);
     if (move.delivery !== null) {
       const d = move.delivery;
-      await sql(`insert into deliveries (id, channel, place, new_thread, address, title, text, attempts, due_at, holder)
-        values (?, ?, ?, ?, ?::jsonb, ?, ?, 0, now(), null)`, [d.id, d.channel, d.place, d.new_thread, JSON.stringify(d.address), d.title, d.text]);
+      await sql(`insert into deliveries (id, channel, place, new_thread, address, title, text, ask, recipient, attempts, due_at, holder)
+        values (?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?, 0, now(), null)`,
+      [d.id, d.channel, d.place, d.new_thread, JSON.stringify(d.address), d.title, d.text, askJson(d), d.to ?? null]);
     }
     const gateway = JSON.stringify(move.gateway);
     const events = await sql<WireEvent>(APPEND, [source.id, 'gateway', gateway, source.id]);

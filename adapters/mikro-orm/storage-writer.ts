@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { StorageWriter } from '../../ports/storage-writer.ts';
+import { mikroOrmAddressLanding } from './address-landing.ts';
 import { mikroOrmConsoleThreads } from './console-threads.ts';
 import { mikroOrmDirectiveWrites } from './directive-writes.ts';
 import { mikroOrmMoveWrites } from './move-writes.ts';
@@ -19,6 +20,7 @@ import { mikroOrmTurnLeases } from './turn-leases.ts';
 export function mikroOrmStorageWriter(orm: MikroORM): StorageWriter {
   return {
     ...mikroOrmConsoleThreads(orm),
+    ...mikroOrmAddressLanding(orm),
     ...mikroOrmDirectiveWrites(orm),
     ...mikroOrmMoveWrites(orm),
     ...mikroOrmQueueEdits(orm),

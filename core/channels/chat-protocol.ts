@@ -1,4 +1,4 @@
-import type { ChatHandled, ChatHandlers, ChatMessage, ChatSession, DirectHandled } from '../../ports/chat-inbound.ts';
+import type { ChatChoice, ChatHandled, ChatHandlers, ChatMessage, ChatSession, ChoiceHandled, DirectHandled } from '../../ports/chat-inbound.ts';
 import type { ChatInbox } from '../../ports/chat-inbox.ts';
 import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
 import type { DerivedId } from '../../ports/derived-id.ts';
@@ -44,10 +44,15 @@ export const TOO_MANY_LINK_ATTEMPTS = 'Too many link attempts from this address:
  * 4. Hands a direct message to the bot to `session.direct(message, answer)`: `link <code>` is redeemed for
  *    the sender (at most `linkAttempt` allows), anything else gets the help text (at most once in ten minutes
  *    per sender); `answer` sends the reply on the platform, and only then is the message done.
+ * 5. On a platform with buttons (an ask's options, `Delivery.ask`), hands a click to `session.choose(choice)`:
+ *    claimed as `choice/<id>`, answered by the app (`choose`), marked done; the adapter shows what it answers
+ *    (who chose what, or the refusal to the clicker alone). A click claimed before answers `seen`.
  */
 export function chatProtocol(deps: {
   /** The inbound use case (core/channels/inbound.ts): what the app makes of a message. */
   readonly receive: (message: ChatMessage) => Promise<ChatOutcome>;
+  /** The click use case (core/channels/inbound.ts, `chatChoice`): what the app makes of a click on an ask's button. */
+  readonly choose: (choice: ChatChoice) => Promise<ChoiceHandled>;
   /** `link <code>` from `address` on the channel (core/channels/links.ts): the answer's `reply` goes back to the sender. */
   readonly redeemLinkCode: (channel: string, address: string, code: string) => Promise<{ readonly reply: string }>;
   /** Adds a post to the delivery outbox (one per id) and has it dispatched now. */
@@ -89,6 +94,8 @@ export function chatProtocol(deps: {
           const at = placing.replyAt;
           await deps.post({
             id: deps.derivedId(`${channel}\u0000${key}\u0000reply`), channel, place: at, new_thread: false, address: { channel, id: at }, title: '', text: outcome.reply,
+            // For the sender alone where the platform can (how to link, why not: nobody else's business).
+            to: message.sender,
           });
           if (outcome.kind === 'unlinked') await inbox.done(channel, told);
         }
@@ -122,7 +129,16 @@ export function chatProtocol(deps: {
       return handled;
     }
 
-    return { message, direct };
+    async function choose(choice: ChatChoice): Promise<ChoiceHandled> {
+      const key = `choice/${choice.id}`;
+      // A click redelivered (the platform retries one it got no answer to in time), or taken by another listener.
+      if (!(await inbox.claim(choice.channel, key, holder, claimMs))) return { kind: 'seen' };
+      const handled = await deps.choose(choice);
+      await inbox.done(choice.channel, key);
+      return handled;
+    }
+
+    return { message, direct, choose };
   }
 
   return { session, inbox };

@@ -2,7 +2,7 @@ import type { Failure } from '../../domain/errors.ts';
 import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/chat-text.ts';
 import { storableText } from '../../domain/text.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
-import type { ChatMessage } from '../../ports/chat-inbound.ts';
+import type { ChatChoice, ChatMessage, ChoiceHandled } from '../../ports/chat-inbound.ts';
 import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
 import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { Catalog } from '../../ports/catalog.ts';
@@ -39,6 +39,17 @@ export const HOW_TO_LINK =
 /** The reply to a message longer than a directive may be. */
 export const TOO_LONG = `This message is too long for the agent (at most ${CHAT_TEXT_LIMIT} characters). Nothing was run.`;
 
+/** What the chat-inbound use cases read and call: {@link chatInbound} all of it, {@link chatChoice} a part. */
+export interface ChatInboundDeps {
+  /** The stores a chat message reads, and the console thread it may open. */
+  readonly storage: { readonly catalog: Catalog; readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
+  /** The console user a sender's address is linked to on a channel (the world's links and stored ones), or null. */
+  readonly userAt: (channel: string, sender: string) => Promise<string | null>;
+  readonly startTurn: (turn: TurnStart) => Promise<Result<DirectiveAnswer, Failure>>;
+  readonly cancel: (user: User, threadId: string) => Promise<Result<{ run_id: string }, Failure>>;
+  readonly answer: (user: User, threadId: string, answers: readonly PendingAnswer[]) => Promise<Result<{ answered: number }, Failure>>;
+}
+
 /**
  * Messages people post on a chat channel (contract section 9, inbound): in a thread where a
  * conversation lives, a linked member's message is its next directive (queued while a turn runs;
@@ -47,15 +58,7 @@ export const TOO_LONG = `This message is too long for the agent (at most ${CHAT_
  * agent. An unlinked sender is told how to link. Exactly once: the platform's message id is the
  * directive's `message_id`, and a new thread is keyed by the address it opens.
  */
-export function chatInbound(deps: {
-  /** The stores a chat message reads, and the console thread it may open. */
-  readonly storage: { readonly catalog: Catalog; readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
-  /** The console user a sender's address is linked to on a channel (the world's links and stored ones), or null. */
-  readonly userAt: (channel: string, sender: string) => Promise<string | null>;
-  readonly startTurn: (turn: TurnStart) => Promise<Result<DirectiveAnswer, Failure>>;
-  readonly cancel: (user: User, threadId: string) => Promise<Result<{ run_id: string }, Failure>>;
-  readonly answer: (user: User, threadId: string, answers: readonly PendingAnswer[]) => Promise<Result<{ answered: number }, Failure>>;
-}) {
+export function chatInbound(deps: ChatInboundDeps) {
   const { storage } = deps;
 
   async function agentOf(id: string) {
@@ -121,6 +124,43 @@ export function chatInbound(deps: {
     const user: User = { id: userId, name: userId };
     if (living !== null) return continued(user, living, message);
     return open(user, message, message.opens!);
+  };
+}
+
+/** The reply to a click on an item that no longer waits (answered by another, or its turn ended). */
+export const NOT_WAITING = 'This was answered already, or the turn no longer waits on it.';
+
+/**
+ * A click on an ask's button (a platform with buttons, contract section 10): the item the conversation living
+ * where the ask was posted waits on, answered with the option the button names, by the clicker's console
+ * user, with the same rights as a reply in words (a member of the thread). What cannot be answered is refused
+ * with a reply for the clicker alone. Once per click: the protocol claims its id before it comes here.
+ */
+export function chatChoice(deps: {
+  readonly storage: Pick<ChatInboundDeps['storage'], 'threads' | 'conversations'>;
+  readonly userAt: ChatInboundDeps['userAt'];
+  readonly answer: ChatInboundDeps['answer'];
+}) {
+  const { storage } = deps;
+  const refused = (reply: string): ChoiceHandled => ({ kind: 'refused', reply });
+
+  return async function choose(choice: ChatChoice): Promise<ChoiceHandled> {
+    const living = await storage.conversations.livingAt(choice.address);
+    if (living === null) return refused('This conversation is not here any more.');
+    const userId = await deps.userAt(choice.channel, choice.sender);
+    if (userId === null) return refused(HOW_TO_LINK);
+    const thread = await storage.threads.findRow(userId, living.thread_id);
+    if (thread === null) return refused('You are not a member of this thread in the console, so you cannot answer here.');
+    const pending = (await storage.conversations.pendingByThread(thread.id)).find((item) => item.id === choice.pending_id);
+    if (pending === undefined) return refused(NOT_WAITING);
+    const option = pending.options.find((candidate) => candidate.id === choice.option_id);
+    if (option === undefined) return refused('That option is not one this asks for.');
+    const answered = await deps.answer({ id: userId, name: userId }, thread.id, [{ id: pending.id, option: option.id }]);
+    if (!answered.ok) {
+      const { code, detail } = answered.error;
+      return refused(`This could not be answered (${code}${detail === undefined ? '' : `: ${detail}`}).`);
+    }
+    return { kind: 'answered', thread_id: thread.id, option: option.name };
   };
 }
 

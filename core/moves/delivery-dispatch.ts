@@ -1,5 +1,6 @@
 import type { Logger } from '../../ports/logger.ts';
-import type { ChannelPort } from '../../ports/channel-port.ts';
+import type { AddressLanding } from '../../ports/address-landing.ts';
+import type { ChannelPort, DeliveryLanding } from '../../ports/channel-port.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DeliveryOutbox } from '../../ports/delivery-outbox.ts';
 
@@ -18,6 +19,8 @@ export interface DeliveryDispatchOptions {
   readonly claimMs: number;
   /** When the next look comes round, and when a channel's answer is late. */
   readonly clock: Clock;
+  /** Moves what is stored at a delivery's address to where the channel says it landed (the storage writer's). */
+  readonly landAt?: AddressLanding['landAt'];
 }
 
 /** How many deliveries one pass hands over before it lets a poke or a close in. */
@@ -29,7 +32,8 @@ const BATCH = 20;
  * gets a third of the claim to answer, so no claim lapses while its delivery is still being handed over
  * (another instance would then post it too). A delivery the channel took is removed; one it refused, or
  * did not answer in time, is put back with a doubled wait. The channel's own idempotency (by delivery id)
- * makes a repeat after a lost or late answer harmless.
+ * makes a repeat after a lost or late answer harmless. A delivery the platform landed at an address of its
+ * own (a new Slack thread) has what is stored at its provisional address moved there first (`landAt`).
  */
 export function deliveryDispatcher(options: DeliveryDispatchOptions) {
   const { outbox, channels, log } = options;
@@ -41,7 +45,7 @@ export function deliveryDispatcher(options: DeliveryDispatchOptions) {
   const backoff = (attempts: number) => Math.min(options.retryMs * 2 ** attempts, options.maxRetryMs);
 
   /** The channel's answer, or a rejection once `answerMs` have passed without one. */
-  function delivered(delivery: Parameters<ChannelPort['deliver']>[0]): Promise<void> {
+  function delivered(delivery: Parameters<ChannelPort['deliver']>[0]): Promise<DeliveryLanding | void> {
     let notLate = () => {};
     const late = new Promise<never>((_, reject) => {
       notLate = options.clock.after(answerMs, () => reject(new Error(`the channel did not answer within ${answerMs} ms`)));
@@ -54,7 +58,13 @@ export function deliveryDispatcher(options: DeliveryDispatchOptions) {
       const [delivery] = await outbox.claimDue(options.holder, options.claimMs, 1);
       if (delivery === undefined) return;
       try {
-        await delivered(delivery);
+        const landing = await delivered(delivery);
+        // Landed elsewhere than decided: moved there before the delivery is let go, so a failed move is a retry
+        // (the channel, idempotent by id, answers the same landing and posts nothing more).
+        const at = landing?.address;
+        if (at !== undefined && options.landAt !== undefined && (at.channel !== delivery.address.channel || at.id !== delivery.address.id)) {
+          await options.landAt(delivery.address, at);
+        }
         await outbox.delivered(delivery.id);
         log.info({ delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempts + 1 }, 'delivered to the channel');
       } catch (error) {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { chatProtocol } from '../../core/channels/chat-protocol.ts';
-import { chatInbound, TOO_LONG, type ChatOutcome } from '../../core/channels/inbound.ts';
+import { chatChoice, chatInbound, TOO_LONG, type ChatInboundDeps, type ChatOutcome } from '../../core/channels/inbound.ts';
 import type { TurnStart } from '../../core/runs/directives.ts';
 import { CHAT_TEXT_LIMIT, chatParts } from '../../domain/chat-text.ts';
 import type { ChannelPlace } from '../../domain/model.ts';
@@ -110,7 +110,7 @@ async function inboundApp(f: ChannelFixture) {
   const handed: ChatMessage[] = [];
   const outcomes = new Map<ChatMessage, ChatOutcome>();
   const runs: TurnStart[] = [];
-  const receive = chatInbound({
+  const inbound: ChatInboundDeps = {
     storage,
     userAt: async (_channel, sender) => (sender === f.people.alice.address ? 'alice' : null),
     startTurn: async (turn) => {
@@ -119,7 +119,8 @@ async function inboundApp(f: ChannelFixture) {
     },
     cancel: async () => ({ ok: false, error: { code: 'not_found' } }),
     answer: async () => ({ ok: false, error: { code: 'not_found' } }),
-  });
+  };
+  const receive = chatInbound(inbound);
   const handlers: ChatHandlers = chatProtocol({
     receive: async (message) => {
       handed.push(message);
@@ -127,6 +128,7 @@ async function inboundApp(f: ChannelFixture) {
       outcomes.set(message, outcome);
       return outcome;
     },
+    choose: chatChoice(inbound),
     redeemLinkCode: async () => ({ kind: 'refused', reply: 'not in this suite' }),
     post: async (d) => {
       await deliverEventually(f.port, d);

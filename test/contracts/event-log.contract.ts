@@ -97,6 +97,8 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         }
       };
       const queued = async () => (await storage.outbox.claimDue(`look-${randomUUID()}`, 60_000, 100)).map(({ attempts, ...d }) => ({ ...d, attempts }));
+      /** A post as the outbox answers it: what it asks and whom it is for null when it had none. */
+      const claimed = (p: Delivery) => ({ ...p, ask: p.ask ?? null, to: p.to ?? null, attempts: 0 });
 
       it('an event with posts stores them in the outbox, due at once, in id order; without posts it stores none', async () => {
         await drain();
@@ -107,7 +109,21 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         const event = await storage.events.append(thread, 'message', { i: 1 }, parts);
         assert.equal(event.seq, plain.seq + 1);
         assert.deepEqual(await storage.events.since(thread, plain.seq, 10), [event]);
-        assert.deepEqual(await queued(), parts.map((p) => ({ ...p, attempts: 0 })));
+        assert.deepEqual(await queued(), parts.map(claimed));
+        await drain();
+      });
+
+      it("a post's ask and recipient are stored with it and claimed as they were", async () => {
+        await drain();
+        const thread = await freshThread();
+        const ask = {
+          pending_id: randomUUID(), kind: 'question' as const, title: 'Which "one"? ünïcode 🚀',
+          options: [{ id: 'a', name: 'First' }, { id: 'b', name: "The other's" }],
+        };
+        const asking: Delivery = { ...post('1. First\n2. The other\'s'), ask, to: 'bob@chat.example' };
+        const plain: Delivery = { ...post('nothing asked'), ask: null, to: null };
+        await storage.events.append(thread, 'question_asked', { i: 0 }, [asking, plain]);
+        assert.deepEqual(await queued(), [{ ...asking, attempts: 0 }, { ...plain, attempts: 0 }]);
         await drain();
       });
 
@@ -118,7 +134,7 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         await storage.events.append(thread, 'message', { i: 0 }, [first]);
         const second = post('another');
         await storage.events.append(thread, 'message', { i: 1 }, [{ ...first, text: 'changed' }, second]);
-        assert.deepEqual(await queued(), [{ ...first, attempts: 0 }, { ...second, attempts: 0 }]);
+        assert.deepEqual(await queued(), [claimed(first), claimed(second)]);
         await drain();
       });
 

@@ -193,7 +193,33 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.deepEqual((await ledger(t.thread.id)).map((m) => [m.role, m.text]), [['system', 'Moved away'], ['assistant', 'Done before'], ['user', 'Before the move']]);
       assert.deepEqual((await ledger(landing.id)).map((m) => [m.role, m.text]), [['system', 'Moved here']]);
       const claimed = await storage().outbox.claimDue('dispatcher', 60_000, 10);
-      assert.deepEqual(claimed, [{ ...write.delivery!, attempts: 0 }]);
+      assert.deepEqual(claimed, [{ ...write.delivery!, ask: null, to: null, attempts: 0 }], 'it asks nothing, and is for everyone there');
+    });
+
+    it('AddressLanding: a teleport landed at the address the platform gave lives there, moved_to names it, its waiting posts go there; landed again, nothing changes', async () => {
+      await drainOutbox();
+      const t = await newThread();
+      const { landing, conversation, write } = teleportOf(t);
+      assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
+      const from = conversation.address;
+      const to = { channel: 'team-chat', id: `general/landed-${uuidv7()}` };
+      const reply = { id: uuidv7(), channel: 'team-chat', place: from.id, new_thread: false, address: from, title: '', text: 'The first reply' };
+      const elsewhere = { ...reply, id: uuidv7(), place: 'general/other', address: { channel: 'team-chat', id: 'general/other' } };
+      await storage().outbox.add(reply);
+      await storage().outbox.add(elsewhere);
+      await storage().writer.landAt(from, to);
+      assert.equal(await storage().conversations.livingAt(from), null, 'nothing lives at the provisional address');
+      assert.equal((await storage().conversations.livingAt(to))?.id, conversation.id);
+      const conversations = async () => [...await storage().conversations.listByThread(t.thread.id), ...await storage().conversations.listByThread(landing.id)];
+      const source = (await storage().conversations.listByThread(t.thread.id))[0]!;
+      assert.deepEqual([source.address, source.moved_to], [to, { thread_id: landing.id, conversation_id: conversation.id, address: to }], 'the source says where it went');
+      const landed = await conversations();
+      await storage().writer.landAt(from, to);
+      assert.deepEqual(await conversations(), landed, 'landed again: nothing is at the provisional address any more');
+      const claimed = await storage().outbox.claimDue('d', 60_000, 10);
+      assert.deepEqual(claimed.map((d) => [d.id, d.address, d.place]), [
+        [write.delivery!.id, to, to.id], [reply.id, to, to.id], [elsewhere.id, elsewhere.address, elsewhere.place],
+      ], 'the posts waiting there go there; another place\'s stay');
     });
 
     it('a post added to the outbox is due at once, and added twice it is there once', async () => {
@@ -201,7 +227,31 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const post = { id: uuidv7(), channel: 'team-chat', place: 'general/t1', new_thread: false, address: { channel: 'team-chat', id: 'general/t1' }, title: '', text: 'The reply' };
       await storage().outbox.add(post);
       await storage().outbox.add({ ...post, text: 'changed' });
-      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...post, attempts: 0 }]);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...post, ask: null, to: null, attempts: 0 }]);
+    });
+
+    it('a post added with an ask and a recipient is claimed with both; one with them null is claimed with them null', async () => {
+      await drainOutbox();
+      const ask = {
+        pending_id: uuidv7(), kind: 'approval' as const, title: 'Run "rm -rf build"? ünïcode 🚀',
+        options: [{ id: 'allow', name: 'Allow' }, { id: 'reject', name: "Don't" }],
+      };
+      const address = { channel: 'team-chat', id: 'general/t2' };
+      const asking = { id: uuidv7(), channel: 'team-chat', place: 'general/t2', new_thread: false, address, title: '', text: '1. Allow\n2. Don\'t', ask, to: 'bob@chat.example' };
+      const plain = { id: uuidv7(), channel: 'team-chat', place: 'general/t2', new_thread: false, address, title: '', text: 'Nothing asked', ask: null, to: null };
+      await storage().outbox.add(asking);
+      await storage().outbox.add(plain);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...asking, attempts: 0 }, { ...plain, attempts: 0 }]);
+    });
+
+    it("a move's delivery keeps its ask and its recipient", async () => {
+      await drainOutbox();
+      const t = await newThread();
+      const { write } = teleportOf(t);
+      const ask = { pending_id: uuidv7(), kind: 'question' as const, title: 'Which?', options: [{ id: 'a', name: 'A' }] };
+      const delivery = { ...write.delivery!, ask, to: 'alice@chat.example' };
+      assert.equal((await storage().writer.writeMove({ ...write, delivery })).kind, 'moved');
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...delivery, attempts: 0 }]);
     });
 
     it('a thread a chat message opened lives on its channel, its conversation at the address it opened', async () => {

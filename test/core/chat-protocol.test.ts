@@ -9,16 +9,20 @@ import { memoryDeliveryOutbox } from '../../adapters/memory/delivery-outbox.ts';
 import { emptyState } from '../../adapters/memory/state.ts';
 import { CHAT_CLAIM_MS, chatProtocol, DIRECT_HELP, HELP_EVERY_MS, TOO_MANY_LINK_ATTEMPTS } from '../../core/channels/chat-protocol.ts';
 import { HOW_TO_LINK, type ChatOutcome } from '../../core/channels/inbound.ts';
-import type { ChatMessage } from '../../ports/chat-inbound.ts';
+import type { ChatChoice, ChatMessage, ChoiceHandled } from '../../ports/chat-inbound.ts';
 import type { ChatInbox } from '../../ports/chat-inbox.ts';
 
 /** The protocol over one memory state: what the app was handed, what went to the outbox, and the clock. */
-function world(answer: (message: ChatMessage) => ChatOutcome | Promise<ChatOutcome>, options: { inbox?: (inbox: ChatInbox) => ChatInbox; attempts?: number } = {}) {
+function world(
+  answer: (message: ChatMessage) => ChatOutcome | Promise<ChatOutcome>,
+  options: { inbox?: (inbox: ChatInbox) => ChatInbox; attempts?: number; choose?: (choice: ChatChoice) => ChoiceHandled } = {},
+) {
   const clock = { now: 1_000_000 };
   const state = emptyState();
   const inbox = memoryChatInbox(state.chatInbox, () => clock.now);
   const outbox = memoryDeliveryOutbox(state.deliveries, () => clock.now);
   const handed: ChatMessage[] = [];
+  const chosen: ChatChoice[] = [];
   const redeemed: { channel: string; address: string; code: string }[] = [];
   let attempts = 0;
   let ids = 0;
@@ -26,6 +30,10 @@ function world(answer: (message: ChatMessage) => ChatOutcome | Promise<ChatOutco
     receive: async (message) => {
       handed.push(message);
       return answer(message);
+    },
+    choose: async (choice) => {
+      chosen.push(choice);
+      return options.choose?.(choice) ?? { kind: 'refused', reply: 'not here' };
     },
     redeemLinkCode: async (channel, address, code) => {
       redeemed.push({ channel, address, code });
@@ -39,7 +47,7 @@ function world(answer: (message: ChatMessage) => ChatOutcome | Promise<ChatOutco
     now: () => clock.now,
   });
   const posted = () => [...state.deliveries.values()].map((entry) => entry.delivery);
-  return { protocol, inbox, handed, redeemed, posted, clock };
+  return { protocol, inbox, handed, chosen, redeemed, posted, clock };
 }
 
 const said = (fields: Partial<ChatMessage> = {}): ChatMessage => ({
@@ -78,8 +86,8 @@ describe('the chat-inbound protocol', () => {
     assert.deepEqual([first, again], [{ kind: 'handled', outcome: 'unlinked' }, { kind: 'handled', outcome: 'unlinked' }]);
     assert.deepEqual(w.posted(), [{
       id: 'derived:team-chat\u0000general/m1\u0000reply', channel: 'team-chat', place: 'general/m1', new_thread: false,
-      address: { channel: 'team-chat', id: 'general/m1' }, title: '', text: HOW_TO_LINK, attempts: 0,
-    }]);
+      address: { channel: 'team-chat', id: 'general/m1' }, title: '', text: HOW_TO_LINK, ask: null, to: 'carol@x', attempts: 0,
+    }], 'for the sender alone where the platform can');
     assert.equal(await w.inbox.isDone('team-chat', 'told/carol@x'), true, 'remembered in the inbox, for every instance');
     assert.equal(await w.inbox.isDone('team-chat', 'general/m2'), true);
     // Another listener (another instance) does not tell them again; another channel does, once.
@@ -108,9 +116,24 @@ describe('the chat-inbound protocol', () => {
     w.clock.now += CHAT_CLAIM_MS;
     assert.deepEqual(await retry.message(said(), placing), { kind: 'handled', outcome: 'refused' }, 'taken once the claim lapsed');
     assert.equal(w.handed.length, 2, 'the app answers a repeat (its directive is keyed by the message id)');
-    assert.deepEqual(w.posted().map((d) => [d.id, d.text]), [['derived:team-chat\u0000general/m1\u0000reply', 'You are not a member of this thread.']], 'one post');
+    assert.deepEqual(w.posted().map((d) => [d.id, d.text, d.to]), [['derived:team-chat\u0000general/m1\u0000reply', 'You are not a member of this thread.', 'alice@chat.example']], 'one post, to the sender');
     assert.equal(await w.inbox.isDone('team-chat', 'general/m1'), true);
     assert.deepEqual(await retry.message(said(), placing), { kind: 'seen' });
+  });
+
+  it('claims a click by its id: the app answers it once, a second one (a redelivery, another listener) is seen, and it is done', async () => {
+    const answered: ChoiceHandled = { kind: 'answered', thread_id: 't', option: 'Allow' };
+    const w = world(() => directive, { choose: (choice) => (choice.id === 'click-1' ? answered : { kind: 'refused', reply: 'not here' }) });
+    const click: ChatChoice = {
+      channel: 'team-chat', address: { channel: 'team-chat', id: 'general/t1' }, sender: 'alice@chat.example', pending_id: 'p1', option_id: 'allow', id: 'click-1',
+    };
+    assert.deepEqual(await w.protocol.session().choose(click), answered, "the app's answer");
+    assert.deepEqual(await w.protocol.session().choose(click), { kind: 'seen' });
+    assert.deepEqual(w.chosen, [click], 'handed to the app once');
+    assert.equal(await w.inbox.isDone('team-chat', 'choice/click-1'), true, 'claimed as choice/<id>, and done');
+    assert.deepEqual(await w.protocol.session().choose({ ...click, id: 'click-2' }), { kind: 'refused', reply: 'not here' }, 'another click is its own');
+    assert.equal(w.chosen.length, 2);
+    assert.deepEqual(w.posted(), [], 'a click posts nothing: the adapter shows the answer');
   });
 
   it('holds a claim as long as the listener says (claimMs), then another listener may take the message', async () => {

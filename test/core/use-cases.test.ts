@@ -17,6 +17,7 @@ import { emitter } from '../../core/runs/emit.ts';
 import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
 import type { WireEvent } from '../../domain/events.ts';
+import type { Address } from '../../domain/model.ts';
 import { ok } from '../../domain/result.ts';
 import type { AgentOffers } from '../../ports/agent-offers.ts';
 import type { AgentRunner, TurnRequest } from '../../ports/agent-runner.ts';
@@ -207,5 +208,43 @@ describe('the use cases on memory, free of any runtime', () => {
     const closing = Date.now();
     await dispatcher.close();
     assert.ok(Date.now() - closing < 1_000, 'closing waited for no hung call');
+  });
+
+  it('a delivery the platform landed elsewhere moves its address there before it is let go; a failed move leaves it to be retried; one landed where decided moves nothing', async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const clock = manualClock();
+    const entries = new Map<string, OutboxEntry>();
+    const outbox = memoryDeliveryOutbox(entries, clock.now);
+    const calls: string[] = [];
+    const landed = { channel: 'team-chat', id: 'general/1700000000.000100' };
+    const channels: ChannelPort = {
+      ...memoryChannelPort(storage.catalog),
+      deliver: async (delivery) => {
+        calls.push(`deliver ${delivery.id}`);
+        return delivery.new_thread ? { address: landed } : { address: delivery.address };
+      },
+    };
+    let failMove = true;
+    const landAt = async (from: Address, to: Address) => {
+      calls.push(`land ${from.id} ${to.id}`);
+      if (failMove) throw new Error('storage went away');
+    };
+    const dispatcher = deliveryDispatcher({ outbox, channels, log: quiet, holder: 'core-test', intervalMs: 10, retryMs: 10, maxRetryMs: 20, claimMs: 90, clock, landAt });
+    const id = newId();
+    outbox.enqueue({ id, channel: 'team-chat', place: 'general', new_thread: true, address: { channel: 'team-chat', id: `general/${id}` }, title: 'T', text: 'moved' });
+    dispatcher.poke();
+    await until(() => entries.get(id)?.delivery.attempts === 1);
+    assert.deepEqual(calls, [`deliver ${id}`, `land general/${id} ${landed.id}`], 'the move asked for once the channel answered');
+    failMove = false;
+    await clock.advance(10);
+    await until(() => entries.size === 0);
+    assert.deepEqual(calls.slice(2), [`deliver ${id}`, `land general/${id} ${landed.id}`], 'asked again, moved, then let go');
+    const reply = newId();
+    outbox.enqueue({ id: reply, channel: 'team-chat', place: 'general/t1', new_thread: false, address: { channel: 'team-chat', id: 'general/t1' }, title: '', text: 'a reply' });
+    dispatcher.poke();
+    await until(() => entries.size === 0);
+    assert.deepEqual(calls.slice(4), [`deliver ${reply}`], 'landed where decided: nothing to move');
+    await dispatcher.close();
   });
 });

@@ -1,6 +1,7 @@
 import { core } from '../packages.ts';
 import { RUN_STATUSES } from '../../../domain/model.ts';
 import { ThreadSchema } from './threads.ts';
+import type { DeliveryAsk } from '../../../ports/delivery-outbox.ts';
 
 /** Loaded with `require`, not `import` (see ../packages.ts). */
 const { defineEntity, p } = core;
@@ -108,6 +109,10 @@ export const DeliverySchema = defineEntity({
     address: p.json<{ channel: string; id: string }>(),
     title: p.text(),
     text: p.text(),
+    /** The approval or question it asks (buttons where the platform has them), or null (migration 0016-delivery-asks). */
+    ask: p.json<DeliveryAsk>().nullable(),
+    /** The platform address of the one person it is for (`Delivery.to`), or null: everyone at the place. */
+    recipient: p.text().nullable(),
     attempts: p.integer().default(0),
     /** When it is due: now or a retry's time, or the end of the claim `holder` has on it. */
     due_at: p.datetime(),
