@@ -82,6 +82,11 @@ export function slackInbound(options: {
     if (read.kind !== 'room') return;
     // A channel's own chatter (not in a thread, not to the bot): nothing could take it, nothing is claimed.
     if (read.thread === null && read.message.opens === null) return advanceChannel(event.channel!, read.ts);
+    // At or before where its place was read to: handled already, or from before the bot listened there (an
+    // envelope Slack kept while the app was away, redelivered now): not anyone's directive now.
+    const place = read.thread === null ? event.channel! : slackThreadAddress(event.channel!, read.thread);
+    const cursor = await inbox.cursor(channelId, place);
+    if (cursor !== null && Number(read.ts) <= Number(cursor.id) && !dirty.has(place)) return;
     const handled = await chat.message(read.message, read.placing);
     if (handled.kind === 'held') throw new HeldElsewhere(read.message.id);
     if (handled.kind === 'handled') log.info({ message: read.message.id, outcome: handled.outcome }, 'slack message handled');
