@@ -211,6 +211,67 @@ describe('people in a Slack workspace talk to the agent', () => {
     assert.ok(!threads.includes(`<@${slack.botUserId}>`));
   });
 
+  it('`stop` in the thread cancels the running turn', async () => {
+    const before = (await runsOf()).length;
+    await slack.post('U0ALICE', GENERAL, '[slow] take your time', { threadTs: ts });
+    await eventually('the slow turn running', async () => {
+      const runs = await runsOf();
+      return runs.length === before + 1 && runs[0]!.status === 'running';
+    });
+    await slack.post('U0ALICE', GENERAL, 'stop', { threadTs: ts });
+    const runs = await eventually('the turn cancelled', async () => {
+      const all = await runsOf();
+      return all[0]!.status === 'cancelled' && all;
+    });
+    assert.equal(runs.length, before + 1, '`stop` ran no turn of its own');
+    await eventually('the stop said in the thread', () => fromBot((m) => shownText(m) === 'The turn was stopped.').length === 1);
+  });
+
+  it("the agent's text pings nobody: a broadcast or a mention it writes is posted as text", async () => {
+    await idle();
+    const posted = slack.calls.length;
+    // The demo agent says back what it works on: the agent's text holds the hostile marks.
+    await slack.post('U0ALICE', GENERAL, 'ping <!channel> and <!here> and <@U0CAROL> and <#C0OLD> now', { threadTs: ts });
+    const call = await eventually('the answer posted', () => slack.calls.slice(posted).find((c) => c.method === 'chat.postMessage' && String(c.args['text']).includes('ping')));
+    await idle();
+    const wire = JSON.stringify([call.args['text'], call.args['blocks']]);
+    for (const mark of ['<!channel>', '<!here>', '<@U0CAROL>', '<#C0OLD>']) assert.ok(!wire.includes(mark), `${mark} is not in ${wire}`);
+    assert.ok(wire.includes('&lt;!channel&gt;'), 'shown as the text it was');
+  });
+
+  it("a 429 is waited out (Retry-After) and the answer is posted once", async () => {
+    await idle();
+    const posted = slack.calls.length;
+    slack.rateLimit('chat.postMessage', 1, 1);
+    await slack.post('U0ALICE', GENERAL, 'answer me through a rate limit', { threadTs: ts });
+    await eventually('the answer posted after the 429', () => fromBot((m) => shownText(m).includes('answer me through a rate limit')).length === 1);
+    const calls = slack.calls.slice(posted).filter((c) => c.method === 'chat.postMessage' && !String(c.args['channel']).startsWith('D'));
+    assert.deepEqual(calls.map((c) => c.status), [429, 200], JSON.stringify(calls.map((c) => [c.status, String(c.args['text']).slice(0, 40)])));
+    await idle();
+    await sleep(500);
+    assert.equal(fromBot((m) => shownText(m).includes('answer me through a rate limit')).length, 1, 'posted once');
+  });
+
+  it('while Socket Mode is down places answer 503; a reply whose event Slack never sent is read from the thread after the reconnect, once', async () => {
+    await idle();
+    const before = (await runsOf()).length;
+    await slack.stop();
+    try {
+      const res = await service.ask({ path: `${P}/${THREAD}/channels/team-slack/addresses`, headers: ALICE });
+      assert.equal(res.status, 503, res.text);
+      assert.equal(res.json().code, 'channel_unavailable');
+      // Posted while the app was away, its event given up on: only the thread holds it.
+      await slack.post('U0ALICE', GENERAL, 'written while the socket was down', { threadTs: ts, lost: true });
+    } finally {
+      await slack.start();
+    }
+    await eventually('the message to run after the reconnect', async () => (await userTexts()).includes('written while the socket was down'));
+    await idle();
+    await sleep(1_000);
+    assert.equal((await userTexts()).filter((t) => t === 'written while the socket was down').length, 1, 'read once');
+    assert.equal((await runsOf()).length, before + 1);
+  });
+
   it('acknowledges every envelope within 3 s, and a redelivered one runs nothing twice', async () => {
     const late = slack.envelopes.filter((e) => e.ackedAt === null || e.ackedAt - e.sentAt > 3_000);
     assert.deepEqual(late.map((e) => e.envelope_id), [], 'every envelope acknowledged in time');

@@ -98,7 +98,11 @@ export interface FakeSlack {
   addUser(u: { id: string; name: string; botId?: string }): void;
   /** The `im` channel id of a user's direct conversation with the bot (created on first use). */
   imChannel(user: string): string;
-  post(user: string, channel: string, text: string, opts?: { threadTs?: string; subtype?: string }): Promise<string>;
+  /**
+   * A person (or another bot) posts. `lost`: the message is stored but no event is ever sent for it (an event
+   * Slack gave up on, its retries spent while the app was away): only a read of the thread or channel finds it.
+   */
+  post(user: string, channel: string, text: string, opts?: { threadTs?: string; subtype?: string; lost?: boolean }): Promise<string>;
   dm(user: string, text: string): Promise<string>;
   click(user: string, at: { channel: string; ts: string; actionId: string; value: string }): Promise<void>;
   /** A channel's top-level messages (and broadcast replies), oldest first, as conversations.history has them. */
@@ -267,7 +271,7 @@ class FakeSlackServer implements FakeSlack {
     return id;
   }
 
-  async post(user: string, channel: string, text: string, opts: { threadTs?: string; subtype?: string } = {}): Promise<string> {
+  async post(user: string, channel: string, text: string, opts: { threadTs?: string; subtype?: string; lost?: boolean } = {}): Promise<string> {
     const ch = this.#channels.get(channel);
     if (ch === undefined) throw new Error(`fake slack: no channel ${channel}`);
     const who = this.#users.get(user);
@@ -289,7 +293,7 @@ class FakeSlackServer implements FakeSlack {
       ...(opts.subtype !== undefined ? { subtype: opts.subtype } : {}),
     };
     this.#messages.push(message);
-    if (ch.member) {
+    if (ch.member && opts.lost !== true) {
       const event = this.#messageEvent(message, ch);
       if (who.botId === undefined) event.client_msg_id = randomUUID();
       const sends = [this.#deliver('events_api', this.#eventCallback(event))];
