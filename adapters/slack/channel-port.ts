@@ -55,6 +55,8 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
   let listed: SlackChannelFacts[] = [];
   const threads = new Map<string, ChannelPlace[]>();
   const inFlight = new Map<string, Promise<DeliveryLanding | void>>();
+  /** The last post asked in each thread (by address), settled either way: the next one waits for it. */
+  const inThread = new Map<string, Promise<void>>();
   const openings: Openings = new Map();
   let inbound: SlackInbound | null = null;
 
@@ -91,7 +93,15 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
       // One post at a time per delivery: a second ask while the first is under way waits for it.
       const running = inFlight.get(delivery.id);
       if (running !== undefined) return running;
-      const posted = deliverToSlack(connection, delivery, openings).finally(() => inFlight.delete(delivery.id));
+      // One thread's posts one after the other, in the order asked: a post waiting out a 429 is not overtaken.
+      const thread = delivery.address.id;
+      const before = inThread.get(thread) ?? Promise.resolve();
+      const posted = before.then(() => deliverToSlack(connection, delivery, openings)).finally(() => inFlight.delete(delivery.id));
+      const settled = posted.then(() => {}, () => {});
+      inThread.set(thread, settled);
+      void settled.then(() => {
+        if (inThread.get(thread) === settled) inThread.delete(thread);
+      });
       inFlight.set(delivery.id, posted);
       return posted;
     },

@@ -17,7 +17,7 @@ import { HOW_TO_LINK } from '../../core/channels/inbound.ts';
 import type { World } from '../../domain/world.ts';
 import { chatChannels } from '../../src/channels/chat-channels.ts';
 import { createLogger } from '../../src/logging.ts';
-import { shownText } from '../adapters/slack-channel.test.ts';
+import { shownText } from '../support/slack.ts';
 import { startFakeSlack, type FakeSlack } from '../support/fake-slack.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
