@@ -7,7 +7,8 @@ import { messagesPageBench } from './messages-page.ts';
 // BENCH_ONLY=instances the two instances on one PostgreSQL beside one (bench/instances.ts);
 // BENCH_ONLY=second-start the second start to /readyz (bench/second-start.ts); BENCH_ONLY=turn a turn's
 // overhead beside a bare ACP client alone (bench/turn-overhead.ts); BENCH_ONLY=live the live socket
-// fan-out beside a bare ws broadcast alone (bench/live-fanout.ts).
+// fan-out beside a bare ws broadcast alone (bench/live-fanout.ts); BENCH_ONLY=slack a Slack reply's round
+// trip beside a bare Bolt app alone (bench/slack-round-trip.ts).
 if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
 } else if (process.env.BENCH_ONLY === 'reads') {
@@ -20,6 +21,8 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./turn-overhead.ts')).turnOverheadBench();
 } else if (process.env.BENCH_ONLY === 'live') {
   await liveFanoutBench();
+} else if (process.env.BENCH_ONLY === 'slack') {
+  await (await import('./slack-round-trip.ts')).slackRoundTripBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();
@@ -29,4 +32,5 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
   await (await import('./second-start.ts')).secondStartBench();
   await (await import('./turn-overhead.ts')).turnOverheadBench();
+  await (await import('./slack-round-trip.ts')).slackRoundTripBench();
 }
