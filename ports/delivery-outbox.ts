@@ -28,6 +28,12 @@ export interface Delivery {
    * Absent or null: everyone at the place.
    */
   readonly to?: string | null;
+  /**
+   * Whether a channel may have been handed it before (the outbox says so when it hands it over): false, this
+   * is its first handing over, so nothing of it can be on the platform yet and a channel may post without
+   * looking; true or absent, it looks for its post first (a refusal after the post landed, a holder that died).
+   */
+  readonly handed_before?: boolean;
 }
 
 /** An approval or a question as a delivery carries it: a button per option where the platform offers them. */
@@ -42,6 +48,8 @@ export interface DeliveryAsk {
 /** A delivery waiting in the outbox, with how often the channel refused it so far. */
 export interface QueuedDelivery extends Delivery {
   readonly attempts: number;
+  /** Claimed before: refused (`attempts` > 0), or claimed by a holder whose claim lapsed (it died mid-way). */
+  readonly handed_before: boolean;
 }
 
 /**

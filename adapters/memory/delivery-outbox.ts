@@ -15,7 +15,7 @@ export interface OutboxEntry {
 
 /** A delivery as the outbox keeps it: what it asks and whom it is for null when absent, as a database row answers them. */
 function queued(delivery: Delivery): QueuedDelivery {
-  return { ...delivery, ask: delivery.ask ?? null, to: delivery.to ?? null, attempts: 0 };
+  return { ...delivery, ask: delivery.ask ?? null, to: delivery.to ?? null, attempts: 0, handed_before: false };
 }
 
 /** The outbox over the state's entries (insertion order is id order, UUIDv7: the oldest is claimed first). */
@@ -33,9 +33,11 @@ export function memoryDeliveryOutbox(entries: Map<string, OutboxEntry>, now: () 
       for (const entry of entries.values()) {
         if (claimed.length >= limit) break;
         if (entry.due > at) continue;
+        // Claimed before and not put back (its holder died), or refused before: a channel may hold its post.
+        const handedBefore = entry.holder !== null || entry.delivery.attempts > 0;
         entry.holder = holder;
         entry.due = at + leaseMs;
-        claimed.push(entry.delivery);
+        claimed.push({ ...entry.delivery, handed_before: handedBefore });
       }
       return claimed;
     },

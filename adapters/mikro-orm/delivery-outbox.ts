@@ -17,9 +17,10 @@ export function mikroOrmDeliveryOutbox(orm: MikroORM): DeliveryOutbox {
     claimDue: (holder, leaseMs, limit) =>
       runStatement<QueuedDelivery>(orm, `
         update deliveries d set holder = ?, due_at = now() + make_interval(secs => ?)
-        from (select id from deliveries where due_at <= now() order by id limit ? for update skip locked) due
+        from (select id, holder from deliveries where due_at <= now() order by id limit ? for update skip locked) due
         where d.id = due.id
-        returning d.id, d.channel, d.place, d.new_thread, d.address, d.title, d.text, d.ask, d.recipient as "to", d.attempts`,
+        returning d.id, d.channel, d.place, d.new_thread, d.address, d.title, d.text, d.ask, d.recipient as "to", d.attempts,
+          (due.holder is not null or d.attempts > 0) as handed_before`,
       [holder, leaseMs / 1000, limit]).then((rows) => rows.sort((a, b) => (a.id < b.id ? -1 : 1))),
 
     async add(d) {

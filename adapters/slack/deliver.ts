@@ -109,7 +109,8 @@ async function post(connection: SlackConnection, channel: string, threadTs: stri
 /**
  * Posts a delivery in its Slack thread, at most once (contract section 10): every message carries
  * `metadata {event_type: console_delivery, event_payload: {delivery_id, part}}`, and the thread's replies are
- * searched for them first, so a retry after a post whose answer was lost posts nothing more. A delivery that
+ * searched for them first (unless the outbox hands it over for the first time), so a retry after a post whose
+ * answer was lost posts nothing more. A delivery that
  * opens a thread (its address `<channel>/<delivery id>`, decided by the move) posts a top-level message
  * naming the conversation, and answers the thread's address (`<channel>:<ts>`) as where it landed; a later
  * post to that provisional address goes in that thread. A post for one person (`to`) is an ephemeral
@@ -123,7 +124,8 @@ export async function deliverToSlack(connection: SlackConnection, delivery: Deli
   let threadTs: string;
   let landing: DeliveryLanding | undefined;
   if (target.kind === 'opening') {
-    const opened = await openedThread(connection, channel, target.delivery, openings);
+    const first = delivery.handed_before === false && delivery.id === target.delivery;
+    const opened = first ? null : await openedThread(connection, channel, target.delivery, openings);
     if (opened === null) {
       if (delivery.id !== target.delivery) throw new Error(`the thread of ${delivery.address.id} is not opened yet`);
       const head = delivery.title.trim() === '' ? null : `*${escapeMrkdwn(delivery.title.replace(/\s+/g, ' ').trim().slice(0, 200))}*`;
@@ -147,7 +149,9 @@ export async function deliverToSlack(connection: SlackConnection, delivery: Deli
     await connection.call('chat.postEphemeral', { channel, user: delivery.to, thread_ts: threadTs, text: escapeMrkdwn(delivery.text) });
     return landing;
   }
-  const done = await postedParts(connection, channel, threadTs, delivery.id);
+  // Handed over for the first time (the outbox says so): nothing of it can be in the thread yet, and a long
+  // thread is not read for it. Else (or not told) its parts already there are looked for.
+  const done = delivery.handed_before === false ? new Set<number>() : await postedParts(connection, channel, threadTs, delivery.id);
   await post(connection, channel, threadTs, delivery, null, done);
   return landing;
 }

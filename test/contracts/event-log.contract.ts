@@ -98,7 +98,7 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
       };
       const queued = async () => (await storage.outbox.claimDue(`look-${randomUUID()}`, 60_000, 100)).map(({ attempts, ...d }) => ({ ...d, attempts }));
       /** A post as the outbox answers it: what it asks and whom it is for null when it had none. */
-      const claimed = (p: Delivery) => ({ ...p, ask: p.ask ?? null, to: p.to ?? null, attempts: 0 });
+      const claimed = (p: Delivery) => ({ ...p, ask: p.ask ?? null, to: p.to ?? null, attempts: 0, handed_before: false });
 
       it('an event with posts stores them in the outbox, due at once, in id order; without posts it stores none', async () => {
         await drain();
@@ -123,7 +123,7 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         const asking: Delivery = { ...post('1. First\n2. The other\'s'), ask, to: 'bob@chat.example' };
         const plain: Delivery = { ...post('nothing asked'), ask: null, to: null };
         await storage.events.append(thread, 'question_asked', { i: 0 }, [asking, plain]);
-        assert.deepEqual(await queued(), [{ ...asking, attempts: 0 }, { ...plain, attempts: 0 }]);
+        assert.deepEqual(await queued(), [{ ...asking, attempts: 0, handed_before: false }, { ...plain, attempts: 0, handed_before: false }]);
         await drain();
       });
 

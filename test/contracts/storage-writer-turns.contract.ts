@@ -193,7 +193,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       assert.deepEqual((await ledger(t.thread.id)).map((m) => [m.role, m.text]), [['system', 'Moved away'], ['assistant', 'Done before'], ['user', 'Before the move']]);
       assert.deepEqual((await ledger(landing.id)).map((m) => [m.role, m.text]), [['system', 'Moved here']]);
       const claimed = await storage().outbox.claimDue('dispatcher', 60_000, 10);
-      assert.deepEqual(claimed, [{ ...write.delivery!, ask: null, to: null, attempts: 0 }], 'it asks nothing, and is for everyone there');
+      assert.deepEqual(claimed, [{ ...write.delivery!, ask: null, to: null, attempts: 0, handed_before: false }], 'it asks nothing, and is for everyone there');
     });
 
     it('AddressLanding: a teleport landed at the address the platform gave lives there, moved_to names it, its waiting posts go there; landed again, nothing changes', async () => {
@@ -227,7 +227,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const post = { id: uuidv7(), channel: 'team-chat', place: 'general/t1', new_thread: false, address: { channel: 'team-chat', id: 'general/t1' }, title: '', text: 'The reply' };
       await storage().outbox.add(post);
       await storage().outbox.add({ ...post, text: 'changed' });
-      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...post, ask: null, to: null, attempts: 0 }]);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...post, ask: null, to: null, attempts: 0, handed_before: false }]);
     });
 
     it('a post added with an ask and a recipient is claimed with both; one with them null is claimed with them null', async () => {
@@ -241,7 +241,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const plain = { id: uuidv7(), channel: 'team-chat', place: 'general/t2', new_thread: false, address, title: '', text: 'Nothing asked', ask: null, to: null };
       await storage().outbox.add(asking);
       await storage().outbox.add(plain);
-      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...asking, attempts: 0 }, { ...plain, attempts: 0 }]);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...asking, attempts: 0, handed_before: false }, { ...plain, attempts: 0, handed_before: false }]);
     });
 
     it("a move's delivery keeps its ask and its recipient", async () => {
@@ -251,7 +251,7 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const ask = { pending_id: uuidv7(), kind: 'question' as const, title: 'Which?', options: [{ id: 'a', name: 'A' }] };
       const delivery = { ...write.delivery!, ask, to: 'alice@chat.example' };
       assert.equal((await storage().writer.writeMove({ ...write, delivery })).kind, 'moved');
-      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...delivery, attempts: 0 }]);
+      assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [{ ...delivery, attempts: 0, handed_before: false }]);
     });
 
     it('a thread a chat message opened lives on its channel, its conversation at the address it opened', async () => {
@@ -312,20 +312,28 @@ export function turnLeaseTests({ storage, newThread, directive, runs, conversati
       const { write } = teleportOf(t);
       assert.equal((await storage().writer.writeMove(write)).kind, 'moved');
       const id = write.delivery!.id;
-      assert.deepEqual((await storage().outbox.claimDue('a', 60_000, 10)).map((d) => d.id), [id]);
+      assert.deepEqual((await storage().outbox.claimDue('a', 60_000, 10)).map((d) => [d.id, d.handed_before]), [[id, false]], 'handed over for the first time');
       assert.deepEqual(await storage().outbox.claimDue('b', 60_000, 10), [], 'claimed by a');
       await storage().outbox.retryLater(id, 0);
       const retried = await storage().outbox.claimDue('b', 60, 10);
-      assert.deepEqual(retried.map((d) => [d.id, d.attempts]), [[id, 1]]);
+      assert.deepEqual(retried.map((d) => [d.id, d.attempts, d.handed_before]), [[id, 1, true]], 'refused once: a channel may hold its post');
       // Asked again until b's 60 ms claim has lapsed (a claim that finds nothing due changes nothing).
-      let lapsed: { id: string }[] = [];
+      let lapsed: { id: string; handed_before: boolean }[] = [];
       await waitFor(async () => (lapsed = await storage().outbox.claimDue('c', 60_000, 10)).length > 0, { what: "b's claim to lapse" });
-      assert.deepEqual(lapsed.map((d) => d.id), [id], "b's claim lapsed");
+      assert.deepEqual(lapsed.map((d) => [d.id, d.handed_before]), [[id, true]], "b's claim lapsed: b may have posted it");
       await storage().outbox.retryLater(id, 60_000);
       assert.deepEqual(await storage().outbox.claimDue('d', 60_000, 10), [], 'not due yet');
       await storage().outbox.delivered(id);
       await storage().outbox.retryLater(id, 0);
       assert.deepEqual(await storage().outbox.claimDue('e', 60_000, 10), [], 'taken: nothing is kept');
+      // A holder that died mid-way (its claim lapsed, nothing put back): the next holder is told it may have posted.
+      const fresh = { ...write.delivery!, id: uuidv7() };
+      await storage().outbox.add(fresh);
+      assert.deepEqual((await storage().outbox.claimDue('f', 60, 10)).map((d) => [d.id, d.handed_before]), [[fresh.id, false]]);
+      let again: { id: string; attempts: number; handed_before: boolean }[] = [];
+      await waitFor(async () => (again = await storage().outbox.claimDue('g', 60_000, 10)).length > 0, { what: "f's claim to lapse" });
+      assert.deepEqual(again.map((d) => [d.id, d.attempts, d.handed_before]), [[fresh.id, 0, true]]);
+      await storage().outbox.delivered(fresh.id);
     });
 
     it('a busy source writes nothing: a turn running, or an item pending', async () => {

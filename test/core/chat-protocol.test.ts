@@ -86,7 +86,7 @@ describe('the chat-inbound protocol', () => {
     assert.deepEqual([first, again], [{ kind: 'handled', outcome: 'unlinked' }, { kind: 'handled', outcome: 'unlinked' }]);
     assert.deepEqual(w.posted(), [{
       id: 'derived:team-chat\u0000general/m1\u0000reply', channel: 'team-chat', place: 'general/m1', new_thread: false,
-      address: { channel: 'team-chat', id: 'general/m1' }, title: '', text: HOW_TO_LINK, ask: null, to: 'carol@x', attempts: 0,
+      address: { channel: 'team-chat', id: 'general/m1' }, title: '', text: HOW_TO_LINK, ask: null, to: 'carol@x', attempts: 0, handed_before: false,
     }], 'for the sender alone where the platform can');
     assert.equal(await w.inbox.isDone('team-chat', 'told/carol@x'), true, 'remembered in the inbox, for every instance');
     assert.equal(await w.inbox.isDone('team-chat', 'general/m2'), true);

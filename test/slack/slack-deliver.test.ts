@@ -66,6 +66,16 @@ describe('the slack adapter posts', () => {
     assert.ok(mine.every((m) => m.metadata?.event_type === DELIVERY_EVENT));
   });
 
+  it("handed over for the first time, a post reads nothing first; handed over again, it finds its post and posts nothing more", async () => {
+    const d = { ...at('first time in the outbox'), handed_before: false };
+    const from = slack.calls.length;
+    await port.deliver(d);
+    assert.deepEqual(slack.calls.slice(from).map((c) => c.method), ['chat.postMessage'], 'no read of the thread before a first post');
+    await port.deliver({ ...d, handed_before: true });
+    assert.equal(posts().filter((m) => deliveryOf(m) === d.id).length, 1, 'posted once');
+    assert.ok(slack.calls.slice(from).some((c) => c.method === 'conversations.replies'), 'handed over again: its post was looked for');
+  });
+
   it('posts an ask with a button per option, and a post for one person as an ephemeral message', async () => {
     const pending = uuidv7();
     const ask = at('Approval needed: edit notes.md\n1. Allow\n2. Reject', {
