@@ -1,7 +1,7 @@
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import type { SlackSettings } from '../../domain/slack.ts';
 import type { Catalog } from '../../ports/catalog.ts';
-import type { ChannelListener, ChannelPort, DeliveryLanding } from '../../ports/channel-port.ts';
+import { ChannelUnavailableError, type ChannelListener, type ChannelPort, type DeliveryLanding } from '../../ports/channel-port.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Delivery } from '../../ports/delivery-outbox.ts';
 import type { Logger } from '../../ports/logger.ts';
@@ -9,6 +9,23 @@ import { SlackConnection, type Backoff } from './connection.ts';
 import { deliverToSlack, type Openings } from './deliver.ts';
 import { slackInbound, type SlackInbound } from './inbound.ts';
 import { channelPlace, channelThreads, memberChannels, type SlackChannelFacts } from './places.ts';
+
+/** Slack's answers that say a channel is not the bot's to read any more. */
+const GONE = /not_in_channel|channel_not_found/;
+
+/**
+ * A listing's Web API call: Slack's refusal of it (a scope missing, a token revoked) is the channel being
+ * unavailable (503 `channel_unavailable`), never a 500; a channel gone is left to the caller.
+ */
+async function platform<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    const code = (error as { code?: string; data?: { error?: string } });
+    if (code.code !== 'slack_webapi_platform_error' || GONE.test(code.data?.error ?? '')) throw error;
+    throw new ChannelUnavailableError(`Slack refused the listing (${code.data?.error ?? 'an error'})`, { cause: error });
+  }
+}
 
 /** The conversations living on a channel, by address (`<channel>:<ts>`) with their thread's title. */
 export type LivingConversations = (channelId: string) => Promise<readonly { address: string; title: string }[]>;
@@ -64,7 +81,7 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
 
   async function listChannels(): Promise<ChannelPlace[]> {
     connection.ensureOnline();
-    listed = await memberChannels(connection);
+    listed = await platform(memberChannels(connection));
     return top();
   }
 
@@ -73,9 +90,16 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
     if (!listed.some((c) => c.id === channel)) await listChannels();
     const facts = listed.find((c) => c.id === channel);
     if (facts === undefined) return null;
-    const places = await channelThreads(connection, facts, await living(channelId));
-    threads.set(channel, places);
-    return places;
+    try {
+      const places = await platform(channelThreads(connection, facts, await living(channelId)));
+      threads.set(channel, places);
+      return places;
+    } catch (error) {
+      // The bot left the channel (or it went) since it was listed: it opens nothing now.
+      if (!GONE.test(String((error as { data?: { error?: string } }).data?.error ?? ''))) throw error;
+      await listChannels();
+      return null;
+    }
   }
 
   return {

@@ -1,5 +1,5 @@
 import { SocketModeClient } from '@slack/socket-mode';
-import { LogLevel, WebClient, type Logger as SlackLogger } from '@slack/web-api';
+import { LogLevel, WebClient, type Logger as SlackLogger, type RetryOptions } from '@slack/web-api';
 import { ChannelUnavailableError } from '../../ports/channel-port.ts';
 import type { Logger } from '../../ports/logger.ts';
 
@@ -26,6 +26,13 @@ export interface SlackIdentity {
   readonly userId: string;
   readonly botId: string;
 }
+
+/** A write's bound: well under the outbox's wait for a channel's answer (a third of its 30 s claim). */
+const WRITE_TIMEOUT_MS = 5_000;
+/** What the SDK's error says after it waited out a 429's Retry-After (the one failure a write is sent again for). */
+const RATE_LIMITED = /rate limit was exceeded/i;
+/** The Web API methods that write: sent once by the SDK (see `writes`). */
+const WRITE_METHOD = /^chat\./;
 
 /** Tokens look like these; any such text is cut out of a library's log line before it is written. */
 const TOKEN = /\bx(?:ox[a-z]|app)-[A-Za-z0-9-]+/g;
@@ -66,6 +73,7 @@ function unreachable(error: unknown): boolean {
  */
 export class SlackConnection {
   readonly web: WebClient;
+  private readonly writes: WebClient;
   private readonly socket: SocketModeClient;
   private readonly log: Logger;
   private readonly backoff: Backoff;
@@ -84,10 +92,23 @@ export class SlackConnection {
     this.wait = this.backoff.firstMs;
     const slackApiUrl = options.apiUrl ?? SLACK_API_URL;
     const logger = libraryLogger(options.log);
-    // Posts: a network failure is retried a few times, quickly (the outbox retries later); a 429 waits its Retry-After.
+    // Reads: a network failure is retried a few times, quickly; a 429 waits its Retry-After.
     this.web = new WebClient(options.botToken, {
       slackApiUrl, logger, timeout: 10_000, allowAbsoluteUrls: false,
       retryConfig: { retries: 3, factor: 2, minTimeout: 100, maxTimeout: 2_000 },
+    });
+    // Writes (posts, updates): never sent again by the SDK after a time-out or a lost answer (the post may have
+    // landed; the outbox asks again, and a delivery handed over before looks for its post first). Only a 429 is
+    // sent again, after its Retry-After, holding the client's queue so a thread's posts keep their order.
+    this.writes = new WebClient(options.botToken, {
+      slackApiUrl, logger, timeout: WRITE_TIMEOUT_MS, allowAbsoluteUrls: false,
+      retryConfig: {
+        retries: 5, minTimeout: 0, maxTimeout: 0,
+        onFailedAttempt: (error: Error) => {
+          if (!RATE_LIMITED.test(error.message)) throw error;
+        },
+        // p-retry's hook (the SDK's retry runs on p-retry): throwing here ends the retries with that error.
+      } as RetryOptions,
     });
     // The socket: reconnected here (the SDK's own reconnection leaves a rejection unhandled when Slack is unreachable).
     this.socket = new SocketModeClient({
@@ -95,6 +116,7 @@ export class SlackConnection {
       clientOptions: { slackApiUrl, timeout: 10_000, retryConfig: { retries: 0 }, allowAbsoluteUrls: false },
     });
     this.socket.on('connected', () => {
+      if (this.closed) return;
       this.connected = true;
       this.wait = this.backoff.firstMs;
       this.log.info({}, 'slack socket connected');
@@ -143,7 +165,7 @@ export class SlackConnection {
   /** A Web API call with the bot token: rejects with ChannelUnavailableError when Slack cannot be reached. */
   async call<T = Record<string, unknown>>(method: string, args: Record<string, unknown>): Promise<T> {
     try {
-      return (await this.web.apiCall(method, args)) as T;
+      return (await (WRITE_METHOD.test(method) ? this.writes : this.web).apiCall(method, args)) as T;
     } catch (error) {
       if (unreachable(error)) throw new ChannelUnavailableError(`Slack did not answer ${method}`, { cause: error });
       throw error;
@@ -179,6 +201,8 @@ export class SlackConnection {
         this.identity = { userId: auth.user_id, botId: auth.bot_id };
       }
       await this.socket.start();
+      // Closed while it connected: the socket just opened is closed too.
+      if (this.closed) await this.socket.disconnect().catch(() => {});
     } catch (error) {
       if (this.closed) return;
       this.log.warn({ err: { message: String((error as Error)?.message ?? error).replace(TOKEN, '[token]') }, retryInMs: this.wait }, 'slack could not be reached; retrying');

@@ -81,7 +81,10 @@ function messagesOf(delivery: Delivery, head: string | null): { text: string; bl
     return [{ text, blocks }];
   }
   const mrkdwn = (head === null ? '' : `${head}\n\n`) + mrkdwnFromMarkdown(delivery.text);
-  return textBlocks(mrkdwn).map((blocks) => ({
+  const messages = textBlocks(mrkdwn);
+  // Nothing to say (an empty text): one message all the same, so a thread still opens and the delivery is taken.
+  if (messages.length === 0) return [{ text: '(no text)', blocks: [] }];
+  return messages.map((blocks) => ({
     blocks,
     // The notification's text: what the sections say, cut to fit.
     text: blocks.map((block) => ((block as { text?: { text?: string } }).text?.text ?? '')).join('\n').slice(0, 3_000),
@@ -117,10 +120,13 @@ async function post(connection: SlackConnection, channel: string, threadTs: stri
  * message. Rejects when Slack cannot be reached or refuses (the outbox asks again).
  */
 export async function deliverToSlack(connection: SlackConnection, delivery: Delivery, openings: Openings): Promise<DeliveryLanding | void> {
-  connection.ensureOnline();
   const target = parseSlackAddress(delivery.address.id);
   if (target === null || target.kind === 'channel') throw new Error(`the address ${delivery.address.id} names no Slack thread (<channel>:<ts>)`);
   const { channel } = target;
+  // The opening post landed here before (its answer late): where it landed is known without Slack.
+  const known = target.kind === 'opening' && delivery.id === target.delivery ? openings.get(delivery.id) : undefined;
+  if (known !== undefined) return { address: { channel: delivery.channel, id: slackThreadAddress(channel, known) } };
+  connection.ensureOnline();
   let threadTs: string;
   let landing: DeliveryLanding | undefined;
   if (target.kind === 'opening') {

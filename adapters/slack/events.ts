@@ -35,6 +35,11 @@ export type ReadMessage =
   | { readonly kind: 'direct'; readonly im: string; readonly sender: string; readonly text: string; readonly id: string }
   | { readonly kind: 'room'; readonly message: ChatMessage; readonly placing: ChatPlacing; readonly thread: string | null; readonly ts: string };
 
+/** Slack's three escapes undone (`&lt;`, `&gt;`, `&amp;`; `&amp;` last, so `&amp;lt;` stays `&lt;`). */
+export function unescapeSlack(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
 /** The mentions of the bot in a message's text (`<@U…>` or `<@U…|name>`). */
 function mentionPattern(botUserId: string): RegExp {
   return new RegExp(`<@${botUserId}(?:\\|[^>]*)?>`, 'g');
@@ -55,10 +60,11 @@ export function readMessage(channelId: string, botUserId: string, event: SlackMe
   const body = typeof event.text === 'string' ? event.text : '';
   if (body.trim() === '') return { kind: 'ignored' };
   const id = `${channel}:${ts}`;
-  if (event.channel_type === 'im' || channel.startsWith('D')) return { kind: 'direct', im: channel, sender: user, text: body.trim(), id };
+  if (event.channel_type === 'im' || channel.startsWith('D')) return { kind: 'direct', im: channel, sender: user, text: unescapeSlack(body.trim()), id };
   const mention = mentionPattern(botUserId);
   const addressed = mention.test(body);
-  const text = addressed ? body.replace(mentionPattern(botUserId), '').trim() : body;
+  // What the person wrote: Slack sends `&`, `<` and `>` escaped (its own markup stays markup: `<@U…>`, links).
+  const text = unescapeSlack(addressed ? body.replace(mentionPattern(botUserId), '').trim() : body);
   const thread = event.thread_ts !== undefined && event.thread_ts !== '' ? event.thread_ts : null;
   const address: Address = { channel: channelId, id: thread === null ? channel : slackThreadAddress(channel, thread) };
   const opened = slackThreadAddress(channel, thread ?? ts);

@@ -1,4 +1,5 @@
 import { parseSlackAddress, slackThreadAddress } from '../../domain/slack.ts';
+import type { ChatCursor } from '../../ports/chat-inbox.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { answeredBlocks } from './blocks.ts';
@@ -12,24 +13,39 @@ export const SLACK_HELP =
   'I am the console bot. To link your Slack account to your console user, ask the console for a link code (Chat links) ' +
   'and send me "link <code>" here. In a channel, reply in the thread of a conversation, or mention me to start one.';
 
-/** A message that could not be handled (storage away, claimed elsewhere and not done) is tried again after this long. */
+/** A place whose read failed is read again after this long, doubled on each failure up to {@link RETRY_MAX_MS}. */
 const RETRY_MS = 5_000;
-/** At most this many pages (200 replies each) are read in one catch-up of a thread. */
+const RETRY_MAX_MS = 5 * 60_000;
+/** Every place where a conversation lives is read again this often (what another instance took and died with, say). */
+const SWEEP_EVERY_MS = 5 * 60_000;
+/** At most this many pages (200 messages each) are read in one catch-up of a place. */
 const CATCH_UP_PAGES = 25;
+/** Slack's answers that say a place will not be read whatever the wait: it is not read again until the next sweep. */
+const PERMANENT = /thread_not_found|channel_not_found|not_in_channel|is_archived|missing_scope|invalid_auth|account_inactive/;
 
-/** A message claimed by another listener and not done: the thread's cursor stays before it. */
+/** A message claimed by another listener and not done: the place's cursor stays before it. */
 class HeldElsewhere extends Error {
   override readonly name = 'HeldElsewhere';
 }
 
+const cursorAt = (ts: string): ChatCursor => ({ id: ts, at: new Date(Number(ts) * 1000).toISOString() });
+/** The `ts` just before `ts` (a cursor there reads `ts` next). */
+const justBefore = (ts: string): string => (Number(ts) - 0.000001).toFixed(6);
+
 /**
- * The inbound side of a slack channel (contract section 10): every Socket Mode envelope is acknowledged
- * as it arrives; people's messages are read into the chat-inbound
- * protocol's terms and handed to it (claimed once across instances, redeliveries and reconnects by
- * `<channel>:<ts>`), one at a time per Slack channel; a click on an ask's button answers it (the message
- * then says who chose what) or is refused to the clicker alone; a direct message links or gets the help
- * text. On every (re)connect each thread where a conversation lives is read with `conversations.replies`
- * from its cursor, so nothing posted while the socket was down is lost.
+ * The inbound side of a slack channel (contract section 10). Every Socket Mode envelope is acknowledged as
+ * it arrives. People's messages are read into the chat-inbound protocol's terms and handed to it (claimed
+ * once across instances, redeliveries and reconnects by `<channel>:<ts>`), one at a time per Slack channel;
+ * a click on an ask's button answers it (the message then says who chose what) or is refused to the clicker
+ * alone; a direct message links or gets the help text.
+ *
+ * Nothing is lost: each place (a thread where a conversation lives, and each channel's top-level messages,
+ * where mentions start threads) has a cursor in the chat inbox that only a read of the place moves, message by
+ * message in order, and never past one that is not done (held by another instance, or failed). Places are read
+ * from their cursors on every (re)connect, after a failure (with a doubling wait), and every few minutes; a
+ * live message is handled at once, and a message at or before its place's cursor (an envelope Slack kept
+ * while the app was away and sends late) is not taken again. A place never read starts where the bot's part
+ * begins: a thread after the bot's first post there, or at the message that opened it; a channel at its latest.
  */
 export function slackInbound(options: {
   readonly channelId: string;
@@ -47,8 +63,9 @@ export function slackInbound(options: {
   const chat = handlers.session({ ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }), help: SLACK_HELP });
   /** Each Slack channel's work, one message at a time, in order. */
   const chains = new Map<string, Promise<void>>();
-  /** Threads where a message failed: their cursor stays until a catch-up reads past it. */
-  const dirty = new Set<string>();
+  /** Places with a read scheduled after a failure, and the wait before each one's next such read (reset by a read that went through). */
+  const scheduled = new Set<string>();
+  const waits = new Map<string, number>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let closed = false;
 
@@ -67,55 +84,57 @@ export function slackInbound(options: {
     return next;
   };
 
-  /** Moves a thread's cursor to `ts` when it is later than where it stands (and no message before it failed). */
-  async function advance(thread: string, ts: string): Promise<void> {
-    if (dirty.has(thread)) return;
-    const cursor = await inbox.cursor(channelId, thread);
-    if (cursor === null || Number(cursor.id) < Number(ts)) await inbox.advance(channelId, thread, { id: ts, at: new Date(Number(ts) * 1000).toISOString() });
+  /** Reads `place` again after a failure: once at a time per place, waiting longer each time; never for a permanent refusal. */
+  function readAgain(place: string, error: unknown): void {
+    if (closed) return;
+    const permanent = PERMANENT.test(String((error as { data?: { error?: string } })?.data?.error ?? (error as Error)?.message ?? error));
+    if (error instanceof HeldElsewhere) log.info({ place, message: error.message }, 'a slack message is claimed and not done yet; its place is read again');
+    else log.warn({ err: error, place, permanent }, permanent ? 'a slack place cannot be read; it is read again at the next sweep' : 'a slack place could not be read; it is read again');
+    if (permanent || scheduled.has(place)) return;
+    const wait = waits.get(place) ?? RETRY_MS;
+    waits.set(place, Math.min(wait * 2, RETRY_MAX_MS));
+    scheduled.add(place);
+    later(() => {
+      scheduled.delete(place);
+      void (place.includes(':') ? catchUpThread(place) : catchUpChannel(place));
+    }, wait);
+  }
+
+  /** Sets a place's cursor when it has none (its start), leaving one that is set as it is. */
+  async function startAt(place: string, ts: string): Promise<void> {
+    if ((await inbox.cursor(channelId, place)) === null) await inbox.advance(channelId, place, cursorAt(ts));
   }
 
   /** Hands a message in a channel to the protocol; throws when it must be read again (held elsewhere, storage away). */
-  async function channelMessage(event: SlackMessageEvent): Promise<void> {
+  async function channelMessage(event: SlackMessageEvent, live: boolean): Promise<void> {
     const bot = connection.bot;
     if (bot === null) throw new Error('the bot is not known yet');
     const read = readMessage(channelId, bot.userId, event);
     if (read.kind !== 'room') return;
     // A channel's own chatter (not in a thread, not to the bot): nothing could take it, nothing is claimed.
-    if (read.thread === null && read.message.opens === null) return advanceChannel(event.channel!, read.ts);
-    // At or before where its place was read to: handled already, or from before the bot listened there (an
-    // envelope Slack kept while the app was away, redelivered now): not anyone's directive now.
-    const place = read.thread === null ? event.channel! : slackThreadAddress(event.channel!, read.thread);
-    const cursor = await inbox.cursor(channelId, place);
-    if (cursor !== null && Number(read.ts) <= Number(cursor.id) && !dirty.has(place)) return;
+    if (read.thread === null && read.message.opens === null) return;
+    if (live) {
+      // At or before where its place was read to: handled already, or from before the bot's part began there.
+      const place = read.thread === null ? event.channel! : slackThreadAddress(event.channel!, read.thread);
+      const cursor = await inbox.cursor(channelId, place);
+      if (cursor !== null && Number(read.ts) <= Number(cursor.id)) return;
+    }
     const handled = await chat.message(read.message, read.placing);
     if (handled.kind === 'held') throw new HeldElsewhere(read.message.id);
-    if (handled.kind === 'handled') log.info({ message: read.message.id, outcome: handled.outcome }, 'slack message handled');
-    if (read.thread !== null) await advance(slackThreadAddress(event.channel!, read.thread), read.ts);
-    else await advanceChannel(event.channel!, read.ts);
+    if (handled.kind !== 'handled') return;
+    log.info({ message: read.message.id, outcome: handled.outcome }, 'slack message handled');
+    // A thread it opened is the agent's from this message on: read from there (the reply that follows is not skipped).
+    if (handled.outcome === 'opened' && read.message.opens !== null) await startAt(read.message.opens.id, justBefore(read.ts));
   }
 
-  /** Moves a Slack channel's cursor (its top-level messages: where mentions start threads) to `ts` when later. */
-  async function advanceChannel(channel: string, ts: string): Promise<void> {
-    if (dirty.has(channel)) return;
-    const cursor = await inbox.cursor(channelId, channel);
-    if (cursor === null || Number(cursor.id) < Number(ts)) await inbox.advance(channelId, channel, { id: ts, at: new Date(Number(ts) * 1000).toISOString() });
-  }
-
-  /** A live message: in its channel's order; on failure tried again later, and its thread read again from its cursor. */
+  /** A live message, in its channel's order; on failure its place is read again from its cursor (started just before it when never read). */
   function live(event: SlackMessageEvent): Promise<void> {
     const channel = event.channel ?? '';
-    return enqueue(channel, () => channelMessage(event)).catch((error: unknown) => {
+    return enqueue(channel, () => channelMessage(event, true)).catch(async (error: unknown) => {
       if (closed) return;
-      const thread = event.thread_ts === undefined ? null : slackThreadAddress(channel, event.thread_ts);
-      if (error instanceof HeldElsewhere) log.info({ message: error.message }, 'a slack message is claimed and not done yet; it is read again');
-      else log.warn({ err: error, channel }, 'a slack message could not be handled; it is read again');
-      if (thread !== null) {
-        dirty.add(thread);
-        later(() => void catchUpThread(thread), RETRY_MS);
-      } else {
-        dirty.add(channel);
-        later(() => void catchUpChannel(channel), RETRY_MS);
-      }
+      const place = event.thread_ts === undefined ? channel : slackThreadAddress(channel, event.thread_ts);
+      if (event.ts !== undefined) await startAt(place, justBefore(event.ts)).catch(() => {});
+      readAgain(place, error);
     });
   }
 
@@ -144,10 +163,31 @@ export function slackInbound(options: {
     }
   }
 
-  /**
-   * Reads a thread's replies after its cursor, each through the same path as a live message. A thread never
-   * read starts after the bot's first post there (the conversation landed with it), else at its latest reply.
-   */
+  /** Reads a history method's pages from `oldest` (exclusive), oldest message first. */
+  async function readAfter(method: string, args: Record<string, unknown>): Promise<SlackMessage[]> {
+    const read: SlackMessage[] = [];
+    let page: string | undefined;
+    for (let pages = 0; pages < CATCH_UP_PAGES; pages++) {
+      const answer = await connection.call<{ messages?: SlackMessage[]; response_metadata?: { next_cursor?: string } }>(method, {
+        ...args, limit: 200, ...(page === undefined ? {} : { cursor: page }),
+      });
+      read.push(...(answer.messages ?? []));
+      page = answer.response_metadata?.next_cursor || undefined;
+      if (page === undefined) break;
+    }
+    return read.sort((a, b) => Number(a.ts) - Number(b.ts));
+  }
+
+  /** Handles each message after `after`, in order, moving the place's cursor past each one done. */
+  async function readOn(place: string, after: string, messages: readonly SlackMessage[], event: (message: SlackMessage) => SlackMessageEvent): Promise<void> {
+    for (const message of messages) {
+      if (Number(message.ts) <= Number(after)) continue;
+      await channelMessage(event(message), false);
+      await inbox.advance(channelId, place, cursorAt(message.ts));
+    }
+  }
+
+  /** Reads a thread where a conversation lives from its cursor; a thread never read starts after the bot's first post there, else at its latest reply. */
   function catchUpThread(thread: string): Promise<void> {
     const parsed = parseSlackAddress(thread);
     if (parsed?.kind !== 'thread') return Promise.resolve();
@@ -155,87 +195,59 @@ export function slackInbound(options: {
     return enqueue(channel, async () => {
       const bot = connection.ensureOnline();
       const cursor = await inbox.cursor(channelId, thread);
-      let after = cursor === null ? null : cursor.id;
-      let page: string | undefined;
-      for (let pages = 0; pages < CATCH_UP_PAGES; pages++) {
-        const answer = await connection.call<{ messages?: SlackMessage[]; response_metadata?: { next_cursor?: string } }>('conversations.replies', {
-          channel, ts, limit: 200, ...(after === null ? {} : { oldest: after }), ...(page === undefined ? {} : { cursor: page }),
-        });
-        const messages = answer.messages ?? [];
-        if (after === null) {
-          // Never read: from the bot's first post on (what came before was not said to the agent), else from now.
-          const landed = messages.find((m) => m.bot_id === bot.botId);
-          const start = landed?.ts ?? messages.at(-1)?.ts ?? ts;
-          await inbox.advance(channelId, thread, { id: start, at: new Date(Number(start) * 1000).toISOString() });
-          after = start;
-        }
-        for (const message of messages) {
-          if (Number(message.ts) <= Number(after)) continue;
-          await channelMessage({ ...message, channel, thread_ts: message.thread_ts ?? ts });
-          await inbox.advance(channelId, thread, { id: message.ts, at: new Date(Number(message.ts) * 1000).toISOString() });
-        }
-        page = answer.response_metadata?.next_cursor || undefined;
-        if (page === undefined) break;
+      const messages = await readAfter('conversations.replies', { channel, ts, ...(cursor === null ? {} : { oldest: cursor.id }) });
+      let after = cursor?.id ?? null;
+      if (after === null) {
+        after = messages.find((m) => m.bot_id === bot.botId)?.ts ?? messages.at(-1)?.ts ?? ts;
+        await inbox.advance(channelId, thread, cursorAt(after));
       }
-      dirty.delete(thread);
-    }).catch((error: unknown) => {
-      if (closed) return;
-      if (error instanceof HeldElsewhere) log.info({ thread }, 'a slack message is claimed and not done yet; the thread is read again');
-      else log.warn({ err: error, thread }, 'a slack thread could not be read; it is read again');
-      dirty.add(thread);
-      later(() => void catchUpThread(thread), RETRY_MS);
-    });
+      await readOn(thread, after, messages, (message) => ({ ...message, channel, thread_ts: message.thread_ts ?? ts }));
+      waits.delete(thread);
+    }).catch((error: unknown) => readAgain(thread, error));
   }
 
-  /**
-   * Reads a Slack channel's top-level messages after its cursor (a mention there starts a thread), each
-   * through the same path as a live one. A channel never read starts at its latest message.
-   */
+  /** Reads a Slack channel's top-level messages (a mention there starts a thread) from its cursor; a channel never read starts at its latest message. */
   function catchUpChannel(channel: string): Promise<void> {
     return enqueue(channel, async () => {
       connection.ensureOnline();
       const cursor = await inbox.cursor(channelId, channel);
       if (cursor === null) {
         const [latest] = (await connection.call<{ messages?: SlackMessage[] }>('conversations.history', { channel, limit: 1 })).messages ?? [];
-        const start = latest?.ts ?? (Date.now() / 1000).toFixed(6);
-        await inbox.advance(channelId, channel, { id: start, at: new Date(Number(start) * 1000).toISOString() });
-        dirty.delete(channel);
+        await inbox.advance(channelId, channel, cursorAt(latest?.ts ?? (Date.now() / 1000).toFixed(6)));
         return;
       }
-      let page: string | undefined;
-      const read: SlackMessage[] = [];
-      for (let pages = 0; pages < CATCH_UP_PAGES; pages++) {
-        const answer = await connection.call<{ messages?: SlackMessage[]; response_metadata?: { next_cursor?: string } }>('conversations.history', {
-          channel, limit: 200, oldest: cursor.id, ...(page === undefined ? {} : { cursor: page }),
-        });
-        read.push(...(answer.messages ?? []));
-        page = answer.response_metadata?.next_cursor || undefined;
-        if (page === undefined) break;
-      }
-      // Newest first from Slack: handled oldest first.
-      dirty.delete(channel);
-      for (const message of read.filter((m) => Number(m.ts) > Number(cursor.id)).sort((a, b) => Number(a.ts) - Number(b.ts))) {
-        await channelMessage({ ...message, channel, thread_ts: undefined });
-      }
-    }).catch((error: unknown) => {
-      if (closed) return;
-      log.warn({ err: error, channel }, 'a slack channel could not be read; it is read again');
-      dirty.add(channel);
-      later(() => void catchUpChannel(channel), RETRY_MS);
-    });
+      const messages = await readAfter('conversations.history', { channel, oldest: cursor.id });
+      // A thread's parent is a top-level message like any other here.
+      await readOn(channel, cursor.id, messages, (message) => ({ ...message, channel, thread_ts: undefined }));
+      waits.delete(channel);
+    }).catch((error: unknown) => readAgain(channel, error));
   }
 
   /**
    * Reads every thread where a conversation lives on the channel from its cursor, and each Slack channel's
-   * top-level messages (for mentions), in `inChannel` only when given.
+   * top-level messages, in `inChannel` only when given. What cannot be listed now is listed again later.
    */
   async function catchUp(inChannel: string | null = null): Promise<void> {
-    const threads = (await options.living()).map(({ address }) => address).filter((address) => {
-      const parsed = parseSlackAddress(address);
-      return parsed?.kind === 'thread' && (inChannel === null || parsed.channel === inChannel);
-    });
-    const channels = inChannel !== null ? [inChannel] : (await options.channels()).map((c) => c.id);
-    await Promise.all([...threads.map((thread) => catchUpThread(thread)), ...channels.map((channel) => catchUpChannel(channel))]);
+    const [living, channels] = await Promise.allSettled([
+      options.living(),
+      inChannel !== null ? Promise.resolve([{ id: inChannel }]) : options.channels(),
+    ]);
+    const threads = living.status === 'fulfilled'
+      ? living.value.map(({ address }) => address).filter((address) => {
+        const parsed = parseSlackAddress(address);
+        return parsed?.kind === 'thread' && (inChannel === null || parsed.channel === inChannel);
+      })
+      : [];
+    for (const failed of [living, channels]) {
+      if (failed.status === 'rejected') {
+        log.warn({ err: failed.reason }, 'the slack places to read could not be listed; they are listed again');
+        later(() => void catchUp(inChannel), RETRY_MS);
+      }
+    }
+    await Promise.all([
+      ...threads.map((thread) => catchUpThread(thread)),
+      ...(channels.status === 'fulfilled' ? channels.value.map(({ id }) => catchUpChannel(id)) : []),
+    ]);
   }
 
   async function handle(envelope: SlackEnvelope): Promise<void> {
@@ -248,27 +260,30 @@ export function slackInbound(options: {
     if (envelope.type === 'interactive') return click(envelope.body as SlackBlockActions);
   }
 
+  const readAll = () => {
+    if (!closed && connection.online) void catchUp().catch((error: unknown) => log.warn({ err: error }, 'the slack places could not be read'));
+  };
   const stops = [
     connection.onEnvelope((envelope) => {
       if (closed) return;
       // Acknowledged at once, as Slack asks (within 3 s) and as a bare Bolt app does: what is not handled yet is
-      // not lost (a failure is tried again; a thread, and a channel's mentions, are read again from their cursors
-      // on every reconnect and after a restart), and the claims make a redelivery harmless.
+      // not lost (its place is read again from its cursor), and the claims make a redelivery harmless.
       void envelope.ack().catch((error: unknown) => log.warn({ err: error }, 'a slack envelope could not be acknowledged'));
       void handle(envelope).catch((error: unknown) => log.warn({ err: error, type: envelope.type }, 'a slack envelope could not be handled'));
     }),
-    connection.onOnline(() => {
-      if (!closed) void catchUp().catch((error: unknown) => log.warn({ err: error }, 'the slack threads where conversations live could not be read'));
-    }),
+    connection.onOnline(readAll),
   ];
-  if (connection.online) void catchUp().catch((error: unknown) => log.warn({ err: error }, 'the slack threads where conversations live could not be read'));
+  const sweep = setInterval(readAll, SWEEP_EVERY_MS);
+  sweep.unref?.();
+  readAll();
 
   return {
-    /** Reads the threads where conversations live in a Slack channel from their cursors now; resolves once read. */
+    /** Reads the threads where conversations live in a Slack channel, and its mentions, from their cursors now; resolves once read. */
     catchUp: (channel: string) => catchUp(channel),
     close(): void {
       closed = true;
       for (const stop of stops) stop();
+      clearInterval(sweep);
       for (const timer of timers) clearTimeout(timer);
     },
   };
