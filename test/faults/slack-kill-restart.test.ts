@@ -208,10 +208,17 @@ describe('kill -9 of npm start with a slack channel, then a restart', { skip: sk
     await kill();
     const posted = await alicePosts(text);
     assert.ok(Number(posted) > Number(await cursor()), 'the message is past the thread\'s cursor');
+    const restarted = Date.now();
+    const callsBefore = slack.calls.length;
     await start();
     await eventually('the answer in the thread', () => botSaid(mark).find((m) => shownText(m).includes('All done here.')));
     await once(text, runsBefore, mark);
     assert.equal(await cursor(), posted, "the thread's cursor moved to the message");
+    // Both ways in were taken, and still it ran once: the envelope the local Slack kept, handed to the new socket,
+    // and the thread read from its cursor at connect.
+    const envelopes = slack.envelopes.filter((e) => e.type === 'events_api' && (e.payload['event'] as { ts?: string }).ts === posted);
+    assert.ok(envelopes.some((e) => e.sentAt >= restarted && e.ackedAt !== null), 'the kept envelope was sent after the restart');
+    assert.ok(slack.calls.slice(callsBefore).some((c) => c.method === 'conversations.replies' && c.args['ts'] === ts), 'the thread was read at connect');
   });
 
   it('b. a message claimed but not yet stored when killed is not lost, and runs once after the restart', async () => {
@@ -258,6 +265,7 @@ describe('kill -9 of npm start with a slack channel, then a restart', { skip: sk
     assert.match(shownText(failed).replace(/\\/g, ''), /turn_lease_expired/);
     // The message is read again once the dead claim lapses: it finds its directive and runs nothing.
     await eventually('the message done', async () => (await heldClaims()).length === 0, 90_000);
+    assert.equal(await directivesWith(text), 1, 'read again, it stored no second directive');
     const post = await once(text, runsBefore, mark);
     assert.equal(post.ts, failed.ts);
   });
