@@ -5,7 +5,8 @@
 // (`redeliverToOthers`: every envelope reaches both, the copy with `retry_attempt` 1). Either way each of alice's
 // messages in the conversation's thread runs once and its answer is posted once, an unlinked person is told how
 // to link once, a mention opens one thread, a direct message is answered once, and a delivery asked of both
-// instances (through the outbox they share, or of each one's channel in turn) is posted once.
+// instances (through the outbox they share, or of each one's channel in turn) is posted once. Asked of both
+// instances' channels at the same moment it is posted twice: a todo, below.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -241,6 +242,15 @@ describe('two instances of the service on one Slack workspace', { skip: missing 
       await opened.storage.outbox.add(d);
       await eventually('the post', () => postsOf(d.id).length > 0);
       await sleep(2_000);
+      assert.equal(postsOf(d.id).length, 1);
+    });
+
+    // Reachable when a post outlives the dispatcher's answer window (a third of the outbox claim, 10 s; one Web API
+    // call may take 10 s × 4 tries): the delivery is put back, the other instance claims it while the first post is
+    // still under way, and both search the thread before either posted. Each port guards only its own asks.
+    it("of both instances' channels at once (a post still under way when the other takes it up)", { todo: 'posted twice: the search before a post is no claim across instances' }, async () => {
+      const d = delivery('asked of both at once');
+      await Promise.all([ports[0]!.deliver(d), ports[1]!.deliver(d)]);
       assert.equal(postsOf(d.id).length, 1);
     });
 
