@@ -125,6 +125,8 @@ export interface FakeSlack {
   redeliverToOthers(on: boolean): void;
   disconnect(reason?: string): void;
   rateLimit(method: string, times: number, retryAfterSeconds: number): void;
+  /** The next `times` calls of `method` do what they do at once and are answered only after `ms` (a slow Slack, a lost answer). */
+  answerLate(method: string, times: number, ms: number): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -217,6 +219,7 @@ class FakeSlackServer implements FakeSlack {
   readonly #deliveries = new Map<string, Delivery>();
   readonly #waiting: Delivery[] = [];
   readonly #rateLimits = new Map<string, { times: number; retryAfter: number }>();
+  readonly #lateAnswers = new Map<string, { times: number; ms: number }>();
   readonly #connectionWaiters = new Set<() => void>();
   #lastTsMicros = 0;
   #roundRobin = 0;
@@ -438,6 +441,10 @@ class FakeSlackServer implements FakeSlack {
 
   rateLimit(method: string, times: number, retryAfterSeconds: number): void {
     this.#rateLimits.set(method, { times, retryAfter: retryAfterSeconds });
+  }
+
+  answerLate(method: string, times: number, ms: number): void {
+    this.#lateAnswers.set(method, { times, ms });
   }
 
   async start(): Promise<void> {
@@ -750,6 +757,14 @@ class FakeSlackServer implements FakeSlack {
         if (!(error instanceof SlackApiError)) throw error;
         body = { ok: false, error: error.code, ...error.extra };
         call.error = error.code;
+      }
+      const late = this.#lateAnswers.get(method);
+      if (late !== undefined && late.times > 0) {
+        late.times -= 1;
+        setTimeout(() => {
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+        }, late.ms).unref();
+        return;
       }
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
     });
