@@ -12,7 +12,9 @@
 //    read again after the restart, it runs nothing twice (its message id is the directive's message_id); the
 //    turn the kill cut short is swept (turn_lease_expired) and its error line is the one post in the thread;
 // c. a post stored in the delivery outbox and not yet posted (the local Slack was stopped) when killed: posted
-//    once after the restart.
+//    once after the restart;
+// d. a post made in the thread whose answer had not come back when killed (so still in the outbox): after the
+//    restart the thread is found to carry it (its metadata names the delivery) and it is not posted again.
 // Each case counts the runs of the conversation, its directives, and every post of the bot in the thread.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -296,5 +298,22 @@ describe('kill -9 of npm start with a slack channel, then a restart', { skip: sk
     assert.deepEqual(said, [stopped], 'the one post in the thread');
     assert.equal(await directivesWith(text), 1);
     assert.equal(await runsOfLanding(), runsBefore + 1, 'one run');
+  });
+
+  it('d. a post made but not yet answered when killed is not posted again after the restart', async () => {
+    const text = 'd: answered just before the kill';
+    const runsBefore = await runsOfLanding();
+    const mark = botReplies().length;
+    // Slack takes the next post at once and never answers it in time: the delivery stays in the outbox, claimed.
+    slack.answerLate('chat.postMessage', 1, 120_000);
+    await alicePosts(text);
+    await eventually('the answer in the thread', () => botSaid(mark).find((m) => shownText(m).includes('All done here.')));
+    assert.equal(await count('select count(*) as n from deliveries', []), 1, 'its delivery still in the outbox');
+    await sleep(500);
+    await kill();
+    await start();
+    // Its claim lapses (the dead instance's), the restarted one takes it up and finds it posted.
+    await eventually('the outbox empty', async () => (await count('select count(*) as n from deliveries', [])) === 0, 90_000);
+    await once(text, runsBefore, mark);
   });
 });
