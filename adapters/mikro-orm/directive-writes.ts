@@ -24,8 +24,9 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         const runId = uuidv7();
         // The thread's row first, then its conversations, locked, as a move locks them (one order: no
         // deadlock): a concurrent directive, summon or teleport of this thread waits here until this
-        // transaction ends, so the checks below and the claim are one decision.
-        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for update', [write.thread_id]);
+        // transaction ends, so the checks below and the claim are one decision. `no key update`: an event appended
+        // meanwhile (its foreign key takes the row's key-share lock) does not wait on it, so it cannot deadlock with us.
+        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for no key update', [write.thread_id]);
         if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
         const answer: StartedAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: runId };
         if (write.message_id !== null) {

@@ -33,6 +33,7 @@ const FULL = {
   'test/storage-modes.test.ts': 'npm start',
   'test/promise-hooks-off.test.ts': 'a process of its own',
   'test/two-instances.test.ts': 'two instances on PostgreSQL or PGlite',
+  'test/slack/slack-two-instances.test.ts': 'two instances on PostgreSQL, one local Slack',
   'test/deploy-proxy.test.ts': 'two instances behind a proxy',
   'test/storage-outage.test.ts': 'a database stopped under the service',
   'test/http/ready-before-agents.test.ts': 'npm start',

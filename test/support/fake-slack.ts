@@ -10,6 +10,8 @@
  * - The Socket Mode client acknowledges with `{"envelope_id", "payload": {}}` (always a `payload`, empty when
  *   `ack()` got nothing), treats `hello` as "connected", and on `disconnect` closes with a close frame and
  *   reconnects after `clientPingTimeout` × the number of consecutive failures (5 s by default: tests lower it).
+ * - With several connections open (several instances of an app), each envelope goes to one of them, in turn, as
+ *   Slack sends each to one connection; `redeliverToOthers` sends each to the others too, as a redelivery.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -80,6 +82,8 @@ export interface EnvelopeRecord {
   retry_reason: string;
   sentAt: number;
   ackedAt: number | null;
+  /** The Socket Mode connection it was sent on, numbered from 1 in the order they opened. */
+  connection: number;
   /** What the client sent with its ack (`{}` from `ack()` without a response). */
   ackPayload?: unknown;
   payload: Record<string, unknown>;
@@ -117,8 +121,16 @@ export interface FakeSlack {
   connections(): number;
   connected(ms?: number): Promise<void>;
   dropSockets(): void;
+  /**
+   * From now on (until called with false), each events_api envelope is sent to its connection as ever and, at
+   * once, to every other open connection as a redelivery (`retry_attempt` one more, `retry_reason` `timeout`):
+   * Slack's redelivery to another connection at its worst, where the first had it too (its ack late or lost).
+   */
+  redeliverToOthers(on: boolean): void;
   disconnect(reason?: string): void;
   rateLimit(method: string, times: number, retryAfterSeconds: number): void;
+  /** The next `times` calls of `method` do what they do at once and are answered only after `ms` (a slow Slack, a lost answer). */
+  answerLate(method: string, times: number, ms: number): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -159,6 +171,8 @@ interface Delivery {
   reason: string;
   acked: boolean;
   record: EnvelopeRecord | null;
+  /** The records of the copies `redeliverToOthers` sent, by the connection each went to. */
+  copies: Map<WebSocket, EnvelopeRecord>;
   socket: WebSocket | null;
   timer: NodeJS.Timeout | null;
 }
@@ -209,10 +223,14 @@ class FakeSlackServer implements FakeSlack {
   readonly #deliveries = new Map<string, Delivery>();
   readonly #waiting: Delivery[] = [];
   readonly #rateLimits = new Map<string, { times: number; retryAfter: number }>();
+  readonly #lateAnswers = new Map<string, { times: number; ms: number }>();
   readonly #connectionWaiters = new Set<() => void>();
   #lastTsMicros = 0;
   #roundRobin = 0;
   #closed = false;
+  #redeliverToOthers = false;
+  readonly #connectionNumbers = new Map<WebSocket, number>();
+  #connectionsOpened = 0;
 
   constructor(options: FakeSlackOptions) {
     this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
@@ -415,6 +433,10 @@ class FakeSlackServer implements FakeSlack {
     }
   }
 
+  redeliverToOthers(on: boolean): void {
+    this.#redeliverToOthers = on;
+  }
+
   disconnect(reason = 'refresh_requested'): void {
     for (const socket of this.#sockets) {
       socket.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'applink-fake' } }));
@@ -423,6 +445,10 @@ class FakeSlackServer implements FakeSlack {
 
   rateLimit(method: string, times: number, retryAfterSeconds: number): void {
     this.#rateLimits.set(method, { times, retryAfter: retryAfterSeconds });
+  }
+
+  answerLate(method: string, times: number, ms: number): void {
+    this.#lateAnswers.set(method, { times, ms });
   }
 
   async start(): Promise<void> {
@@ -491,6 +517,7 @@ class FakeSlackServer implements FakeSlack {
 
   #onSocket(ws: WebSocket): void {
     this.#sockets.add(ws);
+    this.#connectionNumbers.set(ws, ++this.#connectionsOpened);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       let parsed: unknown;
@@ -500,7 +527,7 @@ class FakeSlackServer implements FakeSlack {
         return;
       }
       if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { envelope_id?: unknown }).envelope_id === 'string') {
-        this.#onAck((parsed as { envelope_id: string }).envelope_id, (parsed as { payload?: unknown }).payload);
+        this.#onAck((parsed as { envelope_id: string }).envelope_id, (parsed as { payload?: unknown }).payload, ws);
       }
     });
     ws.on('close', () => this.#onSocketClosed(ws));
@@ -538,15 +565,18 @@ class FakeSlackServer implements FakeSlack {
     }
   }
 
-  #onAck(envelopeId: string, payload: unknown): void {
+  #onAck(envelopeId: string, payload: unknown, ws: WebSocket): void {
     const delivery = this.#deliveries.get(envelopeId);
-    if (delivery === undefined || delivery.acked) return;
+    if (delivery === undefined) return;
+    // A copy's ack is its own record's; any other is the envelope's last send's, as it always was.
+    const record = delivery.copies.get(ws) ?? (!delivery.acked || ws === delivery.socket ? delivery.record : null);
+    if (record !== null && record.ackedAt === null) {
+      record.ackedAt = Date.now();
+      record.ackPayload = payload;
+    }
+    if (delivery.acked) return;
     delivery.acked = true;
     this.#clearTimer(delivery);
-    if (delivery.record !== null) {
-      delivery.record.ackedAt = Date.now();
-      delivery.record.ackPayload = payload;
-    }
   }
 
   #deliver(type: 'events_api' | 'interactive', payload: Record<string, unknown>): Promise<void> {
@@ -559,6 +589,7 @@ class FakeSlackServer implements FakeSlack {
       reason: '',
       acked: false,
       record: null,
+      copies: new Map(),
       socket: null,
       timer: null,
     };
@@ -590,6 +621,7 @@ class FakeSlackServer implements FakeSlack {
       retry_reason: delivery.reason,
       sentAt: Date.now(),
       ackedAt: null,
+      connection: this.#connectionNumbers.get(socket) ?? 0,
       payload: delivery.payload,
     };
     this.envelopes.push(record);
@@ -599,7 +631,18 @@ class FakeSlackServer implements FakeSlack {
       delivery.timer = null;
       if (!delivery.acked) this.#retry(delivery, 'timeout');
     }, this.#ackTimeoutMs);
-    return new Promise((resolve) => socket.send(JSON.stringify(envelope), () => resolve()));
+    const sent = [new Promise<void>((resolve) => socket.send(JSON.stringify(envelope), () => resolve()))];
+    if (this.#redeliverToOthers && delivery.type === 'events_api') {
+      for (const other of open) {
+        if (other === socket) continue;
+        const copy: EnvelopeRecord = { ...record, retry_attempt: delivery.attempt + 1, retry_reason: 'timeout', connection: this.#connectionNumbers.get(other) ?? 0 };
+        this.envelopes.push(copy);
+        delivery.copies.set(other, copy);
+        const copied = { ...envelope, retry_attempt: copy.retry_attempt, retry_reason: copy.retry_reason };
+        sent.push(new Promise<void>((resolve) => other.send(JSON.stringify(copied), () => resolve())));
+      }
+    }
+    return Promise.all(sent).then(() => {});
   }
 
   /** Slack retries events (at most `maxRetries` times); an unacknowledged interactive payload is not sent again. */
@@ -718,6 +761,14 @@ class FakeSlackServer implements FakeSlack {
         if (!(error instanceof SlackApiError)) throw error;
         body = { ok: false, error: error.code, ...error.extra };
         call.error = error.code;
+      }
+      const late = this.#lateAnswers.get(method);
+      if (late !== undefined && late.times > 0) {
+        late.times -= 1;
+        setTimeout(() => {
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+        }, late.ms).unref();
+        return;
       }
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
     });
