@@ -300,6 +300,8 @@ class FakeSlackServer implements FakeSlack {
       if (parent === undefined) throw new Error(`fake slack: no message ${opts.threadTs} in ${channel}`);
       threadTs = parent.threadTs ?? parent.ts;
     }
+    // What a person typed, as Slack carries it: `&`, `<` and `>` escaped, a mention made in the client kept as markup.
+    text = slackWire(text);
     const message: StoredMessage = {
       ts: this.#nextTs(),
       channel,
@@ -1175,4 +1177,13 @@ function checkMetadata(value: unknown): { event_type: string; event_payload: Rec
     throw new SlackApiError('invalid_metadata_format');
   }
   return { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> };
+}
+
+/**
+ * A person's text as Slack sends and stores it: `&`, `<` and `>` escaped (Slack's documented escaping), except a
+ * user mention (`<@U…>`, `<@U…|name>`), which a client inserts as markup rather than as typed text.
+ */
+export function slackWire(typed: string): string {
+  return typed.split(/(<@[UW][A-Z0-9]+(?:\|[^<>]*)?>)/).map((part, i) => (i % 2 === 1 ? part
+    : part.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'))).join('');
 }
