@@ -272,6 +272,27 @@ describe('people in a Slack workspace talk to the agent', () => {
     assert.equal((await runsOf()).length, before + 1);
   });
 
+  it('a reply lost while Socket Mode was down is read even when a later one arrives live first after the reconnect', async () => {
+    await idle();
+    const before = (await runsOf()).length;
+    await slack.stop();
+    try {
+      await slack.post('U0ALICE', GENERAL, 'lost while down', { threadTs: ts, lost: true });
+    } finally {
+      await slack.start();
+    }
+    // Said the moment the socket is back, before the thread is read again: handled live, it must not move the
+    // thread's cursor past the one Slack never sent.
+    await slack.connected(20_000);
+    await slack.post('U0ALICE', GENERAL, 'said right after the reconnect', { threadTs: ts });
+    await eventually('both to run', async () => {
+      const texts = await userTexts();
+      return texts.includes('lost while down') && texts.includes('said right after the reconnect');
+    });
+    await idle();
+    assert.equal((await runsOf()).length, before + 2);
+  });
+
   it('acknowledges every envelope within 3 s, and a redelivered one runs nothing twice', async () => {
     const late = slack.envelopes.filter((e) => e.ackedAt === null || e.ackedAt - e.sentAt > 3_000);
     assert.deepEqual(late.map((e) => e.envelope_id), [], 'every envelope acknowledged in time');
