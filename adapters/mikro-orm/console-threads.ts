@@ -18,11 +18,13 @@ export function mikroOrmConsoleThreads(orm: MikroORM): ConsoleThreads {
 
     async setWorktree(threadId, worktree) {
       if (!isUuid(threadId)) return null;
-      // One statement: the update when none is recorded, else the row as it is.
-      const [row] = await runStatement<{ worktree: Worktree | null }>(orm, `
-        with u as (update threads set worktree = ?::jsonb where id = ? and worktree is null returning worktree)
-        select worktree from u union all select worktree from threads where id = ? and not exists (select 1 from u)`,
-      [JSON.stringify(worktree), threadId, threadId]);
+      // The update when none is recorded. When it finds one recorded (having waited for a concurrent record to
+      // commit), a second statement reads it: a single statement's snapshot would still see the row unrecorded.
+      const [updated] = await runStatement<{ worktree: Worktree | null }>(orm,
+        'update threads set worktree = ?::jsonb where id = ? and worktree is null returning worktree',
+        [JSON.stringify(worktree), threadId]);
+      if (updated !== undefined) return updated.worktree;
+      const [row] = await runStatement<{ worktree: Worktree | null }>(orm, 'select worktree from threads where id = ?', [threadId]);
       return row?.worktree ?? null;
     },
   };
