@@ -1,3 +1,4 @@
+import type { Role } from './accounts.ts';
 import type {
   Address,
   Agent,
@@ -54,6 +55,8 @@ export interface WorldUser {
   readonly name: string;
   /** SHA-256 of the user's token, hex. */
   readonly token_hash: string;
+  /** `admin` or `member` (the world file's `role`, default `member`). */
+  readonly role: Role;
 }
 
 export interface WorldThread {

@@ -1,4 +1,5 @@
 import type { World } from '../domain/world.ts';
+import type { Accounts } from './accounts.ts';
 import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { ChannelLinks } from './channel-links.ts';
@@ -10,12 +11,11 @@ import type { EventLog } from './event-log.ts';
 import type { LedgerStore } from './ledger-store.ts';
 import type { ReadinessProbe } from './readiness.ts';
 import type { ThreadStore } from './thread-store.ts';
-import type { UserByTokenHash } from './user-store.ts';
 
 /** One storage backend: every store over the same state, and its life cycle. */
 export interface Storage {
-  /** The user a token's SHA-256 names (sign-in, bearer and cookie). */
-  readonly userByTokenHash: UserByTokenHash;
+  /** Accounts and the credentials that name them: world tokens, sessions, personal tokens (sign-in, bearer and cookie). */
+  readonly accounts: Accounts;
   /** Thread rows and their access, the fork chain for the ledger, and the thread list. */
   readonly threads: ThreadStore;
   /** The chat ledger, one keyset page at a time. */

@@ -4,7 +4,14 @@ import type { MemoryState } from './state.ts';
 
 /** Writes a world into the state, replacing rows with the same id, so importing twice doubles nothing. */
 export function importWorld(state: MemoryState, world: World): void {
-  for (const user of world.users) state.users.set(user.id, { id: user.id, name: user.name, token_hash: user.token_hash });
+  for (const user of world.users) {
+    // A world user's name, token and role are the world's; whether an admin deactivated them is kept.
+    const stored = state.users.get(user.id);
+    state.users.set(user.id, {
+      id: user.id, name: user.name, token_hash: user.token_hash, role: user.role, email: stored?.email ?? null,
+      active: stored?.active ?? true, issuer: null, subject: null, created_at: stored?.created_at ?? new Date().toISOString(),
+    });
+  }
   for (const project of world.projects) state.projects.set(project.name, project);
   for (const agent of world.agents) state.agents.set(agent.id, { ...agent, env: agent.env ?? {}, env_pass: agent.env_pass ?? [], network: agent.network ?? 'host' });
   for (const channel of world.channels) state.channels.set(channel.id, channel);

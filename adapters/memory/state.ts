@@ -7,6 +7,7 @@ import type { QueuedDirective } from '../../ports/queue-edits.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
 import type { MemoryLinks } from './channel-links.ts';
 import type { MemoryChatInbox } from './chat-inbox.ts';
+import type { MemoryAccount, MemoryCredentials } from './accounts.ts';
 
 /** A queued directive as the memory state keeps it: the row, and what its turn needs later. */
 export interface MemoryQueued {
@@ -33,7 +34,10 @@ export interface MemoryUnsent {
 
 /** Everything the memory adapter holds, keyed by id; rows are stored exactly as the reads answer them. */
 export interface MemoryState {
-  readonly users: Map<string, User & { readonly token_hash: string }>;
+  /** Accounts by id, with the world token's hash (null for an OpenID Connect user) and the OIDC subject. */
+  readonly users: Map<string, MemoryAccount>;
+  /** Sessions, personal tokens, sign-ins under way and invites. */
+  readonly credentials: MemoryCredentials;
   /** Each project by name: its directory on disk (null: the default under `DATA_DIR`), or its repository and base branch. */
   readonly projects: Map<string, Project>;
   readonly agents: Map<string, Agent>;
@@ -74,6 +78,7 @@ export interface MemoryState {
 export function emptyState(): MemoryState {
   return {
     users: new Map(),
+    credentials: { sessions: new Map(), tokens: new Map(), flows: new Map(), invites: new Map() },
     projects: new Map(),
     agents: new Map(),
     channels: new Map(),

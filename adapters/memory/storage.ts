@@ -4,6 +4,7 @@ import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
 import { memoryChannelLinks } from './channel-links.ts';
+import { memoryAccounts } from './accounts.ts';
 import { memoryChatInbox } from './chat-inbox.ts';
 import { memoryStorageWriter } from './storage-writer.ts';
 import { memoryDeliveryOutbox } from './delivery-outbox.ts';
@@ -33,10 +34,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
   };
 
   return {
-    userByTokenHash: async (hash) => {
-      for (const user of state.users.values()) if (user.token_hash === hash) return { id: user.id, name: user.name };
-      return null;
-    },
+    accounts: memoryAccounts(state.users, state.credentials),
     threads: {
       findAccessible: async (userId, threadId) => {
         const row = accessible(userId, threadId);

@@ -29,7 +29,7 @@ export function parseWorld(value: unknown): Result<World, Issue[]> {
   const issues = referenceIssues(file);
   if (issues.length > 0) return fail(issues);
   return ok({
-    users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token) })),
+    users: file.users.map((user) => ({ id: user.id, name: user.name, token_hash: hashToken(user.token), role: user.role })),
     projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null, repo: null, base: null } : project)),
     agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
     // A chat channel's linked users are its links; its server, account or tokens are kept apart from the catalog entry.

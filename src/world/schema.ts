@@ -7,6 +7,7 @@ import { isBranchName } from '../../domain/worktree.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN } from '../../domain/xmpp.ts';
 import { SLACK_API_URL_PATTERN } from '../../domain/slack.ts';
+import { ROLES } from '../../domain/accounts.ts';
 
 const name = v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const uuid7 = v.pipe(v.string(), v.regex(UUID7_PATTERN, 'must be a lower-case UUIDv7'));
@@ -156,7 +157,10 @@ const Thread = v.object({
 
 /** The world file (contract section 6), as written: tokens in clear, defaults filled in. */
 export const WorldFileSchema = v.object({
-  users: v.array(v.object({ id: name, name: v.string(), token: v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters')) })),
+  users: v.array(v.object({
+    id: name, name: v.string(), token: v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters')),
+    role: v.optional(v.picklist(ROLES, 'must be admin or member'), 'member'),
+  })),
   projects: v.optional(v.array(Project), []),
   agents: v.array(
     v.object({
