@@ -166,6 +166,22 @@ export const ERROR_DETAILS = {
   too_many_link_codes: 'Too many link codes asked for: retry later',
   /** The user has as many live sockets open as the instance allows (LIVE_SOCKETS_PER_USER). */
   too_many_live_sockets: 'Too many live sockets open: close one first',
+  /** The caller is not an active admin: only admins list users, change them and invite. */
+  not_admin: 'Only an admin may do this',
+  /** No OpenID Connect provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): sign in with a token. */
+  sign_in_not_configured: 'Sign-in with an identity provider is not configured here: sign in with a token',
+  /** The identity provider could not be reached (its discovery document or its token endpoint). */
+  identity_provider_unavailable: 'The identity provider could not be reached: retry later',
+  /** The caller has no personal access token by this id (revoked already, or someone else's). */
+  token_not_found: 'You have no access token with this id',
+  /** The caller holds as many personal access tokens as allowed (50): revoke one first. */
+  too_many_tokens: 'You hold as many access tokens as allowed: revoke one first',
+  /** No user has this id. */
+  user_not_found: 'No user has this id',
+  /** The change would leave no active admin: make another admin first. */
+  last_admin: 'This would leave no active admin: make another user admin first',
+  /** The client started more sign-ins this minute than the instance takes. */
+  too_many_sign_in_starts: 'Too many sign-ins started from this client: retry later',
   /** A bug: logged in full, answered without detail. */
   internal: 'Internal error',
 } as const;

@@ -23,6 +23,16 @@ import { consoleSurface } from './console-api/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
 import { guessLimit } from './identity/guess-limit.ts';
 import { sessionRoutes } from './identity/routes.ts';
+import { oidcRoutes } from './identity/oidc-routes.ts';
+import { tokenRoutes } from './account/token-routes.ts';
+import { adminRoutes } from './admin/routes.ts';
+import { adminSurface } from './admin/surface.ts';
+import { sessionKeeper } from '../core/accounts/sessions.ts';
+import { accessTokens } from '../core/accounts/access-tokens.ts';
+import { administration } from '../core/accounts/administration.ts';
+import { oidcSignIn } from '../core/accounts/oidc-sign-in.ts';
+import type { IdentityProvider } from '../ports/identity-provider.ts';
+import { accountSecrets } from './identity/secrets.ts';
 import type { Config } from './config.ts';
 import { requestListener, upgradeListener, type Mount } from './http/edge.ts';
 import { openApiDocument } from './http/openapi.ts';
@@ -97,6 +107,8 @@ export interface AppOptions {
   readonly chatLinks?: (channel: string, sender: string) => Promise<string | null>;
   /** The world file's links of its chat channels (an xmpp channel's `links`: user id to address); none by default. */
   readonly worldLinks?: WorldLinks;
+  /** The OpenID Connect provider sign-in goes through (built from `config.oidc`); none: tokens only. */
+  readonly identityProvider?: IdentityProvider;
   /** Threads' git worktrees; by default the `git` executable's, under `DATA_DIR/worktrees`. */
   readonly worktrees?: Worktrees;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
@@ -131,6 +143,9 @@ export interface ComposedApp extends App {
   readonly chat: ChatHandlers;
 }
 
+/** Sign-ins with the identity provider one client may start per minute (this instance): each stores a flow. */
+export const SIGN_IN_STARTS_PER_MINUTE = 30;
+
 /** `link <code>` attempts a chat sender may make per minute, per channel (this instance). */
 export const LINK_ATTEMPTS_PER_MINUTE = 5;
 
@@ -152,7 +167,15 @@ export function createApp(options: AppOptions): ComposedApp {
     trustProxy: config.trustProxy,
     observe: { failed: metrics.credentialFailed, refused: metrics.guessRefused },
   });
-  const authenticate = authenticator(storage.userByTokenHash, guesses);
+  const authenticate = authenticator(storage.accounts.userByCredential, guesses, clock);
+  // Sessions, personal tokens, admins and sign-in with the identity provider (CONTRACT section 13).
+  const secrets = accountSecrets();
+  const sessions = sessionKeeper({ accounts: storage.accounts, clock, secrets, ttlMs: config.sessionTtlHours * 3_600_000 });
+  const admin = administration({ accounts: storage.accounts, clock });
+  const signIn = options.identityProvider === undefined || config.oidc === null ? null : oidcSignIn({
+    accounts: storage.accounts, provider: options.identityProvider, sessions, secrets, clock, newId: uuidv7,
+    policy: { allowedDomains: config.oidc.allowedDomains, firstAdmin: config.oidc.firstAdmin },
+  });
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
   // Not ready until every agent's first answer is in (bounded by the offers' time-out).
@@ -238,7 +261,13 @@ export function createApp(options: AppOptions): ComposedApp {
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
+    buildSurface(accountSurface([
+      ...sessionRoutes({ userByCredential: storage.accounts.userByCredential, sessions, admin, guesses, clock, signedIn: metrics.signIn }),
+      ...oidcRoutes({ signIn, redirectUrl: config.oidc?.redirectUrl ?? null, guesses, starts: windowLimiter({ limit: SIGN_IN_STARTS_PER_MINUTE }), trustProxy: config.trustProxy, signedIn: metrics.signIn }),
+      ...tokenRoutes(accessTokens({ accounts: storage.accounts, clock, secrets, newId: uuidv7 })),
+      ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE })),
+    ], authenticate)),
+    buildSurface(adminSurface(adminRoutes(admin), authenticate)),
     buildSurface(
       consoleSurface(
         [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), liveHttpRoute],

@@ -3,6 +3,7 @@ import { distinctHosts, loopbackHosts } from '../domain/allowed-hosts.ts';
 import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '../domain/origin.ts';
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
 import { SLACK_API_URL_PATTERN, type SlackSettings } from '../domain/slack.ts';
+import { EMAIL_PATTERN } from '../domain/accounts.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN, type XmppAccount } from '../domain/xmpp.ts';
 import { defaultPerClientCap } from './http/connection-cap.ts';
 
@@ -69,6 +70,10 @@ export interface Config {
   readonly agentSandbox: 'auto' | 'off';
   /** The bearer token `GET /metrics` answers to; null: no metrics route at all (404). */
   readonly metricsToken: string | null;
+  /** Sign-in with an OpenID Connect provider (OIDC_*); null when not configured (tokens only). */
+  readonly oidc: OidcConfig | null;
+  /** How long a signed-in session lasts (SESSION_TTL_HOURS). */
+  readonly sessionTtlHours: number;
   /** The limits each instance applies (docs/operations.md, configuration). */
   readonly limits: {
     /** Failed credentials per minute from one client address, on any path (SIGNIN_ATTEMPTS_PER_MINUTE). */
@@ -79,6 +84,59 @@ export interface Config {
     readonly uiResourceBytes: number;
   };
 }
+
+/** OpenID Connect sign-in (CONTRACT section 13). The secret is only ever read from the environment. */
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The callback URL registered at the provider; null: built from the console origin the sign-in started on. */
+  readonly redirectUrl: string | null;
+  /** Lower-case email domains whose verified users may join on their first sign-in. */
+  readonly allowedDomains: readonly string[];
+  /** What the sign-in button says: "Sign in with <name>". */
+  readonly name: string;
+  /** The email made admin on its first sign-in while no admin exists. */
+  readonly firstAdmin: string | null;
+}
+
+/** Whether a URL's host is this machine's loopback (an `http:` issuer is accepted only there: tests). */
+export function isLoopbackUrl(url: URL): boolean {
+  return url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
+}
+
+/** OIDC_ISSUER: an https URL, or http on a loopback host. */
+const issuerUrl = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const url = URL.canParse(dataset.value) ? new URL(dataset.value) : null;
+    if (url === null || (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(url))) || url.search !== '' || url.hash !== '' || url.username !== '') {
+      addIssue({ message: 'must be an https URL (http only on 127.0.0.1, ::1 or localhost), without a query' });
+      return NEVER;
+    }
+    return dataset.value;
+  }),
+);
+
+/** OIDC_REDIRECT_URL: an absolute http(s) URL. */
+const redirectUrl = v.pipe(
+  v.string(),
+  v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http or https URL such as https://console.example.com/api/session/oidc/callback'),
+);
+
+/** OIDC_ALLOWED_DOMAINS: comma-separated domains, lower-cased. */
+const domainList = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const domains = dataset.value.split(',').map((d) => d.trim().toLowerCase()).filter((d) => d !== '');
+    const bad = domains.find((d) => !DOMAIN_PATTERN.test(d));
+    if (bad !== undefined) {
+      addIssue({ message: `must be a comma-separated list of email domains such as example.com (${JSON.stringify(bad.slice(0, 100))} is not one)` });
+      return NEVER;
+    }
+    return domains;
+  }),
+);
 
 const integer = (min: number, max: number) =>
   v.pipe(
@@ -173,6 +231,15 @@ const EnvSchema = v.object({
   DEMO_SLACK_BOT_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^xoxb-\S+$/, 'must be a Slack bot token (xoxb-…)'))),
   DEMO_SLACK_API_URL: v.optional(v.pipe(v.string(), v.regex(SLACK_API_URL_PATTERN, 'must be an http or https URL ending with /'))),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{16,512}$/, 'must be 16 to 512 printable characters without spaces'))),
+  // OpenID Connect: ISSUER, CLIENT_ID and CLIENT_SECRET together or none (checked below); the secret stays here.
+  OIDC_ISSUER: v.optional(issuerUrl),
+  OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(500, 'must be at most 500 characters'))),
+  OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
+  OIDC_REDIRECT_URL: v.optional(redirectUrl),
+  OIDC_ALLOWED_DOMAINS: v.optional(domainList),
+  OIDC_NAME: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(100, 'must be at most 100 characters')), 'your identity provider'),
+  OIDC_FIRST_ADMIN: v.optional(v.pipe(v.string(), v.regex(EMAIL_PATTERN, 'must be an email address'))),
+  SESSION_TTL_HOURS: v.optional(integer(1, 8760), '168'),
 });
 
 /** Reads the configuration from environment variables; each issue names its variable. */
@@ -220,6 +287,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   const demoSlack: SlackSettings | null = demo && e.DEMO_SLACK_APP_TOKEN !== undefined && e.DEMO_SLACK_BOT_TOKEN !== undefined
     ? Object.freeze({ app_token_env: 'DEMO_SLACK_APP_TOKEN', bot_token_env: 'DEMO_SLACK_BOT_TOKEN', api_url: e.DEMO_SLACK_API_URL ?? null })
     : null;
+  const oidcSet = ([['OIDC_ISSUER', e.OIDC_ISSUER], ['OIDC_CLIENT_ID', e.OIDC_CLIENT_ID], ['OIDC_CLIENT_SECRET', e.OIDC_CLIENT_SECRET]] as const)
+    .map(([name, value]) => ({ name, set: value !== undefined }));
+  if (oidcSet.some((x) => x.set) && !oidcSet.every((x) => x.set)) {
+    const named = oidcSet.filter((x) => x.set).map((x) => x.name).join(' and ');
+    return fail(oidcSet.filter((x) => !x.set).map((x) => ({ path: x.name, message: `must be set with ${named} (sign-in with OpenID Connect needs all three)` })));
+  }
+  const oidc: OidcConfig | null = e.OIDC_ISSUER !== undefined && e.OIDC_CLIENT_ID !== undefined && e.OIDC_CLIENT_SECRET !== undefined
+    ? Object.freeze({
+      issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET, redirectUrl: e.OIDC_REDIRECT_URL ?? null,
+      allowedDomains: Object.freeze(e.OIDC_ALLOWED_DOMAINS ?? []), name: e.OIDC_NAME, firstAdmin: e.OIDC_FIRST_ADMIN?.toLowerCase() ?? null,
+    })
+    : null;
   const jidDomain = e.DEMO_XMPP_JID?.slice(e.DEMO_XMPP_JID.lastIndexOf('@') + 1) ?? '';
   const demoXmpp: XmppAccount | null = demo && e.DEMO_XMPP_SERVICE !== undefined && e.DEMO_XMPP_JID !== undefined && e.DEMO_XMPP_PASSWORD !== undefined
     ? Object.freeze({
@@ -252,6 +331,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
       agentSandbox: e.AGENT_SANDBOX,
       metricsToken: e.METRICS_TOKEN ?? null,
+      oidc,
+      sessionTtlHours: e.SESSION_TTL_HOURS,
       limits: Object.freeze({
         signInsPerMinute: e.SIGNIN_ATTEMPTS_PER_MINUTE,
         directivesPerMinute: e.DIRECTIVES_PER_MINUTE,

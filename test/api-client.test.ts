@@ -50,9 +50,10 @@ describe('the OpenAPI description and its generated client', () => {
     const output = `${linted.stdout}${linted.stderr}`;
     assert.equal(linted.status, 0, output);
     assert.doesNotMatch(output, /^error /m, output);
-    // One warning stays: the live socket answers 101 (an upgrade), which the rule counts as no 2xx.
+    // Three warnings stay: the live socket answers 101 (an upgrade), and the two legs of sign-in with the
+    // identity provider answer redirects (302 there, 303 back), which the rule counts as no 2xx.
     const warnings = [...output.matchAll(/^warning (\S+): (\d+)/gm)].map((m) => `${m[1]}: ${m[2]}`);
-    assert.deepEqual(warnings, ['operation-2xx-response: 1'], output);
+    assert.deepEqual(warnings, ['operation-2xx-response: 3'], output);
   });
 
   it('names every operation, types every id, and describes every JSON answer', () => {

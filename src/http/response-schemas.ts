@@ -19,7 +19,27 @@ export const Ready = v.strictObject({
   status: v.literal('ready'),
   agent_sandbox: v.optional(v.strictObject({ kind: v.picklist(['bubblewrap', 'none', 'off']), detail: v.string() })),
 });
-export const Me = v.strictObject({ id: v.string(), name: v.string() });
+export const Me = v.strictObject({ id: v.string(), name: v.string(), role: v.picklist(['admin', 'member']) });
+
+/** A personal access token as its owner lists it: never the token itself. */
+export const AccessTokenInfo = v.strictObject({
+  id: v.string(), name: v.string(), created_at: v.string(), expires_at: v.nullable(v.string()), last_used_at: v.nullable(v.string()),
+});
+
+/** A token just created: `token` is shown in this answer only. */
+export const CreatedAccessToken = v.strictObject({ ...AccessTokenInfo.entries, token: v.string() });
+
+/** A user as admins see them. `issuer` is null for a world-file user. */
+export const AccountInfo = v.strictObject({
+  id: v.string(), name: v.string(), email: v.nullable(v.string()), role: v.picklist(['admin', 'member']), active: v.boolean(),
+  issuer: v.nullable(v.string()), created_at: v.string(),
+});
+
+/** One page of users, by id; `next` is the `after` of the next page. */
+export const AccountPageInfo = v.strictObject({ items: v.array(AccountInfo), next: v.nullable(v.string()) });
+
+/** An invitation: the email may join on its first sign-in. */
+export const InviteInfo = v.strictObject({ email: v.string(), invited_by: v.string(), created_at: v.string() });
 
 /** A one-use link code for a chat channel (contract section 9): shown once, valid until `expires_at`. */
 export const LinkCode = v.strictObject({

@@ -1,8 +1,11 @@
 import * as v from 'valibot';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { Administration } from '../../core/accounts/administration.ts';
+import type { SessionKeeper } from '../../core/accounts/sessions.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
+import type { Clock } from '../../ports/clock.ts';
 import { empty, json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
-import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
+import { clearedSessionCookie, credentialOf, sessionCookie, TOKEN_PATTERN } from './credential.ts';
 import { tokenHash } from './authenticate.ts';
 import type { GuessLimit } from './guess-limit.ts';
 import { answer, Me } from '../http/response-schemas.ts';
@@ -11,44 +14,70 @@ const SessionBody = v.object({
   token: v.pipe(v.string('must be a string'), v.regex(TOKEN_PATTERN, 'must be 1 to 512 token characters')),
 });
 
+/** What the session routes are made of. */
+export interface SessionRouteDeps {
+  readonly userByCredential: UserByCredential;
+  readonly sessions: SessionKeeper;
+  readonly admin: Administration;
+  readonly guesses: GuessLimit;
+  readonly clock: Clock;
+  /** Told of each sign-in and each refusal, by method and outcome (metrics). */
+  readonly signedIn: (method: 'token' | 'oidc', outcome: string) => void;
+}
+
 /**
- * `POST/GET/DELETE /api/session`: sign in with a token (sets the cookie), who am I, sign out. A
- * token that names no one counts against its client's budget of failed credentials, the same one
- * bearer tokens, cookies and the live socket spend; a client past it gets 429 with `Retry-After`
- * and no answer about its token, right or wrong.
+ * `POST/GET/DELETE /api/session`: sign in with a token, who am I, sign out. A token sign-in starts a
+ * server-side session: the cookie holds its random id, never the token. A token that names no one counts
+ * against its client's budget of failed credentials, the same one bearer tokens, cookies and the live socket
+ * spend; a client past it gets 429 with `Retry-After` and no answer about its token, right or wrong.
  */
-export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Route[] {
+export function sessionRoutes(deps: SessionRouteDeps): Route[] {
+  const { guesses } = deps;
   return [
     route({
       method: 'POST',
       path: '/api/session',
-      summary: 'Sign in: checks the token and stores it in the HttpOnly session cookie',
+      summary: 'Sign in with a token: starts a server-side session, whose random id goes in the HttpOnly session cookie',
       operationId: 'signIn',
       body: SessionBody,
       responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
       handle: async ({ body, ctx }) => {
-        const found = await guesses(ctx, () => userByTokenHash(tokenHash(body.token)));
+        const now = new Date(deps.clock.now()).toISOString();
+        const found = await guesses(ctx, () => deps.userByCredential(tokenHash(body.token), now));
         if (!found.ok) return found.error;
-        if (found.value === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
-        return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });
+        if (found.value === null) {
+          deps.signedIn('token', 'refused');
+          return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
+        }
+        const session = await deps.sessions.start(found.value.id);
+        deps.signedIn('token', 'signed_in');
+        return empty(204, { 'set-cookie': sessionCookie(session.secret, ctx.scheme === 'https', session.max_age_seconds), 'cache-control': 'no-store' });
       },
     }),
     route({
       method: 'GET',
       path: '/api/session',
-      summary: 'The calling user',
+      summary: 'The calling user, and their role',
       operationId: 'whoAmI',
       auth: true,
       responses: { 200: answer('The calling user', Me), 401: 'No valid credential' },
-      handle: ({ user }) => json(200, { id: user.id, name: user.name }, { 'cache-control': 'no-store' }),
+      handle: async ({ user }) => {
+        const account = await deps.admin.me(user.id);
+        return json(200, { id: user.id, name: user.name, role: account?.role ?? 'member' }, { 'cache-control': 'no-store' });
+      },
     }),
     route({
       method: 'DELETE',
       path: '/api/session',
-      summary: 'Sign out: clears the session cookie',
+      summary: 'Sign out: ends the session on every instance at once, and clears the session cookie',
       operationId: 'signOut',
       responses: { 204: 'Signed out' },
-      handle: ({ ctx }) => empty(204, { 'set-cookie': clearedSessionCookie(ctx.scheme === 'https') }),
+      handle: async ({ ctx }) => {
+        // Only the cookie's session ends: a bearer token is the client's own to revoke.
+        const cookie = credentialOf(ctx.req, 'cookie');
+        if (cookie !== null) await deps.sessions.end(cookie);
+        return empty(204, { 'set-cookie': clearedSessionCookie(ctx.scheme === 'https'), 'cache-control': 'no-store' });
+      },
     }),
   ];
 }

@@ -41,6 +41,8 @@ export interface Metrics {
   readonly credentialFailed: () => void;
   /** A credential not even looked up: its client had used up its failures (429). */
   readonly guessRefused: () => void;
+  /** A sign-in (`token` or `oidc`) and its outcome: `signed_in`, or the reason it was refused. */
+  readonly signIn: (method: 'token' | 'oidc', outcome: string) => void;
 }
 
 /** The request and fetch histograms' buckets, in seconds. */
@@ -63,6 +65,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   const gapEvents = new Counter({ name: 'console_live_gap_fill_events_total', help: 'Stored events live sockets read from the log to fill gaps the bus left', registers: [registry] });
   const unavailable = new Counter({ name: 'console_storage_unavailable_total', help: 'Requests answered 503 because storage did not answer (time-outs included)', registers: [registry] });
   const credentialFailures = new Counter({ name: 'console_credential_failures_total', help: 'Credentials (tokens, session cookies, the metrics token) that named no one', registers: [registry] });
+  const signIns = new Counter({ name: 'console_sign_ins_total', help: 'Sign-ins by method (token, oidc) and outcome (signed_in, or the reason refused)', labelNames: ['method', 'outcome'], registers: [registry] });
   const guessesRefused = new Counter({ name: 'console_credential_guesses_refused_total', help: 'Requests answered 429 without looking their credential up: the client had used up its failed credentials', registers: [registry] });
   new Gauge({ name: 'console_pending_waits', help: 'Approvals and questions the agents of this instance wait on', registers: [registry], collect() { this.set(sources.pendingWaits()); } });
   if (sources.agents !== undefined) {
@@ -128,5 +131,6 @@ export function createMetrics(sources: MetricSources): Metrics {
     storageUnavailable: () => unavailable.inc(),
     credentialFailed: () => credentialFailures.inc(),
     guessRefused: () => guessesRefused.inc(),
+    signIn: (method, outcome) => signIns.inc({ method, outcome }),
   };
 }
