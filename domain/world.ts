@@ -55,8 +55,8 @@ export interface WorldUser {
   readonly name: string;
   /** SHA-256 of the user's token, hex. */
   readonly token_hash: string;
-  /** `admin` or `member` (the world file's `role`, default `member`). */
-  readonly role: Role;
+  /** `admin` or `member` (the world file's `role`); absent: `member`. */
+  readonly role?: Role;
 }
 
 export interface WorldThread {

@@ -8,7 +8,7 @@ export function importWorld(state: MemoryState, world: World): void {
     // A world user's name, token and role are the world's; whether an admin deactivated them is kept.
     const stored = state.users.get(user.id);
     state.users.set(user.id, {
-      id: user.id, name: user.name, token_hash: user.token_hash, role: user.role, email: stored?.email ?? null,
+      id: user.id, name: user.name, token_hash: user.token_hash, role: user.role ?? 'member', email: stored?.email ?? null,
       active: stored?.active ?? true, issuer: null, subject: null, created_at: stored?.created_at ?? new Date().toISOString(),
     });
   }
