@@ -38,6 +38,8 @@ describe('configuration', () => {
       agentIdleTimeoutMs: 600000,
       agentSandbox: 'auto',
       metricsToken: null,
+      oidc: null,
+      sessionTtlHours: 168,
       limits: { signInsPerMinute: 10, directivesPerMinute: 60, liveSocketsPerUser: 32, uiResourceBytes: 5242880 },
     });
     assert.ok(Object.isFrozen(loaded.value));
@@ -100,6 +102,36 @@ describe('configuration', () => {
     assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '99', MAX_CONNECTIONS: '100' }), 99);
     assert.equal(perClient({ MAX_CONNECTIONS_PER_CLIENT: '8' }), 8);
     assert.equal(perClient({ TRUST_PROXY: 'true', MAX_CONNECTIONS_PER_CLIENT: '8' }), null, 'every connection is the proxy\'s');
+  });
+
+  it('reads sign-in with an identity provider: all three variables or none, an https issuer (http on loopback only)', () => {
+    const three = { OIDC_ISSUER: 'https://id.example.com/realms/acme', OIDC_CLIENT_ID: 'console', OIDC_CLIENT_SECRET: 's3cret-value' };
+    const loaded = loadConfig({ ...three, OIDC_ALLOWED_DOMAINS: 'Example.com, acme.org', OIDC_FIRST_ADMIN: 'Ops@Example.com', SESSION_TTL_HOURS: '12' });
+    assert.ok(loaded.ok, JSON.stringify(!loaded.ok && loaded.error));
+    assert.deepEqual(loaded.value.oidc, {
+      issuer: 'https://id.example.com/realms/acme', clientId: 'console', clientSecret: 's3cret-value', redirectUrl: null,
+      allowedDomains: ['example.com', 'acme.org'], name: 'your identity provider', firstAdmin: 'ops@example.com',
+    });
+    assert.equal(loaded.value.sessionTtlHours, 12);
+    for (const issuer of ['http://127.0.0.1:4000', 'http://localhost:4000/oidc', 'http://[::1]:4000']) {
+      assert.ok(loadConfig({ ...three, OIDC_ISSUER: issuer }).ok, issuer);
+    }
+    const refusals: [Record<string, string>, string][] = [
+      [{ ...three, OIDC_ISSUER: 'http://id.example.com' }, 'OIDC_ISSUER'],
+      [{ ...three, OIDC_ISSUER: 'id.example.com' }, 'OIDC_ISSUER'],
+      [{ ...three, OIDC_ISSUER: 'https://id.example.com/?x=1' }, 'OIDC_ISSUER'],
+      [{ ...three, OIDC_REDIRECT_URL: '/api/session/oidc/callback' }, 'OIDC_REDIRECT_URL'],
+      [{ ...three, OIDC_ALLOWED_DOMAINS: 'example.com,not a domain' }, 'OIDC_ALLOWED_DOMAINS'],
+      [{ ...three, OIDC_FIRST_ADMIN: 'ops' }, 'OIDC_FIRST_ADMIN'],
+      [{ ...three, SESSION_TTL_HOURS: '0' }, 'SESSION_TTL_HOURS'],
+      [{ OIDC_ISSUER: three.OIDC_ISSUER, OIDC_CLIENT_ID: 'console' }, 'OIDC_CLIENT_SECRET'],
+    ];
+    for (const [env, variable] of refusals) {
+      const refused = loadConfig(env);
+      assert.ok(!refused.ok, JSON.stringify(env));
+      assert.deepEqual(refused.error.map((issue) => issue.path), [variable], JSON.stringify(env));
+      assert.ok(!JSON.stringify(refused.error).includes('s3cret-value'), 'an issue never shows the secret');
+    }
   });
 
   it('names the variable of every bad value', () => {

@@ -75,6 +75,18 @@ describe('the world file', () => {
     await refuses((w) => (w.channels[1].agents = ['ghost']), 'channels.1.agents.0', /no agent/);
   });
 
+  it("a user's role is admin or member (default member); no agent may be handed the service's own secrets", async () => {
+    const value = await demo();
+    value.users[0].role = 'admin';
+    const parsed = parseWorld(value);
+    assert.ok(parsed.ok, JSON.stringify(!parsed.ok && parsed.error));
+    assert.deepEqual(parsed.value.users.map((u) => u.role), ['admin', 'member']);
+    await refuses((w) => (w.users[0].role = 'owner'), 'users.0.role', /admin or member/);
+    for (const secret of ['OIDC_CLIENT_SECRET', 'DATABASE_URL', 'METRICS_TOKEN']) {
+      await refuses((w) => (w.agents[0].env_pass = [secret]), 'agents.0.env_pass.0', /a secret of the service itself/);
+    }
+  });
+
   it('takes a project as a name, a directory, or a git repository and its base branch, naming what is wrong with one', async () => {
     const world = await demo();
     const parsed = parseWorld({ ...world, projects: [...world.projects, 'plain', { name: 'disk', directory: '/srv/disk/' }, { name: 'repo', repo: '/srv/x/../repo', base: 'release/1.2' }] });

@@ -3,6 +3,11 @@ import { BARE_JID_PATTERN, XMPP_KIND } from '../../domain/xmpp.ts';
 import { SLACK_KIND, SLACK_USER_PATTERN } from '../../domain/slack.ts';
 import type { WorldFile } from './schema.ts';
 
+/** The service's own secret variables: no agent may name one in `env_pass`. */
+export const SERVICE_SECRETS: readonly string[] = [
+  'OIDC_CLIENT_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'DEMO_XMPP_PASSWORD', 'DEMO_SLACK_APP_TOKEN', 'DEMO_SLACK_BOT_TOKEN',
+];
+
 /**
  * The checks a schema cannot make: unique ids, references that resolve, vocabularies that hold, and
  * fork chains without cycles whose cutoffs are messages of the parent's ledger. Each issue names
@@ -58,6 +63,7 @@ export function referenceIssues(world: WorldFile): Issue[] {
   world.agents.forEach((agent, i) => agent.env_pass.forEach((name, j) => {
     const channel = secrets.get(name);
     if (channel !== undefined) problem(`agents.${i}.env_pass.${j}`, `names ${name}, a secret of the channel ${channel}: an agent is never given a channel's credentials`);
+    if (SERVICE_SECRETS.includes(name)) problem(`agents.${i}.env_pass.${j}`, `names ${name}, a secret of the service itself: an agent is never given the service's credentials`);
   }));
   world.installations.forEach((installation, i) => user(installation.owner, `installations.${i}.owner`));
   world.artifacts.forEach((artifact, i) => {
