@@ -12,6 +12,11 @@ export type BusSignal =
   /** A user asked to stop a run: the instance that runs its turn cancels it. */
   | { readonly kind: 'cancel_requested'; readonly run_id: Id }
   /**
+   * A user's credentials changed (a session ended, a token revoked, the user deactivated): each instance
+   * checks the credential of that user's live sockets again, and closes those that no longer name them.
+   */
+  | { readonly kind: 'credentials_changed'; readonly user: string }
+  /**
    * Local only, never sent: this instance's bus connection came back after a loss. Signals and
    * events sent meanwhile may be lost, so whoever waits on one checks storage again.
    */

@@ -170,8 +170,10 @@ export function createApp(options: AppOptions): ComposedApp {
   const authenticate = authenticator(storage.accounts.userByCredential, guesses, clock);
   // Sessions, personal tokens, admins and sign-in with the identity provider (CONTRACT section 13).
   const secrets = accountSecrets();
-  const sessions = sessionKeeper({ accounts: storage.accounts, clock, secrets, ttlMs: config.sessionTtlHours * 3_600_000 });
-  const admin = administration({ accounts: storage.accounts, clock });
+  // Every instance checks the live sockets of a user whose credentials changed.
+  const changed = (user: string) => void options.bus.signal({ kind: 'credentials_changed', user }).catch((error: unknown) => log.warn({ err: error }, 'a change of credentials could not be signalled'));
+  const sessions = sessionKeeper({ accounts: storage.accounts, clock, secrets, ttlMs: config.sessionTtlHours * 3_600_000, changed });
+  const admin = administration({ accounts: storage.accounts, clock, changed });
   const signIn = options.identityProvider === undefined || config.oidc === null ? null : oidcSignIn({
     accounts: storage.accounts, provider: options.identityProvider, sessions, secrets, clock, newId: uuidv7,
     policy: { allowedDomains: config.oidc.allowedDomains, firstAdmin: config.oidc.firstAdmin },
@@ -253,7 +255,8 @@ export function createApp(options: AppOptions): ComposedApp {
   // A write whose body is refused answers 404 first when its path names what the caller cannot use.
   const access = pathAccess(storage);
   const live = liveSocket({
-    storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser,
+    storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser, stillSignedIn: (credential, user) =>
+      storage.accounts.userByCredential(credential, new Date(clock.now()).toISOString()).then((found) => found?.id === user),
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
   });
 
@@ -264,7 +267,7 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(accountSurface([
       ...sessionRoutes({ userByCredential: storage.accounts.userByCredential, sessions, admin, guesses, clock, signedIn: metrics.signIn }),
       ...oidcRoutes({ signIn, redirectUrl: config.oidc?.redirectUrl ?? null, guesses, starts: windowLimiter({ limit: SIGN_IN_STARTS_PER_MINUTE }), trustProxy: config.trustProxy, signedIn: metrics.signIn }),
-      ...tokenRoutes(accessTokens({ accounts: storage.accounts, clock, secrets, newId: uuidv7 })),
+      ...tokenRoutes(accessTokens({ accounts: storage.accounts, clock, secrets, newId: uuidv7, changed })),
       ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE })),
     ], authenticate)),
     buildSurface(adminSurface(adminRoutes(admin), authenticate)),

@@ -14,7 +14,14 @@ export interface CreatedToken extends AccessToken {
 }
 
 /** Personal access tokens, created, listed and revoked by their owner; storage keeps only their SHA-256. */
-export function accessTokens(options: { readonly accounts: Accounts; readonly clock: Clock; readonly secrets: Secrets; readonly newId: () => string }) {
+export function accessTokens(options: {
+  readonly accounts: Accounts;
+  readonly clock: Clock;
+  readonly secrets: Secrets;
+  readonly newId: () => string;
+  /** Told of a user whose credentials changed (live sockets are checked again). */
+  readonly changed: (userId: string) => void;
+}) {
   const { accounts, clock, secrets } = options;
   return {
     /** A new token, or null when the owner already holds as many as allowed. */
@@ -30,7 +37,11 @@ export function accessTokens(options: { readonly accounts: Accounts; readonly cl
       return { id: stored.id, name, created_at: stored.created_at, expires_at: stored.expires_at, last_used_at: null, token };
     },
     list: (userId: string) => accounts.listTokens(userId),
-    revoke: (userId: string, tokenId: string) => accounts.revokeToken(userId, tokenId),
+    async revoke(userId: string, tokenId: string): Promise<boolean> {
+      const revoked = await accounts.revokeToken(userId, tokenId);
+      if (revoked) options.changed(userId);
+      return revoked;
+    },
   };
 }
 

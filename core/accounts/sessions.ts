@@ -13,7 +13,14 @@ export interface StartedSession {
  * Server-side sessions: the cookie holds a random id, storage its SHA-256 and its end. Ending one (sign-out,
  * or an admin's deactivation) takes effect at once on every instance: each request looks the session up.
  */
-export function sessionKeeper(options: { readonly accounts: Accounts; readonly clock: Clock; readonly secrets: Secrets; readonly ttlMs: number }) {
+export function sessionKeeper(options: {
+  readonly accounts: Accounts;
+  readonly clock: Clock;
+  readonly secrets: Secrets;
+  readonly ttlMs: number;
+  /** Told of a user whose credentials changed (live sockets are checked again). */
+  readonly changed: (userId: string) => void;
+}) {
   const { accounts, clock, secrets } = options;
   return {
     async start(userId: string): Promise<StartedSession> {
@@ -24,7 +31,12 @@ export function sessionKeeper(options: { readonly accounts: Accounts; readonly c
       return { secret, expires_at, max_age_seconds: Math.floor(options.ttlMs / 1000) };
     },
     /** Ends the session a cookie's value names; a value that names none (or a token) ends nothing. */
-    end: (secret: string): Promise<void> => accounts.endSession(secrets.hash(secret)),
+    async end(secret: string): Promise<void> {
+      const hash = secrets.hash(secret);
+      const user = await accounts.userByCredential(hash, new Date(clock.now()).toISOString());
+      await accounts.endSession(hash);
+      if (user !== null) options.changed(user.id);
+    },
   };
 }
 

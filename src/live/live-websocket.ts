@@ -12,6 +12,8 @@ export class LiveWebSocket extends WebSocket {
   alive = true;
   /** Whose socket it is: the user's slot is given back when it closes. */
   userId = '';
+  /** The SHA-256 of the credential it was opened with: checked again when its user's credentials change. */
+  credential = '';
   /** The thread's events on their way to this socket; null while it waits on a key. */
   feed: SocketFeed | null = null;
   /** The console key it waits on, while the key's row is not written yet. */

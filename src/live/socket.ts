@@ -27,6 +27,8 @@ export interface LiveOptions {
   readonly keyRecheckMs?: number;
   /** Live sockets one user may hold open on this instance; the next upgrade is refused 429 (default: no cap). */
   readonly maxPerUser?: number;
+  /** Whether a credential (its SHA-256) still names the user: asked when the user's credentials changed. */
+  readonly stillSignedIn?: (credential: string, user: string) => Promise<boolean>;
   /** Told of sockets opened and closed, slow clients closed, and gaps filled from the log (metrics). */
   readonly metrics?: {
     readonly opened: () => void;
@@ -78,8 +80,28 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
       waits.lookUpAll();
     } else if (signal.kind === 'thread_created') {
       waits.created(signal.owner, signal.key, signal.thread_id);
+    } else if (signal.kind === 'credentials_changed') {
+      recheck(signal.user);
     }
   });
+
+  /**
+   * A user signed out, had a token revoked or was deactivated: each of their sockets whose credential no
+   * longer names them is closed with 1008 (a client signed in another way reconnects with that).
+   */
+  function recheck(user: string): void {
+    const stillSignedIn = options.stillSignedIn;
+    if (stillSignedIn === undefined) return;
+    for (const ws of sockets) {
+      if (ws.userId !== user) continue;
+      stillSignedIn(ws.credential, user).then(
+        (signedIn) => {
+          if (!signedIn) ws.close(1008, 'credential ended');
+        },
+        (error: unknown) => log.warn({ err: error, user }, 'a live socket\'s credential could not be checked again'),
+      );
+    }
+  }
 
   /** Resolves the router's close once the last socket is gone. */
   let drained: (() => void) | null = null;
@@ -97,8 +119,9 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (sockets.size === 0) drained?.();
   }
 
-  function open(ws: LiveWebSocket, userId: string, target: LiveTarget, after: number | null): void {
+  function open(ws: LiveWebSocket, userId: string, credential: string, target: LiveTarget, after: number | null): void {
     ws.userId = userId;
+    ws.credential = credential;
     sockets.add(ws);
     options.metrics?.opened();
     ws.on('close', closed);

@@ -5,7 +5,8 @@ import { originText, type RequestContext } from '../http/context.ts';
 import { refuseUpgrade } from '../http/edge.ts';
 import { problem } from '../http/reply.ts';
 import { parseQuery } from '../http/route.ts';
-import type { Authenticate } from '../identity/authenticate.ts';
+import { tokenHash, type Authenticate } from '../identity/authenticate.ts';
+import { credentialOf } from '../identity/credential.ts';
 import { liveTarget, type LiveTarget } from '../../core/reads/live-target.ts';
 import { LiveWebSocket } from './live-websocket.ts';
 import { LiveQuery } from './schemas.ts';
@@ -37,7 +38,7 @@ export interface LiveUpgradeOptions {
   /** Live sockets one user may hold open on this instance; the next upgrade is refused 429 (default: no cap). */
   readonly maxPerUser?: number;
   /** Takes an accepted socket: its thread's events, or the wait on its key. */
-  readonly open: (ws: LiveWebSocket, userId: string, target: LiveTarget, after: number | null) => void;
+  readonly open: (ws: LiveWebSocket, userId: string, credential: string, target: LiveTarget, after: number | null) => void;
 }
 
 /**
@@ -75,7 +76,7 @@ export function liveUpgrade(options: LiveUpgradeOptions): (ctx: RequestContext, 
         if (answered) slots.retake(user.id);
         answered = true;
         ctx.log.info({ user: user.id }, 'live socket open');
-        options.open(ws as LiveWebSocket, user.id, target, cursor);
+        options.open(ws as LiveWebSocket, user.id, tokenHash(credentialOf(ctx.req) ?? ''), target, cursor);
       });
       // Without `verifyClient`, ws accepts or refuses the handshake before `handleUpgrade` returns: one
       // refused (the socket gone meanwhile, a bad header) gives its slot back here. No listener is left

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { startService, type TestService } from '../support/service.ts';
+import { connectLive, type LiveClient } from '../support/live-client.ts';
 
 describe('personal access tokens and admins', () => {
   let service: TestService;
@@ -131,6 +132,21 @@ describe('personal access tokens and admins', () => {
     for (const email of ['eve', 'eve@', '@example.com', 'a b@example.com', 42]) {
       assert.equal((await post('/api/admin/invites', { email }, alice)).status, 422, String(email));
     }
+  });
+
+  it('a live socket opened with a session closes (1008) when the session is signed out; one opened with a token of the same user stays', async () => {
+    const signedIn = await post('/api/session', { token: 'token-bob' }, {});
+    const session = String(signedIn.headers['set-cookie']?.[0]).split(';')[0]!;
+    const threads = (await service.ask({ path: '/api/console/threads', headers: bob })).json() as { items: { id: string }[] };
+    const thread = threads.items[0]!.id;
+    const bySession = (await connectLive(service.port, { thread }, { cookie: session })) as LiveClient;
+    const byToken = (await connectLive(service.port, { thread }, bob)) as LiveClient;
+    assert.ok('closed' in bySession && 'closed' in byToken);
+    assert.equal((await service.ask({ method: 'DELETE', path: '/api/session', headers: { cookie: session } })).status, 204);
+    assert.equal(await bySession.closed, 1008);
+    const still = await Promise.race([byToken.closed, new Promise((done) => setTimeout(() => done('open'), 300))]);
+    assert.equal(still, 'open', 'the token socket stays');
+    byToken.close();
   });
 
   it('the write guard covers the new routes', async () => {
