@@ -1,4 +1,4 @@
-import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity, User } from '../../domain/model.ts';
+import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity } from '../../domain/model.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
