@@ -152,7 +152,9 @@ export function createApp(options: AppOptions): ComposedApp {
     trustProxy: config.trustProxy,
     observe: { failed: metrics.credentialFailed, refused: metrics.guessRefused },
   });
-  const authenticate = authenticator(storage.userByTokenHash, guesses);
+  // Credentials are checked as of the clock's time (sessions and personal tokens expire).
+  const credentialNow = () => new Date(clock.now()).toISOString();
+  const authenticate = authenticator(storage.accounts.userByCredential, guesses, credentialNow);
   // What the agents advertise, narrowed by the catalog: what routes, postures and checks are made of.
   const vocabularies = agentVocabularies(storage.catalog, options.offers);
   // Not ready until every agent's first answer is in (bounded by the offers' time-out).
@@ -238,7 +240,7 @@ export function createApp(options: AppOptions): ComposedApp {
   const sandbox = buildSurface(sandboxSurface());
   let description: Record<string, unknown> | undefined;
   const surfaces: Surface[] = [
-    buildSurface(accountSurface([...sessionRoutes(storage.userByTokenHash, guesses), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
+    buildSurface(accountSurface([...sessionRoutes(storage.accounts.userByCredential, guesses, credentialNow), ...linkRoutes(linking, windowLimiter({ limit: LINK_CODES_PER_MINUTE }))], authenticate)),
     buildSurface(
       consoleSurface(
         [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), liveHttpRoute],

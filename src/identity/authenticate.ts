@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import type { User } from '../../domain/model.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
 import type { RequestContext } from '../http/context.ts';
 import { problem, type Reply } from '../http/reply.ts';
 import { credentialOf } from './credential.ts';
@@ -23,17 +23,17 @@ export const tokenHash: (token: string) => string =
 export const unauthenticated = (): Reply => problem({ code: 'unauthenticated' }, { 'www-authenticate': 'Bearer' });
 
 /**
- * Authentication by bearer token or session cookie, against the user store. A credential that
+ * Authentication by bearer token or session cookie, against the accounts' credentials as of `now` (ISO 8601). A credential that
  * names no one counts against its client's budget; a client past it is refused before the lookup.
  * A request with no credential at all is no guess: it is answered 401 and counted nowhere.
  */
-export function authenticator(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Authenticate {
+export function authenticator(userByCredential: UserByCredential, guesses: GuessLimit, now: () => string): Authenticate {
   // The found user mapped as the lookup settles: one promise, no `async` step of its own.
   const caller = (found: Result<User | null, Reply>): Result<User, Reply> =>
     !found.ok ? found : found.value === null ? fail(unauthenticated()) : ok(found.value);
   return (ctx) => {
     const token = credentialOf(ctx.req);
     if (token === null) return Promise.resolve(fail(unauthenticated()));
-    return guesses(ctx, () => userByTokenHash(tokenHash(token))).then(caller);
+    return guesses(ctx, () => userByCredential(tokenHash(token), now())).then(caller);
   };
 }

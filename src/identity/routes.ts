@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
 import { empty, json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
 import { clearedSessionCookie, sessionCookie, TOKEN_PATTERN } from './credential.ts';
@@ -17,7 +17,7 @@ const SessionBody = v.object({
  * bearer tokens, cookies and the live socket spend; a client past it gets 429 with `Retry-After`
  * and no answer about its token, right or wrong.
  */
-export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses: GuessLimit): Route[] {
+export function sessionRoutes(userByCredential: UserByCredential, guesses: GuessLimit, now: () => string): Route[] {
   return [
     route({
       method: 'POST',
@@ -27,7 +27,7 @@ export function sessionRoutes(userByTokenHash: UserByTokenHash, guesses: GuessLi
       body: SessionBody,
       responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
       handle: async ({ body, ctx }) => {
-        const found = await guesses(ctx, () => userByTokenHash(tokenHash(body.token)));
+        const found = await guesses(ctx, () => userByCredential(tokenHash(body.token), now()));
         if (!found.ok) return found.error;
         if (found.value === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
         return empty(204, { 'set-cookie': sessionCookie(body.token, ctx.scheme === 'https'), 'cache-control': 'no-store' });
