@@ -45,7 +45,9 @@ export async function importWorld(orm: MikroORM, world: World): Promise<void> {
   await orm.em.getConnection().transactional(async (trx) => {
     const em = orm.em.fork();
     em.setTransactionContext(trx);
-    await upsert(em, UserSchema, world.users, ['id']);
+    // A world user's name, token and role are the world's (and it signs in by token, not OpenID Connect);
+    // `active` and `created_at` are not in the rows, so a re-import keeps an admin's deactivation.
+    await upsert(em, UserSchema, world.users.map((u) => ({ id: u.id, name: u.name, token_hash: u.token_hash, role: u.role, issuer: null, subject: null })), ['id']);
     await upsert(em, ProjectSchema, world.projects, ['name']);
     await upsert(em, AgentSchema, world.agents.map((a) => ({ ...a, env: a.env ?? {}, env_pass: a.env_pass ?? [], network: a.network ?? 'host' })), ['id']);
     await upsert(em, ChannelSchema, world.channels, ['id']);

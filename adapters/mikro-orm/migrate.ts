@@ -32,6 +32,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0014-agent-network', load: async () => (await import('./migrations/0014-agent-network.ts')).AgentNetwork },
   { name: '0015-directive-authors', load: async () => (await import('./migrations/0015-directive-authors.ts')).DirectiveAuthors },
   { name: '0016-delivery-asks', load: async () => (await import('./migrations/0016-delivery-asks.ts')).DeliveryAsks },
+  { name: '0017-accounts', load: async () => (await import('./migrations/0017-accounts.ts')).Accounts },
 ];
 
 /** The table that records applied migrations. */

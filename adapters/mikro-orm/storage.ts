@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Storage } from '../../ports/storage.ts';
+import { mikroOrmAccounts } from './accounts.ts';
 import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmChannelLinks } from './channel-links.ts';
@@ -14,7 +15,6 @@ import { migrate } from './migrate.ts';
 import { openOrm, type OrmOptions } from './orm.ts';
 import { runStatement } from './sql.ts';
 import { mikroOrmThreadStore } from './thread-store.ts';
-import { mikroOrmUserByTokenHash } from './user-store.ts';
 
 /** Storage on MikroORM, plus the ORM itself for the write paths built beside these reads. */
 export interface MikroOrmStorage extends Storage {
@@ -44,7 +44,7 @@ export async function createMikroOrmStorage(options: OrmOptions, kept: { readonl
   const catalog = mikroOrmCatalog(orm, { keep: kept.catalog === true });
   return {
     orm,
-    userByTokenHash: mikroOrmUserByTokenHash(orm),
+    accounts: mikroOrmAccounts(orm),
     threads: mikroOrmThreadStore(orm),
     ledger: mikroOrmLedgerStore(orm),
     conversations: mikroOrmConversationStore(orm),

@@ -6,6 +6,9 @@ import { ledgerSegments } from '../../domain/ledger-visibility.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { sha256, testId } from '../support/ids.ts';
 
+/** The time credentials are checked at: any, the fixture's world tokens do not expire. */
+const NOW = '2026-03-01T12:00:00.000Z';
+
 describe('mikro-orm storage on embedded PGlite: statements per read', () => {
   let server: EmbeddedPostgres;
   let storage: MikroOrmStorage;
@@ -44,7 +47,10 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
 
   it('each other read is one statement', async () => {
     const reads: Record<string, () => Promise<unknown>> = {
-      userByTokenHash: () => storage.userByTokenHash(sha256('token-alice')),
+      'userByCredential (a world token)': () => storage.accounts.userByCredential(sha256('token-alice'), NOW),
+      'userByCredential (none)': () => storage.accounts.userByCredential(sha256('token-nobody'), NOW),
+      account: () => storage.accounts.account('alice'),
+      listTokens: () => storage.accounts.listTokens('alice'),
       listAccessible: () => storage.threads.listAccessible('alice', page),
       'listAccessible after a cursor': () => storage.threads.listAccessible('alice', { limit: 2, before: F.shared }),
       listByThread: () => storage.conversations.listByThread(F.root),
@@ -91,7 +97,9 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       () => storage.conversations.runsPage(F.root, F.conv, { limit: 2, before: F.runs[2] }),
       () => storage.conversations.modelMessagesPage(F.root, F.runs[0], { limit: 2, before: F.modelMsgs[3] }),
       () => storage.conversations.pendingByThread(F.root),
-      () => storage.userByTokenHash(sha256('token-alice')),
+      () => storage.accounts.userByCredential(sha256('token-alice'), NOW),
+      () => storage.accounts.userByCredential(sha256('token-nobody'), NOW),
+      () => storage.accounts.listTokens('alice'),
       () => storage.artifacts.findOwned('alice', F.artifact),
       () => storage.artifacts.findReference(ledgerSegments(found!.chain), F.rootMsgs[1]),
       () => storage.events.since(F.root, 2, 2),
@@ -171,7 +179,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       storage.conversations.modelMessagesPage(F.root, F.runs[0], page),
       storage.conversations.pendingByThread(F.root),
       storage.catalog.channels(),
-      storage.userByTokenHash(sha256('token-bob')),
+      storage.accounts.userByCredential(sha256('token-bob'), NOW),
     ];
     const sequential: unknown[] = [];
     for (const read of reads()) sequential.push(await read);
@@ -190,7 +198,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       return acquire.call(this);
     };
     try {
-      const found = await Promise.all(Array.from({ length: 60 }, () => storage.userByTokenHash(sha256('token-alice'))));
+      const found = await Promise.all(Array.from({ length: 60 }, () => storage.accounts.userByCredential(sha256('token-alice'), NOW)));
       assert.deepEqual(new Set(found.map((user) => user?.id)), new Set(['alice']));
       assert.ok(acquired <= 2 * EMBEDDED_POOL_SIZE, `${acquired} acquires from the pool for 60 statements on ${EMBEDDED_POOL_SIZE} connections`);
     } finally {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser, Page, WebSocketRoute } from 'playwright-core';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
 import { findChromium, launchChromium, NO_CHROMIUM } from '../support/chromium.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { startService, type TestService } from '../support/service.ts';
@@ -26,13 +26,13 @@ describe('the console UI when its session goes stale', { skip: findChromium() ==
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const userByTokenHash: UserByTokenHash = async (hash) => {
-      const user = stale ? null : await storage.userByTokenHash(hash);
+    const userByCredential: UserByCredential = async (hash, now) => {
+      const user = stale ? null : await storage.accounts.userByCredential(hash, now);
       if (user === null) failures += 1;
       return user;
     };
     // A budget the page cannot reach: what is counted is what the page sends, not what the limit lets through.
-    service = await startService({ SIGNIN_ATTEMPTS_PER_MINUTE: '10000' }, { storage: { ...storage, userByTokenHash } });
+    service = await startService({ SIGNIN_ATTEMPTS_PER_MINUTE: '10000' }, { storage: { ...storage, accounts: { ...storage.accounts, userByCredential } } });
     browser = (await launchChromium())!;
   });
   after(async () => {

@@ -60,7 +60,7 @@ describe('published MCP Apps in the viewer, in Chromium', { skip: chromiumPath =
       app.reset();
     }
     const world: World = {
-      users: [{ id: 'alice', name: 'Alice', token_hash: sha256('token-alice') }],
+      users: [{ id: 'alice', name: 'Alice', token_hash: sha256('token-alice'), role: 'member' }],
       projects: [],
       agents: [],
       channels: [],

@@ -42,7 +42,7 @@ const SAVED_OUTPUT = {
 function world(port: number): World {
   const artifact = { owner: 'alice', installation: INSTALLATION, title: 'Forecast', tool: 'get_forecast' };
   return {
-    users: [{ id: 'alice', name: 'Alice', token_hash: sha256('token-alice') }],
+    users: [{ id: 'alice', name: 'Alice', token_hash: sha256('token-alice'), role: 'member' }],
     projects: [],
     agents: [],
     channels: [],

@@ -56,9 +56,10 @@ export function storageContract(name: string, factory: StorageFactory): void {
     });
 
     it('finds a user by token hash only', async () => {
-      assert.deepEqual(await storage.userByTokenHash(sha256('token-alice')), { id: 'alice', name: 'Alice' });
-      assert.equal(await storage.userByTokenHash(sha256('token-nobody')), null);
-      assert.equal(await storage.userByTokenHash('token-alice'), null);
+      const now = new Date().toISOString();
+      assert.deepEqual(await storage.accounts.userByCredential(sha256('token-alice'), now), { id: 'alice', name: 'Alice' });
+      assert.equal(await storage.accounts.userByCredential(sha256('token-nobody'), now), null);
+      assert.equal(await storage.accounts.userByCredential('token-alice', now), null);
     });
 
     it('answers the thread row, exactly as stored, to its owner and members only', async () => {

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
 import type { RequestContext } from '../../src/http/context.ts';
 import { guessLimit } from '../../src/identity/guess-limit.ts';
 import { clientKey } from '../../src/limits/client-key.ts';
@@ -164,11 +164,11 @@ describe('credential guessing in a pipelined burst', () => {
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const userByTokenHash: UserByTokenHash = async (hash) => {
+    const userByCredential: UserByCredential = async (hash, now) => {
       await sleep(5);
-      return storage.userByTokenHash(hash);
+      return storage.accounts.userByCredential(hash, now);
     };
-    service = await startService({ TRUST_PROXY: 'true', SIGNIN_ATTEMPTS_PER_MINUTE: String(LIMIT), METRICS_TOKEN }, { storage: { ...storage, userByTokenHash } });
+    service = await startService({ TRUST_PROXY: 'true', SIGNIN_ATTEMPTS_PER_MINUTE: String(LIMIT), METRICS_TOKEN }, { storage: { ...storage, accounts: { ...storage.accounts, userByCredential } } });
   });
   after(() => service.close());
 

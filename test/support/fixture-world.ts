@@ -52,8 +52,8 @@ const thread = (fields: Partial<WorldThread> & Pick<WorldThread, 'id' | 'owner'>
 export function fixtureWorld(): World {
   return {
     users: [
-      { id: 'alice', name: 'Alice', token_hash: sha256('token-alice') },
-      { id: 'bob', name: 'Bob', token_hash: sha256('token-bob') },
+      { id: 'alice', name: 'Alice', token_hash: sha256('token-alice'), role: 'admin' },
+      { id: 'bob', name: 'Bob', token_hash: sha256('token-bob'), role: 'member' },
     ],
     projects: [{ name: 'acme-web', directory: null, repo: null, base: null }, { name: 'infra', directory: null, repo: null, base: null }],
     agents: [

@@ -5,15 +5,32 @@ const { defineEntity, p } = core;
 
 // Property names are the column names (snake_case), so raw SQL and the mapping read alike.
 
-/** `users`: a person; only the SHA-256 of the token is stored. */
+/**
+ * `users`: a person (an account, migration 0017-accounts). Only the SHA-256 of a world-file user's token is
+ * stored (`token_hash`; null for one who signs in by OpenID Connect, found by `issuer` and `subject`).
+ * A world import writes the name, token and role, never `active` nor `created_at`: an admin's
+ * deactivation outlives a restart.
+ */
 export const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
     id: p.text().primary(),
     name: p.text(),
-    token_hash: p.text().unique(),
+    token_hash: p.text().nullable().unique(),
+    email: p.text().nullable(),
+    role: p.enum(['admin', 'member']).default('member'),
+    active: p.boolean().default(true),
+    issuer: p.text().nullable(),
+    subject: p.text().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
   },
+  uniques: [
+    {
+      name: 'users_issuer_subject_unique',
+      expression: 'create unique index "users_issuer_subject_unique" on "users" ("issuer", "subject") where "issuer" is not null',
+    },
+  ],
 });
 
 /**

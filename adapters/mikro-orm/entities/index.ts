@@ -1,3 +1,4 @@
+import { AccessTokenSchema, InviteSchema, SessionSchema, SignInFlowSchema } from './accounts.ts';
 import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, ProjectSchema, UserSchema } from './catalog.ts';
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
@@ -6,6 +7,7 @@ import { ChatClaimSchema, ChatCursorSchema, ChatOccupantSchema } from './chat.ts
 import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
 import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
 
+export * from './accounts.ts';
 export * from './catalog.ts';
 export * from './chat.ts';
 export * from './conversations.ts';
@@ -40,4 +42,8 @@ export const ENTITIES = [
   ChatCursorSchema,
   ChatOccupantSchema,
   ChatClaimSchema,
+  SessionSchema,
+  AccessTokenSchema,
+  SignInFlowSchema,
+  InviteSchema,
 ] as const;
