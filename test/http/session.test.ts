@@ -19,7 +19,7 @@ describe('/api/session', () => {
     const again = await service.ask({ method: 'POST', path: '/api/session', body: '{"token":"token-alice"}' });
     assert.notEqual(again.headers['set-cookie']?.[0], cookie, 'each sign-in is a session of its own');
     const session = cookie.slice(0, cookie.indexOf(';'));
-    assert.deepEqual((await service.ask({ path: '/api/session', headers: { cookie: session } })).json(), { id: 'alice', name: 'Alice', role: 'member' });
+    assert.deepEqual((await service.ask({ path: '/api/session', headers: { cookie: session } })).json(), { id: 'alice', name: 'Alice', role: 'admin' });
   });
 
   it('DELETE ends the session at once: its cookie names no one after, while another session of the same user goes on', async () => {
@@ -57,7 +57,7 @@ describe('/api/session', () => {
   it('GET answers the caller by cookie or by bearer token', async () => {
     const byCookie = await service.ask({ path: '/api/session', headers: { cookie: 'theme=dark; console_session=token-alice' } });
     assert.equal(byCookie.status, 200);
-    assert.deepEqual(byCookie.json(), { id: 'alice', name: 'Alice', role: 'member' });
+    assert.deepEqual(byCookie.json(), { id: 'alice', name: 'Alice', role: 'admin' });
     const byBearer = await service.ask({ path: '/api/session', headers: { authorization: 'Bearer token-bob' } });
     assert.deepEqual(byBearer.json(), { id: 'bob', name: 'Bob', role: 'member' });
   });
