@@ -106,11 +106,17 @@ const bus = await (config.storage === 'postgres'
 // The MCP SDK client is imported on the first artifact load, or once the service listens: a start to
 // /readyz needs none of it (docs/benchmarks.md, cold start).
 const mcp = lazily(async () => (await import('../adapters/mcp/fetch-ui-resource.ts')).createFetchUiResource({ log, maxBytes: config.limits.uiResourceBytes }));
+// Sign-in with the identity provider, when configured: openid-client is loaded only then; the provider is
+// discovered on the first sign-in (a provider down at start does not stop the service).
+const identityProvider = config.oidc === null ? null : (await import('../adapters/openid-client/identity-provider.ts')).openIdIdentityProvider({
+  issuer: config.oidc.issuer, clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret,
+});
 const app = createApp({
   config,
   log,
   storage,
   bus,
+  ...(identityProvider === null ? {} : { identityProvider }),
   runner,
   offers: runner.offers,
   warmOffers: true,
