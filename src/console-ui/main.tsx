@@ -32,7 +32,7 @@ const whoAmI = async () => {
 function App() {
   useEffect(() => void whoAmI(), []);
   if (me.value === undefined) return <p class="loading">Loading…</p>;
-  if (me.value === null) return <SignIn demoToken={document.documentElement.dataset.demoToken ?? null} onSignedIn={() => void whoAmI()} />;
+  if (me.value === null) return <SignIn demoToken={document.documentElement.dataset.demoToken ?? null} oidcName={document.documentElement.dataset.oidcName ?? null} onSignedIn={() => void whoAmI()} />;
   const threadId = /^#\/threads\/([0-9a-f-]{36})$/i.exec(route.value)?.[1] ?? null;
   const signOut = async () => {
     await api.DELETE('/api/session');

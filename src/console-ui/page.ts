@@ -4,11 +4,15 @@ import { escapeAttribute } from '../sandbox/proxy-page.ts';
 export const CONSOLE_SCRIPT_PATH = '/assets/console.js';
 export const CONSOLE_STYLE_PATH = '/assets/console.css';
 
-/** The page: no inline script or style; in demo mode only, the demo token the sign-in form offers. */
-export function consolePage(demoToken: string | null): string {
+/**
+ * The page: no inline script or style; in demo mode only, the demo token the sign-in form offers; when an
+ * identity provider is configured, the name its sign-in button shows (OIDC_NAME).
+ */
+export function consolePage(demoToken: string | null, oidcName: string | null): string {
   const demo = demoToken === null ? '' : ` data-demo-token="${escapeAttribute(demoToken)}"`;
+  const oidc = oidcName === null ? '' : ` data-oidc-name="${escapeAttribute(oidcName)}"`;
   return `<!DOCTYPE html>
-<html lang="en"${demo}>
+<html lang="en"${demo}${oidc}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -42,6 +46,9 @@ label{display:block;font-weight:600;margin:8px 0 4px}
 .loading{padding:24px;color:var(--muted)}
 .sign-in{max-width:420px;margin:10vh auto;padding:24px;background:var(--panel);border:1px solid var(--line);border-radius:10px}
 .sign-in button{margin-top:12px}
+.oidc-sign-in{display:block;padding:10px 12px;border-radius:6px;background:var(--accent);color:var(--panel);font-weight:600;text-align:center;text-decoration:none}
+.oidc-sign-in:hover{filter:brightness(1.08)}
+.sign-in .or{margin:16px 0 0;color:var(--muted);font-size:13px;text-align:center}
 .hint{color:var(--muted);font-size:13px}
 .layout{display:grid;grid-template-columns:280px 1fr;grid-template-rows:auto 1fr;min-height:100vh}
 .top{grid-column:1/-1;display:flex;align-items:center;gap:12px;padding:8px 16px;border-bottom:1px solid var(--line);background:var(--panel)}
