@@ -1,4 +1,4 @@
-// The console UI with a session cookie gone stale (its token names no one any more), in Chromium: the
+// The console UI with a session cookie gone stale (its session names no one any more), in Chromium: the
 // page signs itself out at the first refusal and sends the stale credential no further. Before, the
 // thread list reread every 30 s and the live socket reconnected every 8 s for ever, each one a failed
 // credential against the address's budget (SIGNIN_ATTEMPTS_PER_MINUTE): one forgotten tab locked its
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser, Page, WebSocketRoute } from 'playwright-core';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
-import type { UserByTokenHash } from '../../ports/user-store.ts';
+import type { UserByCredential } from '../../ports/accounts.ts';
 import { findChromium, launchChromium, NO_CHROMIUM } from '../support/chromium.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { startService, type TestService } from '../support/service.ts';
@@ -18,7 +18,7 @@ const WAIT = 20_000;
 describe('the console UI when its session goes stale', { skip: findChromium() === null ? NO_CHROMIUM : false }, () => {
   let service: TestService;
   let browser: Browser;
-  /** Whether the fixture tokens still name their users: set, the page's cookie is stale. */
+  /** Whether credentials (the page's session among them) still name their users: set, the page's cookie is stale. */
   let stale = false;
   /** Credentials looked up that named no one: what the page cost its address's budget. */
   let failures = 0;
@@ -26,13 +26,13 @@ describe('the console UI when its session goes stale', { skip: findChromium() ==
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
-    const userByTokenHash: UserByTokenHash = async (hash) => {
-      const user = stale ? null : await storage.userByTokenHash(hash);
+    const userByCredential: UserByCredential = async (hash, now) => {
+      const user = stale ? null : await storage.accounts.userByCredential(hash, now);
       if (user === null) failures += 1;
       return user;
     };
     // A budget the page cannot reach: what is counted is what the page sends, not what the limit lets through.
-    service = await startService({ SIGNIN_ATTEMPTS_PER_MINUTE: '10000' }, { storage: { ...storage, userByTokenHash } });
+    service = await startService({ SIGNIN_ATTEMPTS_PER_MINUTE: '10000' }, { storage: { ...storage, accounts: { ...storage.accounts, userByCredential } } });
     browser = (await launchChromium())!;
   });
   after(async () => {
@@ -46,7 +46,11 @@ describe('the console UI when its session goes stale', { skip: findChromium() ==
     failures = 0;
     const context = await browser.newContext();
     t.after(() => context.close());
-    await context.addCookies([{ name: 'console_session', value: 'token-alice', domain: 'localhost', path: '/' }]);
+    // Signed in as the console does it: the cookie then holds a server-side session's id, not the token.
+    const signIn = await context.request.post(`${service.consoleOrigin}/api/session`, { data: { token: 'token-alice' }, headers: { origin: service.consoleOrigin } });
+    assert.equal(signIn.status(), 204);
+    const cookie = (await context.cookies()).find((c) => c.name === 'console_session');
+    assert.ok(cookie !== undefined && cookie.value !== 'token-alice', 'the cookie holds a session id');
     const page = await context.newPage();
     const sent: string[] = [];
     page.on('request', (request) => sent.push(new URL(request.url()).pathname));
