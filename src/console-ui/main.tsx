@@ -1,12 +1,15 @@
 /*
  * The console page's script: browser code, bundled by esbuild for `GET /assets/console.js`. A signed-out
  * visitor gets the sign-in form; then the thread list beside the open thread (`#/threads/<id>`) or the
- * new-thread composer (`#/new`), or the caller's chat links (`#/links`).
+ * new-thread composer (`#/new`), the caller's chat links (`#/links`) or personal access tokens (`#/tokens`), or,
+ * for an admin, the users (`#/admin`).
  */
 import { signal } from '@preact/signals';
 import { render } from 'preact';
 import { useEffect } from 'preact/hooks';
 import type { Activity, LiveActivity } from './activity.ts';
+import { AccessTokens } from './access-tokens.tsx';
+import { AdminUsers } from './admin-users.tsx';
 import { api } from './api.ts';
 import { ChatLinks } from './chat-links.tsx';
 import { NewThread } from './new-thread.tsx';
@@ -32,8 +35,9 @@ const whoAmI = async () => {
 function App() {
   useEffect(() => void whoAmI(), []);
   if (me.value === undefined) return <p class="loading">Loading…</p>;
-  if (me.value === null) return <SignIn demoToken={document.documentElement.dataset.demoToken ?? null} onSignedIn={() => void whoAmI()} />;
+  if (me.value === null) return <SignIn demoToken={document.documentElement.dataset.demoToken ?? null} oidcName={document.documentElement.dataset.oidcName ?? null} onSignedIn={() => void whoAmI()} />;
   const threadId = /^#\/threads\/([0-9a-f-]{36})$/i.exec(route.value)?.[1] ?? null;
+  const isAdmin = me.value.role === 'admin';
   const signOut = async () => {
     await api.DELETE('/api/session');
     signedOut();
@@ -44,11 +48,16 @@ function App() {
         <h1>Agent console</h1>
         <span class="who">{me.value.name}</span>
         <a href="#/links" aria-current={route.value === '#/links' ? 'page' : undefined}>Chat links</a>
+        <a href="#/tokens" aria-current={route.value === '#/tokens' ? 'page' : undefined}>Tokens</a>
+        {isAdmin && <a href="#/admin" aria-current={route.value === '#/admin' ? 'page' : undefined}>Admin</a>}
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </header>
       <ThreadList selected={threadId} refresh={listVersion.value} live={liveActivity.value} />
       <main>
-        {route.value === '#/links' ? <ChatLinks /> : threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+        {route.value === '#/links' ? <ChatLinks />
+          : route.value === '#/tokens' ? <AccessTokens />
+          : route.value === '#/admin' && isAdmin ? <AdminUsers />
+          : threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
       </main>
     </div>
   );

@@ -4,11 +4,15 @@ import { escapeAttribute } from '../sandbox/proxy-page.ts';
 export const CONSOLE_SCRIPT_PATH = '/assets/console.js';
 export const CONSOLE_STYLE_PATH = '/assets/console.css';
 
-/** The page: no inline script or style; in demo mode only, the demo token the sign-in form offers. */
-export function consolePage(demoToken: string | null): string {
+/**
+ * The page: no inline script or style; in demo mode only, the demo token the sign-in form offers; when an
+ * identity provider is configured, the name its sign-in button shows (OIDC_NAME).
+ */
+export function consolePage(demoToken: string | null, oidcName: string | null): string {
   const demo = demoToken === null ? '' : ` data-demo-token="${escapeAttribute(demoToken)}"`;
+  const oidc = oidcName === null ? '' : ` data-oidc-name="${escapeAttribute(oidcName)}"`;
   return `<!DOCTYPE html>
-<html lang="en"${demo}>
+<html lang="en"${demo}${oidc}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -42,6 +46,9 @@ label{display:block;font-weight:600;margin:8px 0 4px}
 .loading{padding:24px;color:var(--muted)}
 .sign-in{max-width:420px;margin:10vh auto;padding:24px;background:var(--panel);border:1px solid var(--line);border-radius:10px}
 .sign-in button{margin-top:12px}
+.oidc-sign-in{display:block;padding:10px 12px;border-radius:6px;background:var(--accent);color:var(--panel);font-weight:600;text-align:center;text-decoration:none}
+.oidc-sign-in:hover{filter:brightness(1.08)}
+.sign-in .or{margin:16px 0 0;color:var(--muted);font-size:13px;text-align:center}
 .hint{color:var(--muted);font-size:13px}
 .layout{display:grid;grid-template-columns:280px 1fr;grid-template-rows:auto 1fr;min-height:100vh}
 .top{grid-column:1/-1;display:flex;align-items:center;gap:12px;padding:8px 16px;border-bottom:1px solid var(--line);background:var(--panel)}
@@ -58,6 +65,27 @@ label{display:block;font-weight:600;margin:8px 0 4px}
 .chat-links form select{width:auto}
 .link-code{margin-top:12px;padding:8px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--panel)}
 .link-code code{font-size:20px;letter-spacing:.08em}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+button.danger{border-color:var(--danger);color:var(--danger)}
+.access-tokens,.admin-users{max-width:960px}
+.access-tokens h3,.admin-users h3{font-size:15px;margin:16px 0 4px}
+.data-table{width:100%;border-collapse:collapse;background:var(--panel);border:1px solid var(--line);border-radius:8px}
+.data-table th,.data-table td{padding:6px 8px;text-align:left;vertical-align:middle;border-bottom:1px solid var(--line)}
+.data-table th{font-size:13px;color:var(--muted);font-weight:600}
+.data-table tbody tr:last-child td{border-bottom:0}
+.data-table td.name,.data-table td.email{overflow-wrap:anywhere}
+.data-table .row-actions{text-align:right;white-space:nowrap}
+.data-table .row-actions button+button{margin-left:6px}
+.data-table tr[data-active=false] td{color:var(--muted)}
+.data-table .inactive,.data-table .expired{color:var(--danger)}
+.confirm{display:inline-flex;gap:6px;align-items:center}
+.fields{display:flex;gap:8px;align-items:flex-end;flex-wrap:wrap}
+.fields>div{flex:1;min-width:180px}
+.fields label{margin-top:0}
+.new-token{margin:12px 0;padding:8px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--panel)}
+.new-token p{margin:4px 0}
+.new-token code.secret{display:block;padding:6px 8px;border-radius:6px;background:var(--bg);font:14px ui-monospace,monospace;word-break:break-all;user-select:all}
+.admin-users .more{margin-top:8px}
 .threads{border-right:1px solid var(--line);padding:12px;overflow:auto}
 .threads ul{list-style:none;margin:8px 0;padding:0}
 .threads li a{display:block;padding:8px;border-radius:6px;color:inherit;text-decoration:none}
@@ -160,5 +188,26 @@ label.inline input{width:auto}
 .conflicts ul{margin:4px 0;font-family:ui-monospace,monospace}
 .done{color:var(--ok)}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
-@media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
+@media (max-width:720px){.layout{grid-template-columns:1fr}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+button.danger{border-color:var(--danger);color:var(--danger)}
+.access-tokens,.admin-users{max-width:960px}
+.access-tokens h3,.admin-users h3{font-size:15px;margin:16px 0 4px}
+.data-table{width:100%;border-collapse:collapse;background:var(--panel);border:1px solid var(--line);border-radius:8px}
+.data-table th,.data-table td{padding:6px 8px;text-align:left;vertical-align:middle;border-bottom:1px solid var(--line)}
+.data-table th{font-size:13px;color:var(--muted);font-weight:600}
+.data-table tbody tr:last-child td{border-bottom:0}
+.data-table td.name,.data-table td.email{overflow-wrap:anywhere}
+.data-table .row-actions{text-align:right;white-space:nowrap}
+.data-table .row-actions button+button{margin-left:6px}
+.data-table tr[data-active=false] td{color:var(--muted)}
+.data-table .inactive,.data-table .expired{color:var(--danger)}
+.confirm{display:inline-flex;gap:6px;align-items:center}
+.fields{display:flex;gap:8px;align-items:flex-end;flex-wrap:wrap}
+.fields>div{flex:1;min-width:180px}
+.fields label{margin-top:0}
+.new-token{margin:12px 0;padding:8px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--panel)}
+.new-token p{margin:4px 0}
+.new-token code.secret{display:block;padding:6px 8px;border-radius:6px;background:var(--bg);font:14px ui-monospace,monospace;word-break:break-all;user-select:all}
+.admin-users .more{margin-top:8px}
+.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
 `;

@@ -14,7 +14,7 @@ const PATHS = new Set(['/', CONSOLE_SCRIPT_PATH, CONSOLE_STYLE_PATH]);
  * sandbox-origin dispatch runs first, so the sandbox origin never reaches it.
  */
 export function consoleUiSurface(config: Config): SurfaceDefinition {
-  const page = consolePage(config.demo ? DEMO_LOGIN_TOKEN : null);
+  const page = consolePage(config.demo ? DEMO_LOGIN_TOKEN : null, config.oidc?.name ?? null);
   const script = servedBundle('console');
   const noStore = { 'cache-control': 'no-store' };
   // Artifacts shown inline in a thread are framed from the sandbox origin.

@@ -10,7 +10,7 @@
 import { signal } from '@preact/signals';
 
 /** The signed-in user: undefined while the page asks, null when signed out (the sign-in form shows). */
-export const me = signal<{ readonly id: string; readonly name: string } | null | undefined>(undefined);
+export const me = signal<{ readonly id: string; readonly name: string; readonly role: 'admin' | 'member' } | null | undefined>(undefined);
 
 /**
  * Whether an answer refuses the page's credential: 401, or 429 `too_many_sign_ins` (the address used up

@@ -1,8 +1,12 @@
-/** The sign-in form: a token becomes the session cookie (POST /api/session). Browser code. */
+/**
+ * The sign-in page: with an identity provider configured, a link that starts its sign-in (a plain link: the
+ * server answers with a redirect, and the page's CSP lets no form post anywhere); and the token form, where a
+ * token (a world-file one, a personal access token, the demo's) starts a session (POST /api/session). Browser code.
+ */
 import { useSignal } from '@preact/signals';
 import { api } from './api.ts';
 
-export function SignIn({ demoToken, onSignedIn }: { demoToken: string | null; onSignedIn: () => void }) {
+export function SignIn({ demoToken, oidcName, onSignedIn }: { demoToken: string | null; oidcName: string | null; onSignedIn: () => void }) {
   const token = useSignal(demoToken ?? '');
   const error = useSignal('');
   const busy = useSignal(false);
@@ -21,6 +25,12 @@ export function SignIn({ demoToken, onSignedIn }: { demoToken: string | null; on
   return (
     <main class="sign-in">
       <h1>Agent console</h1>
+      {oidcName !== null && (
+        <>
+          <a class="oidc-sign-in" href="/api/session/oidc">Sign in with {oidcName}</a>
+          <p class="or">or with an access token</p>
+        </>
+      )}
       <form onSubmit={submit} aria-describedby="sign-in-error">
         <label for="token">Access token</label>
         <input id="token" type="password" autocomplete="current-password" required value={token.value}

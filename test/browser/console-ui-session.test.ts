@@ -1,4 +1,4 @@
-// The console UI with a session cookie gone stale (its token names no one any more), in Chromium: the
+// The console UI with a session cookie gone stale (its session names no one any more), in Chromium: the
 // page signs itself out at the first refusal and sends the stale credential no further. Before, the
 // thread list reread every 30 s and the live socket reconnected every 8 s for ever, each one a failed
 // credential against the address's budget (SIGNIN_ATTEMPTS_PER_MINUTE): one forgotten tab locked its
@@ -18,7 +18,7 @@ const WAIT = 20_000;
 describe('the console UI when its session goes stale', { skip: findChromium() === null ? NO_CHROMIUM : false }, () => {
   let service: TestService;
   let browser: Browser;
-  /** Whether the fixture tokens still name their users: set, the page's cookie is stale. */
+  /** Whether credentials (the page's session among them) still name their users: set, the page's cookie is stale. */
   let stale = false;
   /** Credentials looked up that named no one: what the page cost its address's budget. */
   let failures = 0;
@@ -46,7 +46,11 @@ describe('the console UI when its session goes stale', { skip: findChromium() ==
     failures = 0;
     const context = await browser.newContext();
     t.after(() => context.close());
-    await context.addCookies([{ name: 'console_session', value: 'token-alice', domain: 'localhost', path: '/' }]);
+    // Signed in as the console does it: the cookie then holds a server-side session's id, not the token.
+    const signIn = await context.request.post(`${service.consoleOrigin}/api/session`, { data: { token: 'token-alice' }, headers: { origin: service.consoleOrigin } });
+    assert.equal(signIn.status(), 204);
+    const cookie = (await context.cookies()).find((c) => c.name === 'console_session');
+    assert.ok(cookie !== undefined && cookie.value !== 'token-alice', 'the cookie holds a session id');
     const page = await context.newPage();
     const sent: string[] = [];
     page.on('request', (request) => sent.push(new URL(request.url()).pathname));
