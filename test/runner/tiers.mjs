@@ -12,6 +12,10 @@ const FULL = {
   'test/faults/': 'faults',
   // Chromium drives the console UI, the viewer and the sandbox.
   'test/browser/': 'a browser',
+  // A real OpenID Connect provider (oidc-provider) on 127.0.0.1.
+  'test/openid-client/': 'a real OpenID provider',
+  'test/http/oidc-sign-in.test.ts': 'a real OpenID provider',
+  'test/two-instances-sign-in.test.ts': 'two instances on PostgreSQL, a real OpenID provider',
   // A private Prosody server.
   'test/xmpp/xmpp-channel-service.test.ts': 'Prosody',
   'test/xmpp/xmpp-inbound.test.ts': 'Prosody',
