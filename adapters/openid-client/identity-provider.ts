@@ -87,7 +87,13 @@ export function openIdIdentityProvider(options: OpenIdOptions): IdentityProvider
         });
         const claims = tokens.claims();
         if (claims === undefined) throw new IdentityProviderError('token_invalid', 'the token response has no ID token');
-        return identityOf(claims);
+        const identity = identityOf(claims);
+        if (identity.email !== null && identity.name !== null) return identity;
+        // A provider that follows the spec strictly keeps email and name out of the ID token in the code flow:
+        // they are read from its userinfo endpoint, for the same subject (the library checks `sub`).
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+        const more = identityOf({ ...info, iss: claims.iss, sub: claims.sub } as oidc.IDToken);
+        return identity.email !== null ? { ...identity, name: identity.name ?? more.name } : { ...more, name: identity.name ?? more.name };
       } catch (error) {
         if (error instanceof IdentityProviderError) throw error;
         throw refusal(error, callbackUrl.searchParams.get('state') !== expected.state);

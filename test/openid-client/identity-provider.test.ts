@@ -210,3 +210,18 @@ describe('a provider that is down', () => {
     }
   });
 });
+
+describe('a provider that keeps email and name out of the ID token', () => {
+  it('the identity is read from its userinfo endpoint, for the same subject', async () => {
+    const strict = await startOidcProvider({ accounts: [ADA, BOB], clients: [SERVICE], claimsAtUserinfoOnly: true });
+    try {
+      const idp = adapter(strict.issuer);
+      for (const account of [ADA, BOB]) {
+        const { callback, expected } = await signedIn(idp, account);
+        assert.deepEqual(await idp.finish(callback, expected), { issuer: strict.issuer, subject: account.sub, email: account.email, email_verified: account.email_verified, name: account.name });
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@
 // time from Date.now() and takes no clock option, and moving Date.now() here moves the provider's time
 // (its tokens' iat and exp) and nothing of the test's or of the client library's.
 //
-// workerData: { port, accounts: [{ sub, email, email_verified, name }], clients: [{ client_id, client_secret, redirect_uris }], idTokenTtlSeconds }
+// workerData: { port, accounts: [{ sub, email, email_verified, name }], clients: [{ client_id, client_secret, redirect_uris }], idTokenTtlSeconds, conformIdTokenClaims }
 // Messages in: { id, type: 'clock', offsetSeconds } | { id, type: 'close' }; each answered with { id }.
 // Posts { type: 'listening' } once it listens, or { type: 'failed', message }.
 import { createServer } from 'node:http';
@@ -14,7 +14,7 @@ let offsetMs = 0;
 const realNow = Date.now;
 Date.now = () => realNow() + offsetMs;
 
-const { port, accounts, clients, idTokenTtlSeconds } = workerData;
+const { port, accounts, clients, idTokenTtlSeconds, conformIdTokenClaims } = workerData;
 const issuer = `http://127.0.0.1:${port}`;
 
 const provider = new Provider(issuer, {
@@ -33,7 +33,8 @@ const provider = new Provider(issuer, {
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
   // The scope's claims in the ID token itself, as most providers do for the code flow (the library's
   // default keeps them for the userinfo endpoint only).
-  conformIdTokenClaims: false,
+  // false: email and name in the ID token (as Google and Keycloak do); true: only at the userinfo endpoint.
+  conformIdTokenClaims: conformIdTokenClaims === true,
   ttl: { IdToken: idTokenTtlSeconds, AccessToken: 600, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
   cookies: { keys: ['test-only-cookie-key'] },
   features: { devInteractions: { enabled: true } },

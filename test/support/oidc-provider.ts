@@ -41,12 +41,14 @@ export interface ProviderOptions {
   readonly port?: number;
   /** How long an ID token lasts: 600 s unless told. */
   readonly idTokenTtlSeconds?: number;
+  /** True: the ID token carries no email or name (the spec's strict reading); only the userinfo endpoint does. */
+  readonly claimsAtUserinfoOnly?: boolean;
 }
 
 export async function startOidcProvider(options: ProviderOptions): Promise<TestProvider> {
   const port = options.port ?? (await freePort());
   const worker = new Worker(new URL('./oidc-provider-thread.mjs', import.meta.url), {
-    workerData: { port, accounts: options.accounts, clients: options.clients, idTokenTtlSeconds: options.idTokenTtlSeconds ?? 600 },
+    workerData: { port, accounts: options.accounts, clients: options.clients, idTokenTtlSeconds: options.idTokenTtlSeconds ?? 600, conformIdTokenClaims: options.claimsAtUserinfoOnly === true },
   });
   const listening = new Promise<void>((resolve, reject) => {
     const failed = (error: Error) => reject(error);
