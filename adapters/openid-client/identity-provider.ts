@@ -92,7 +92,7 @@ export function openIdIdentityProvider(options: OpenIdOptions): IdentityProvider
         // A provider that follows the spec strictly keeps email and name out of the ID token in the code flow:
         // they are read from its userinfo endpoint, for the same subject (the library checks `sub`).
         const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-        const more = identityOf({ ...info, iss: claims.iss, sub: claims.sub } as oidc.IDToken);
+        const more = identityOf({ ...claims, email: info.email, email_verified: info.email_verified, name: info.name });
         return identity.email !== null ? { ...identity, name: identity.name ?? more.name } : { ...more, name: identity.name ?? more.name };
       } catch (error) {
         if (error instanceof IdentityProviderError) throw error;
