@@ -244,8 +244,9 @@ const EnvSchema = v.object({
 
 /** Reads the configuration from environment variables; each issue names its variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Result<Config, Issue[]> {
-  // A DEMO_XMPP_ or DEMO_SLACK_ variable set empty is unset (an env file's `NAME=`): the demo stays without that channel.
-  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, /^DEMO_(XMPP|SLACK)_/.test(name) && env[name] === '' ? undefined : env[name]]));
+  // A DEMO_XMPP_, DEMO_SLACK_ or OIDC_ variable set empty is unset (an env file's `NAME=`, compose's `${NAME:-}`):
+  // the demo stays without that channel, the service without sign-in by a provider.
+  const known = Object.fromEntries(Object.keys(EnvSchema.entries).map((name) => [name, /^(DEMO_(XMPP|SLACK)|OIDC)_/.test(name) && env[name] === '' ? undefined : env[name]]));
   const parsed = v.safeParse(EnvSchema, known);
   if (!parsed.success) {
     return fail(parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })));

@@ -113,6 +113,8 @@ describe('configuration', () => {
       allowedDomains: ['example.com', 'acme.org'], name: 'your identity provider', firstAdmin: 'ops@example.com',
     });
     assert.equal(loaded.value.sessionTtlHours, 12);
+    const empty = loadConfig({ OIDC_ISSUER: '', OIDC_CLIENT_ID: '', OIDC_CLIENT_SECRET: '', OIDC_NAME: '' });
+    assert.ok(empty.ok && empty.value.oidc === null, 'set empty, as compose passes them, they are unset');
     for (const issuer of ['http://127.0.0.1:4000', 'http://localhost:4000/oidc', 'http://[::1]:4000']) {
       assert.ok(loadConfig({ ...three, OIDC_ISSUER: issuer }).ok, issuer);
     }
