@@ -188,26 +188,5 @@ label.inline input{width:auto}
 .conflicts ul{margin:4px 0;font-family:ui-monospace,monospace}
 .done{color:var(--ok)}
 .pickers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:8px}
-@media (max-width:720px){.layout{grid-template-columns:1fr}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-button.danger{border-color:var(--danger);color:var(--danger)}
-.access-tokens,.admin-users{max-width:960px}
-.access-tokens h3,.admin-users h3{font-size:15px;margin:16px 0 4px}
-.data-table{width:100%;border-collapse:collapse;background:var(--panel);border:1px solid var(--line);border-radius:8px}
-.data-table th,.data-table td{padding:6px 8px;text-align:left;vertical-align:middle;border-bottom:1px solid var(--line)}
-.data-table th{font-size:13px;color:var(--muted);font-weight:600}
-.data-table tbody tr:last-child td{border-bottom:0}
-.data-table td.name,.data-table td.email{overflow-wrap:anywhere}
-.data-table .row-actions{text-align:right;white-space:nowrap}
-.data-table .row-actions button+button{margin-left:6px}
-.data-table tr[data-active=false] td{color:var(--muted)}
-.data-table .inactive,.data-table .expired{color:var(--danger)}
-.confirm{display:inline-flex;gap:6px;align-items:center}
-.fields{display:flex;gap:8px;align-items:flex-end;flex-wrap:wrap}
-.fields>div{flex:1;min-width:180px}
-.fields label{margin-top:0}
-.new-token{margin:12px 0;padding:8px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--panel)}
-.new-token p{margin:4px 0}
-.new-token code.secret{display:block;padding:6px 8px;border-radius:6px;background:var(--bg);font:14px ui-monospace,monospace;word-break:break-all;user-select:all}
-.admin-users .more{margin-top:8px}
-.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
+@media (max-width:720px){.layout{grid-template-columns:1fr}.threads{border-right:0;border-bottom:1px solid var(--line);max-height:35vh}}
 `;
