@@ -156,6 +156,13 @@ describe('personal access tokens and admins', () => {
     assert.equal((await service.ask({ method: 'PATCH', path: '/api/admin/users/bob', body: '{"active":false}', headers: cross })).status, 403);
   });
 
+  it('ALLOWED_HOSTS holds for the new routes: another Host is 421 before anything runs', async () => {
+    for (const path of ['/api/account/tokens', '/api/admin/users', '/api/session/oidc', '/api/session/oidc/callback?code=x&state=y']) {
+      const res = await service.ask({ path, headers: { ...alice, host: 'rebound.example.com' } });
+      assert.equal(res.status, 421, path);
+    }
+  });
+
   it('without an identity provider, the sign-in routes answer 404 sign_in_not_configured', async () => {
     for (const path of ['/api/session/oidc', '/api/session/oidc/callback?code=x&state=y']) {
       const res = await service.ask({ path });

@@ -115,6 +115,32 @@ describe('sign-in with an OpenID Connect provider', () => {
     assert.deepEqual([refused.status, reasonOf(refused), refused.headers['set-cookie']], [400, 'code_refused', undefined]);
   });
 
+  it('refuses a code replayed into a new sign-in, a code issued to another client, and a callback naming another issuer', async () => {
+    const first = await begin();
+    const used = await signIn(first.location, REDIRECT, ADA.sub);
+    assert.equal((await callback(used, first.flow)).status, 303);
+    // The used code, brought with the state of a sign-in of its own: the provider refuses it.
+    const second = await begin();
+    const replay = new URL(used);
+    replay.searchParams.set('state', new URL(second.location).searchParams.get('state')!);
+    const replayed = await callback(replay, second.flow);
+    assert.deepEqual([replayed.status, reasonOf(replayed), replayed.headers['set-cookie']], [400, 'code_refused', undefined]);
+
+    // The sign-in's own request, made as the other client: its code is the other client's.
+    const third = await begin();
+    const asOther = new URL(third.location);
+    asOther.searchParams.set('client_id', 'other');
+    const otherCode = await signIn(asOther.href, REDIRECT, ADA.sub);
+    const foreign = await callback(otherCode, third.flow);
+    assert.deepEqual([foreign.status, reasonOf(foreign), foreign.headers['set-cookie']], [400, 'code_refused', undefined]);
+
+    const fourth = await begin();
+    const elsewhere = new URL(await signIn(fourth.location, REDIRECT, ADA.sub));
+    elsewhere.searchParams.set('iss', 'https://evil.example.com');
+    const wrongIssuer = await callback(elsewhere, fourth.flow);
+    assert.deepEqual([wrongIssuer.status, reasonOf(wrongIssuer), wrongIssuer.headers['set-cookie']], [400, 'token_invalid', undefined]);
+  });
+
   it('refuses an ID token that expired by the time it arrives (the provider\'s clock an hour behind)', async () => {
     const { location, flow } = await begin();
     await provider.setClockOffset(-3600);
