@@ -227,7 +227,10 @@ export function createApp(options: AppOptions): ComposedApp {
   const moves = threadMoves({ ...starting, channels, deliveries, newId: uuidv7 });
   const answers = answering({ storage, bus, runner, vocabularies, emit, log });
   const cancelTurn = turnCanceller({ storage, bus });
-  const linking = channelLinking({ links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }) });
+  const linking = channelLinking({
+    links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }),
+    isActive: async (userId) => (await storage.accounts.account(userId))?.active === true,
+  });
   const inbound = { storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer };
   const receiveChat = chatInbound(inbound);
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });

@@ -93,6 +93,8 @@ export function channelLinking(deps: {
   readonly now?: () => number;
   /** Fills the bytes with random values; the Web Crypto API's by default. */
   readonly random?: (bytes: Uint8Array) => Uint8Array;
+  /** Whether a user may act now (not deactivated); everyone by default. A deactivated user's links name no one. */
+  readonly isActive?: (userId: string) => Promise<boolean>;
 }) {
   const { links, catalog } = deps;
   const now = deps.now ?? Date.now;
@@ -158,11 +160,15 @@ export function channelLinking(deps: {
       return (await links.unlink(user.id, channelId)) ? ok(null) : fail({ code: 'link_not_found' });
     },
 
-    /** The console user an address on the channel belongs to: the world file's link first, then a stored one; null when none. */
+    /**
+     * The console user an address on the channel belongs to: the world file's link first, then a stored one;
+     * null when none, or when that user is deactivated (a chat link is a credential: it stops with the others).
+     */
     async userAt(channelId: string, address: string): Promise<string | null> {
       const channel = await linkable(channelId);
       if (channel === null) return null;
-      return worldUserAt(channel, address) ?? (await links.userAt(channel.id, address));
+      const user = worldUserAt(channel, address) ?? (await links.userAt(channel.id, address));
+      return user === null || deps.isActive === undefined || (await deps.isActive(user)) ? user : null;
     },
   };
 }

@@ -92,4 +92,23 @@ describe('linking a console user to a chat address', () => {
     assert.deepEqual(await linking.links(BOB), [{ channel: 'team-chat', address: 'bob@world', created_at: null, source: 'world' }]);
     assert.deepEqual(await linking.unlink(BOB, 'team-chat'), { ok: false, error: { code: 'link_not_found' } }, "the world's link is not removed here");
   });
+
+  it("a deactivated user's links, made with a code or by the world file, name no one until they are active again", async () => {
+    const state = emptyState();
+    const storage = createMemoryStorage(state);
+    await storage.importWorld(fixtureWorld());
+    const world: WorldLinks = (channel: Channel) => (channel.id === 'quiet' ? { alice: 'alice@world' } : ({} as Record<string, string>));
+    const linking = channelLinking({ links: storage.links, catalog: storage.catalog, worldLinks: world, isActive: async (id) => (await storage.accounts.account(id))?.active === true });
+    const made = await linking.linkCode(ALICE, 'team-chat');
+    assert.ok(made.ok);
+    assert.equal((await linking.redeemLinkCode('team-chat', 'alice@chat.example', made.value.code)).kind, 'linked');
+    assert.equal(await linking.userAt('quiet', 'alice@world'), 'alice');
+    await storage.accounts.changeAccount('bob', { role: 'admin' });
+    assert.equal(typeof await storage.accounts.changeAccount('alice', { active: false }), 'object');
+    assert.equal(await linking.userAt('team-chat', 'alice@chat.example'), null);
+    assert.equal(await linking.userAt('quiet', 'alice@world'), null);
+    assert.equal(await linking.userAt('team-chat', 'bob@chat.example'), null, 'bob never linked');
+    await storage.accounts.changeAccount('alice', { active: true });
+    assert.equal(await linking.userAt('team-chat', 'alice@chat.example'), 'alice');
+  });
 });
