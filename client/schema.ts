@@ -886,7 +886,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "duplicate_host" | "unsupported_transfer_coding" | "expectation_failed" | "invalid_websocket_handshake" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "changes_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "worktree_tampered" | "worktree_unreadable" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "message_id_taken" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "not_admin" | "sign_in_not_configured" | "identity_provider_unavailable" | "token_not_found" | "too_many_tokens" | "user_not_found" | "last_admin" | "too_many_sign_in_starts" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "duplicate_host" | "unsupported_transfer_coding" | "expectation_failed" | "invalid_websocket_handshake" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "changes_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "worktree_tampered" | "worktree_unreadable" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "message_id_taken" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "credential_not_allowed" | "not_admin" | "sign_in_not_configured" | "identity_provider_unavailable" | "token_not_found" | "too_many_tokens" | "user_not_found" | "last_admin" | "too_many_sign_in_starts" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -1322,6 +1322,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A personal access token or a session id, not a sign-in token (`credential_not_allowed`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
             421: {
                 headers: {
@@ -1601,6 +1610,15 @@ export interface operations {
             };
             /** @description No valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller authenticated with a personal access token (`credential_not_allowed`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

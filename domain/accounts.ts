@@ -6,6 +6,17 @@
 export const ROLES = ['admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** How a request's user signed in: a world-file token, a session (its cookie), or a personal access token. */
+export type CredentialKind = 'world' | 'session' | 'token';
+
+/** The user a credential names, how, and until when (null: a world-file token, which does not expire). */
+export interface Credential {
+  readonly id: string;
+  readonly name: string;
+  readonly via: CredentialKind;
+  readonly expires_at: string | null;
+}
+
 /** A user as admins see them. `issuer` is null for a world-file user (signed in by token only). */
 export interface Account {
   readonly id: string;

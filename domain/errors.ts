@@ -166,6 +166,8 @@ export const ERROR_DETAILS = {
   too_many_link_codes: 'Too many link codes asked for: retry later',
   /** The user has as many live sockets open as the instance allows (LIVE_SOCKETS_PER_USER). */
   too_many_live_sockets: 'Too many live sockets open: close one first',
+  /** A credential that may not do this: a personal access token creating tokens or signing in, a session id signing in. */
+  credential_not_allowed: 'This credential may not do this: sign in to the console',
   /** The caller is not an active admin: only admins list users, change them and invite. */
   not_admin: 'Only an admin may do this',
   /** No OpenID Connect provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): sign in with a token. */

@@ -1,4 +1,4 @@
-import type { Account, AccessToken, Invite, JoinPolicy, JoinRefusal, OidcIdentity, Role } from '../domain/accounts.ts';
+import type { Account, AccessToken, Credential, Invite, JoinPolicy, JoinRefusal, OidcIdentity, Role } from '../domain/accounts.ts';
 
 /** A server-side session: the SHA-256 of its random id (the cookie's value) and when it ends. */
 export interface NewSession {
@@ -52,15 +52,17 @@ export interface Accounts {
    * The active user a credential names now, or null (unknown, expired, revoked, or its user deactivated). A
    * personal access token found is marked used now, at most about once a minute (a busy script writes rarely).
    */
-  readonly userByCredential: (hash: string, now: string) => Promise<{ readonly id: string; readonly name: string } | null>;
+  readonly userByCredential: (hash: string, now: string) => Promise<Credential | null>;
   /** The account of a user id, or null. */
   readonly account: (userId: string) => Promise<Account | null>;
 
-  readonly startSession: (session: NewSession) => Promise<void>;
+  /** Starts a session; false (and nothing stored) when its user is not active, whatever deactivation races it. */
+  readonly startSession: (session: NewSession) => Promise<boolean>;
   /** Ends a session at once; ending one that is gone is no error. */
   readonly endSession: (hash: string) => Promise<void>;
 
-  readonly createToken: (token: NewAccessToken) => Promise<void>;
+  /** Stores a token; false (and nothing stored) when its user is not active, whatever deactivation races it. */
+  readonly createToken: (token: NewAccessToken) => Promise<boolean>;
   /** The owner's tokens that are not revoked, newest first (expired ones too, marked by their time). */
   readonly listTokens: (userId: string) => Promise<readonly AccessToken[]>;
   /** Revokes one of the owner's tokens; false when the owner has none by that id. */

@@ -22,7 +22,7 @@ describe('live socket heartbeats', () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
     const log = pino({ level: 'silent' });
-    const live = liveSocket({ storage, bus: createMemoryEventBus(), authenticate: async () => ok({ id: 'alice', name: 'Alice' }), log, pingMs: 100 });
+    const live = liveSocket({ storage, bus: createMemoryEventBus(), authenticate: async () => ok({ id: 'alice', name: 'Alice', via: 'world' as const, expires_at: null }), log, pingMs: 100 });
     const server = createServer();
     server.on('upgrade', (req, socket, head) => {
       const [path, search] = (req.url ?? '').split('?');
@@ -50,6 +50,40 @@ describe('live socket heartbeats', () => {
       await new Promise((resolve) => setTimeout(resolve, 400));
       assert.equal(answering.readyState, WebSocket.OPEN);
       answering.close();
+    } finally {
+      await live.close();
+      server.close();
+    }
+  });
+
+  it('close (1008) a socket whose session or token expired, at the first ping round after, and keep a world token\'s', { timeout: 20_000 }, async () => {
+    const storage = createMemoryStorage();
+    await storage.importWorld(fixtureWorld());
+    const log = pino({ level: 'silent' });
+    const expiresAt = new Date(Date.now() + 300).toISOString();
+    // A request with `?expiring` is taken for a session that ends in 300 ms.
+    const live = liveSocket({
+      storage, bus: createMemoryEventBus(), log, pingMs: 100,
+      authenticate: async (ctx) => ok({ id: 'alice', name: 'Alice', via: ctx.query.has('expiring') ? 'session' as const : 'world' as const, expires_at: ctx.query.has('expiring') ? expiresAt : null }),
+    });
+    const server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      const [path, search] = (req.url ?? '').split('?');
+      const ctx = { req, id: 'test', log, method: 'GET', path: path!, query: new URLSearchParams(search ?? ''), search: search ?? null, scheme: 'http', host: req.headers.host, origin: null, route: null } satisfies RequestContext;
+      live.upgrade(ctx, socket, head);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}${LIVE_PATH}?thread=${F.root}`;
+    try {
+      const expiring = new WebSocket(`${base}&expiring=1`);
+      const lasting = new WebSocket(base);
+      await Promise.all([once(expiring, 'open'), once(lasting, 'open')]);
+      const [code] = (await once(expiring, 'close')) as [number];
+      assert.equal(code, 1008);
+      assert.ok(Date.now() >= Date.parse(expiresAt), 'not before it expired');
+      assert.equal(lasting.readyState, WebSocket.OPEN);
+      lasting.close();
     } finally {
       await live.close();
       server.close();

@@ -1,4 +1,4 @@
-import { joiningRole, normalEmail, accountName, removesLastAdmin, type Account, type AccessToken, type Invite } from '../../domain/accounts.ts';
+import { joiningRole, normalEmail, accountName, removesLastAdmin, type Account, type AccessToken, type Credential, type CredentialKind, type Invite } from '../../domain/accounts.ts';
 import type { Accounts, NewAccessToken, SignInFlow } from '../../ports/accounts.ts';
 
 /** An account as the memory adapter keeps it: the world token's hash (null for OIDC users) and the OIDC subject. */
@@ -29,16 +29,16 @@ export function memoryAccounts(users: Map<string, MemoryAccount>, credentials: M
 
   return {
     async userByCredential(hash, now) {
-      const named = (id: string) => {
+      const named = (id: string, via: CredentialKind, expires_at: string | null): Credential | null => {
         const user = users.get(id);
-        return user !== undefined && user.active ? { id: user.id, name: user.name } : null;
+        return user !== undefined && user.active ? { id: user.id, name: user.name, via, expires_at } : null;
       };
-      for (const user of users.values()) if (user.token_hash === hash) return named(user.id);
+      for (const user of users.values()) if (user.token_hash === hash) return named(user.id, 'world', null);
       const session = credentials.sessions.get(hash);
-      if (session !== undefined) return before(now, session.expires_at) ? named(session.user_id) : null;
+      if (session !== undefined) return before(now, session.expires_at) ? named(session.user_id, 'session', session.expires_at) : null;
       const token = credentials.tokens.get(hash);
       if (token === undefined || (token.expires_at !== null && !before(now, token.expires_at))) return null;
-      const user = named(token.user_id);
+      const user = named(token.user_id, 'token', token.expires_at);
       if (user !== null && (token.last_used_at === null || Date.parse(now) - Date.parse(token.last_used_at) >= TOUCH_MS)) token.last_used_at = now;
       return user;
     },
@@ -49,14 +49,18 @@ export function memoryAccounts(users: Map<string, MemoryAccount>, credentials: M
     },
 
     async startSession(session) {
+      if (users.get(session.user_id)?.active !== true) return false;
       credentials.sessions.set(session.hash, { user_id: session.user_id, expires_at: session.expires_at });
+      return true;
     },
     async endSession(hash) {
       credentials.sessions.delete(hash);
     },
 
     async createToken(token) {
+      if (users.get(token.user_id)?.active !== true) return false;
       credentials.tokens.set(token.hash, { ...token, last_used_at: null });
+      return true;
     },
     async listTokens(userId) {
       return [...credentials.tokens.values()]
@@ -87,7 +91,7 @@ export function memoryAccounts(users: Map<string, MemoryAccount>, credentials: M
       const found = [...users.values()].find((u) => u.issuer === identity.issuer && u.subject === identity.subject);
       if (found !== undefined) {
         if (!found.active) return { ok: false, reason: 'deactivated' };
-        const updated: MemoryAccount = { ...found, name: accountName(identity), email: identity.email === null ? found.email : normalEmail(identity.email) };
+        const updated: MemoryAccount = { ...found, name: accountName(identity), email: identity.email === null || !identity.email_verified ? found.email : normalEmail(identity.email) };
         users.set(found.id, updated);
         return { ok: true, account: publicAccount(updated), created: false };
       }

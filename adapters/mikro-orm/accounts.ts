@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { accountName, joiningRole, normalEmail, removesLastAdmin, type Account, type AccessToken, type Invite, type OidcIdentity } from '../../domain/accounts.ts';
+import { accountName, joiningRole, normalEmail, removesLastAdmin, type Account, type AccessToken, type Credential, type Invite, type OidcIdentity } from '../../domain/accounts.ts';
 import type { Accounts, IdentitySignIn, SignInFlow } from '../../ports/accounts.ts';
 import { iso, isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
@@ -25,11 +25,11 @@ const BY_CREDENTIAL = `
     where hash = ? and (expires_at is null or expires_at > ?)
       and (last_used_at is null or last_used_at <= ?::timestamptz - interval '${TOUCH_SECONDS} seconds')
     returning 1)
-  select id, name from users where token_hash = ? and active
+  select id, name, 'world' as via, null as expires_at from users where token_hash = ? and active
   union all
-  select u.id, u.name from sessions s join users u on u.id = s.user_id where s.hash = ? and s.expires_at > ? and u.active
+  select u.id, u.name, 'session', ${iso('s.expires_at')} from sessions s join users u on u.id = s.user_id where s.hash = ? and s.expires_at > ? and u.active
   union all
-  select u.id, u.name from access_tokens t join users u on u.id = t.user_id
+  select u.id, u.name, 'token', ${iso('t.expires_at')} from access_tokens t join users u on u.id = t.user_id
     where t.hash = ? and (t.expires_at is null or t.expires_at > ?) and u.active
   limit 1`;
 
@@ -45,23 +45,30 @@ const first = <T>(rows: T[]): T | null => rows[0] ?? null;
 export function mikroOrmAccounts(orm: MikroORM): Accounts {
   return {
     userByCredential: (hash, now) =>
-      runStatement<{ id: string; name: string }, { id: string; name: string } | null>(orm, BY_CREDENTIAL,
+      runStatement<Credential, Credential | null>(orm, BY_CREDENTIAL,
         [now, hash, now, now, hash, hash, now, hash, now], first),
 
     account: (userId) => runStatement<Account, Account | null>(orm, `select ${ACCOUNT} from users where id = ?`, [userId], first),
 
-    async startSession(session) {
-      await runStatement(orm, 'insert into sessions (hash, user_id, created_at, expires_at) values (?, ?, ?, ?)',
-        [session.hash, session.user_id, session.created_at, session.expires_at]);
-    },
+    // Each insert reads its user active under a share lock, which an admin's deactivation (the row locked for
+    // update) waits for or makes wait: a session or token is never stored for a user deactivated meanwhile.
+    startSession: (session) =>
+      transaction(orm, async (sql) => {
+        if ((await sql('select 1 from users where id = ? and active for share', [session.user_id])).length === 0) return false;
+        await sql('insert into sessions (hash, user_id, created_at, expires_at) values (?, ?, ?, ?)', [session.hash, session.user_id, session.created_at, session.expires_at]);
+        return true;
+      }),
     async endSession(hash) {
       await runStatement(orm, 'delete from sessions where hash = ?', [hash]);
     },
 
-    async createToken(token) {
-      await runStatement(orm, 'insert into access_tokens (id, user_id, name, hash, created_at, expires_at) values (?, ?, ?, ?, ?, ?)',
-        [token.id, token.user_id, token.name, token.hash, token.created_at, token.expires_at]);
-    },
+    createToken: (token) =>
+      transaction(orm, async (sql) => {
+        if ((await sql('select 1 from users where id = ? and active for share', [token.user_id])).length === 0) return false;
+        await sql('insert into access_tokens (id, user_id, name, hash, created_at, expires_at) values (?, ?, ?, ?, ?, ?)',
+          [token.id, token.user_id, token.name, token.hash, token.created_at, token.expires_at]);
+        return true;
+      }),
     listTokens: (userId) =>
       runStatement<AccessToken>(orm, `select ${TOKEN} from access_tokens where user_id = ? order by access_tokens.created_at desc, id desc`, [userId]),
     revokeToken: async (userId, tokenId) =>
@@ -137,7 +144,8 @@ const accountOf = async (sql: Statement, identity: OidcIdentity): Promise<Accoun
 /** An existing account signing in: refused when deactivated, else its name and email refreshed from the identity. */
 async function signInExisting(sql: Statement, found: Account, identity: OidcIdentity): Promise<IdentitySignIn> {
   if (!found.active) return { ok: false, reason: 'deactivated' };
-  const email = identity.email === null ? null : normalEmail(identity.email);
+  // Only a verified email replaces the one admins see.
+  const email = identity.email === null || !identity.email_verified ? null : normalEmail(identity.email);
   const [account] = await sql<Account>(`update users set name = ?, email = coalesce(?, email) where id = ? returning ${ACCOUNT}`,
     [accountName(identity), email, found.id]);
   return { ok: true, account: account!, created: false };

@@ -195,7 +195,8 @@ function identityOf(claims: oidc.IDToken): OidcIdentity {
     issuer: claims.iss,
     subject: claims.sub,
     email: text(claims.email),
-    email_verified: claims.email_verified === true,
+    // Some providers (Amazon Cognito) send it as the string "true".
+    email_verified: claims.email_verified === true || claims.email_verified === 'true',
     name: text(claims.name),
   };
 }

@@ -24,16 +24,16 @@ export function accessTokens(options: {
 }) {
   const { accounts, clock, secrets } = options;
   return {
-    /** A new token, or null when the owner already holds as many as allowed. */
-    async create(userId: string, name: string, expiresInDays: number | null): Promise<CreatedToken | null> {
-      if ((await accounts.listTokens(userId)).length >= MAX_TOKENS_PER_USER) return null;
+    /** A new token; `too_many` when the owner holds as many as allowed, `inactive` when deactivated meanwhile. */
+    async create(userId: string, name: string, expiresInDays: number | null): Promise<CreatedToken | 'too_many' | 'inactive'> {
+      if ((await accounts.listTokens(userId)).length >= MAX_TOKENS_PER_USER) return 'too_many';
       const token = `${ACCESS_TOKEN_PREFIX}${secrets.newSecret()}`;
       const now = clock.now();
       const stored = {
         id: options.newId(), user_id: userId, name, hash: secrets.hash(token), created_at: new Date(now).toISOString(),
         expires_at: expiresInDays === null ? null : new Date(now + expiresInDays * 86_400_000).toISOString(),
       };
-      await accounts.createToken(stored);
+      if (!(await accounts.createToken(stored))) return 'inactive';
       return { id: stored.id, name, created_at: stored.created_at, expires_at: stored.expires_at, last_used_at: null, token };
     },
     list: (userId: string) => accounts.listTokens(userId),

@@ -16,7 +16,8 @@ export type SignInRefusal = CallbackRefusal | 'no_sign_in' | JoinRefusal;
 
 export type SignInOutcome =
   | { readonly ok: true; readonly account: Account; readonly created: boolean; readonly session: StartedSession }
-  | { readonly ok: false; readonly reason: SignInRefusal };
+  /** `detail`: what the provider's library said (never a credential), for the operator's log. */
+  | { readonly ok: false; readonly reason: SignInRefusal; readonly detail?: string };
 
 /**
  * Sign-in with an OpenID Connect provider (CONTRACT section 13): `begin` keeps the flow's `state`, `nonce` and
@@ -55,12 +56,15 @@ export function oidcSignIn(options: {
       try {
         identity = await provider.finish(callbackUrl, flow);
       } catch (error) {
-        if (error instanceof IdentityProviderError) return { ok: false, reason: error.reason };
+        if (error instanceof IdentityProviderError) return { ok: false, reason: error.reason, detail: error.message };
         throw error;
       }
       const signedIn = await accounts.signInIdentity(identity, options.policy, options.newId(), now);
       if (!signedIn.ok) return signedIn;
-      return { ok: true, account: signedIn.account, created: signedIn.created, session: await options.sessions.start(signedIn.account.id) };
+      const session = await options.sessions.start(signedIn.account.id);
+      // Deactivated between the account's read and the session's insert: no session.
+      if (session === null) return { ok: false, reason: 'deactivated' };
+      return { ok: true, account: signedIn.account, created: signedIn.created, session };
     },
   };
 }

@@ -23,12 +23,13 @@ export function sessionKeeper(options: {
 }) {
   const { accounts, clock, secrets } = options;
   return {
-    async start(userId: string): Promise<StartedSession> {
+    /** A new session of the user's; null when the user is not active (deactivated meanwhile). */
+    async start(userId: string): Promise<StartedSession | null> {
       const secret = secrets.newSecret();
       const now = clock.now();
       const expires_at = new Date(now + options.ttlMs).toISOString();
-      await accounts.startSession({ hash: secrets.hash(secret), user_id: userId, created_at: new Date(now).toISOString(), expires_at });
-      return { secret, expires_at, max_age_seconds: Math.floor(options.ttlMs / 1000) };
+      const started = await accounts.startSession({ hash: secrets.hash(secret), user_id: userId, created_at: new Date(now).toISOString(), expires_at });
+      return started ? { secret, expires_at, max_age_seconds: Math.floor(options.ttlMs / 1000) } : null;
     },
     /** Ends the session a cookie's value names; a value that names none (or a token) ends nothing. */
     async end(secret: string): Promise<void> {

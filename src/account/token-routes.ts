@@ -4,6 +4,7 @@ import { storable, UuidParam } from '../console-api/schemas.ts';
 import { answer, AccessTokenInfo, CreatedAccessToken } from '../http/response-schemas.ts';
 import { empty, json, problem } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
+import { unauthenticated } from '../identity/authenticate.ts';
 
 const P = '/api/account/tokens';
 /** Tokens are the caller's own: never kept by a cache. */
@@ -30,12 +31,15 @@ export function tokenRoutes(tokens: AccessTokens): Route[] {
       responses: {
         201: answer('The token, shown once, and its details', CreatedAccessToken),
         401: 'No valid credential',
+        403: 'The caller authenticated with a personal access token (`credential_not_allowed`)',
         409: 'The caller holds as many tokens as allowed (`too_many_tokens`)',
         422: 'No name, or a bad expiry (`validation_failed`)',
       },
       handle: async ({ user, body }) => {
+        // A leaked token must not be able to mint one that outlives its expiry or its revocation.
+        if (user.via === 'token') return problem({ code: 'credential_not_allowed', detail: 'A personal access token cannot create tokens: sign in to the console to create one' });
         const created = await tokens.create(user.id, body.name, body.expires_in_days ?? null);
-        return created === null ? problem({ code: 'too_many_tokens' }) : json(201, created, NO_STORE);
+        return created === 'too_many' ? problem({ code: 'too_many_tokens' }) : created === 'inactive' ? unauthenticated() : json(201, created, NO_STORE);
       },
     }),
     route({

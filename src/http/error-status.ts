@@ -78,6 +78,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   too_many_directives: 429,
   message_id_taken: 409,
   too_many_link_codes: 429,
+  credential_not_allowed: 403,
   not_admin: 403,
   sign_in_not_configured: 404,
   identity_provider_unavailable: 503,

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Failure } from '../../domain/errors.ts';
-import type { User } from '../../domain/model.ts';
+import type { Credential as User } from '../../domain/accounts.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { AnswerCache } from './answer-cache.ts';
 import type { Answer } from './response-schemas.ts';

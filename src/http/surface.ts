@@ -1,5 +1,5 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { User } from '../../domain/model.ts';
+import type { Credential as User } from '../../domain/accounts.ts';
 import { fail, type Result } from '../../domain/result.ts';
 import type { RequestContext } from './context.ts';
 import { problem, type Reply } from './reply.ts';

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import type { User } from '../../domain/model.ts';
+import type { Credential as User } from '../../domain/accounts.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import type { UserByCredential } from '../../ports/accounts.ts';
 import type { Clock } from '../../ports/clock.ts';

@@ -73,10 +73,12 @@ export function oidcRoutes(deps: OidcRouteDeps): Route[] {
         });
         if (begun === null) return problem({ code: 'identity_provider_unavailable' }, { 'cache-control': 'no-store' });
         const secure = ctx.scheme === 'https' ? '; Secure' : '';
+        // The cookie goes where the browser comes back: the registered callback's path (a proxy may prefix it).
+        const path = deps.redirectUrl === null ? CALLBACK_PATH : new URL(deps.redirectUrl).pathname;
         return empty(302, {
           location: begun.location,
           // Lax: the provider's redirect back is a top-level GET, which carries it.
-          'set-cookie': `${FLOW_COOKIE}=${begun.flow}; Path=${CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age=${begun.max_age_seconds}${secure}`,
+          'set-cookie': `${FLOW_COOKIE}=${begun.flow}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${begun.max_age_seconds}${secure}`,
           'cache-control': 'no-store',
           'referrer-policy': 'no-referrer',
         });
@@ -99,20 +101,21 @@ export function oidcRoutes(deps: OidcRouteDeps): Route[] {
         if (signIn === null) return problem({ code: 'sign_in_not_configured' });
         // The URL the provider redirected to, as the provider built it: its query holds the code and state.
         const callbackUrl = new URL(`${CALLBACK_PATH}${ctx.search === null ? '' : `?${ctx.search}`}`, 'http://callback.invalid');
-        let refusal: string | null = null;
+        let refusal: { reason: string; detail?: string } | null = null;
         const found = await deps.guesses(ctx, async () => {
           const outcome = await signIn.finish(callbackUrl, flowCookieOf(ctx.req.headers.cookie));
           if (outcome.ok) return outcome;
-          refusal = outcome.reason;
+          refusal = outcome.detail === undefined ? { reason: outcome.reason } : { reason: outcome.reason, detail: outcome.detail };
           // A refusal the provider caused is no guess; any other counts against the client's budget.
           return NOT_GUESSES.has(outcome.reason) ? { refused: outcome.reason } : null;
         });
         if (!found.ok) return found.error;
         const outcome = found.value;
         if (outcome === null || 'refused' in outcome) {
-          const reason = (outcome === null ? refusal : outcome.refused) as Parameters<typeof refusalPage>[0];
+          const reason = (outcome === null ? refusal!.reason : outcome.refused) as Parameters<typeof refusalPage>[0];
           deps.signedIn('oidc', reason);
-          ctx.log.info({ reason }, 'a sign-in with the identity provider was refused');
+          // Why, for the operator (an audience, a clock skew, an issuer): the library's words, never a credential.
+          ctx.log.info({ reason, detail: (refusal as { detail?: string } | null)?.detail }, 'a sign-in with the identity provider was refused');
           return refusalPage(reason);
         }
         deps.signedIn('oidc', 'signed_in');

@@ -40,7 +40,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Route[] {
       summary: 'Sign in with a token: starts a server-side session, whose random id goes in the HttpOnly session cookie',
       operationId: 'signIn',
       body: SessionBody,
-      responses: { 204: 'Signed in', 401: 'The token names no user', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
+      responses: { 204: 'Signed in', 401: 'The token names no user', 403: 'A personal access token or a session id, not a sign-in token (`credential_not_allowed`)', 422: 'No token', 429: 'Too many failed credentials from this client this minute (Retry-After)' },
       handle: async ({ body, ctx }) => {
         const now = new Date(deps.clock.now()).toISOString();
         const found = await guesses(ctx, () => deps.userByCredential(tokenHash(body.token), now));
@@ -49,7 +49,16 @@ export function sessionRoutes(deps: SessionRouteDeps): Route[] {
           deps.signedIn('token', 'refused');
           return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
         }
+        // Only a world-file token signs in: a session started from a personal token would outlive its expiry
+        // and its revocation, and a session id is already a session.
+        if (found.value.via !== 'world') {
+          deps.signedIn('token', 'refused');
+          return problem({ code: 'credential_not_allowed', detail: found.value.via === 'token'
+            ? 'A personal access token does not sign in to the console: send it as a bearer token, or sign in with your identity provider'
+            : 'A session id does not sign in: the session cookie already does' });
+        }
         const session = await deps.sessions.start(found.value.id);
+        if (session === null) return problem({ code: 'unauthenticated', detail: 'The token names no user' }, { 'www-authenticate': 'Bearer' });
         deps.signedIn('token', 'signed_in');
         return empty(204, { 'set-cookie': sessionCookie(session.secret, ctx.scheme === 'https', session.max_age_seconds), 'cache-control': 'no-store' });
       },

@@ -14,6 +14,8 @@ export class LiveWebSocket extends WebSocket {
   userId = '';
   /** The SHA-256 of the credential it was opened with: checked again when its user's credentials change. */
   credential = '';
+  /** When that credential expires (ms since the epoch; Infinity for a world token): the socket closes then. */
+  expiresAt = Infinity;
   /** The thread's events on their way to this socket; null while it waits on a key. */
   feed: SocketFeed | null = null;
   /** The console key it waits on, while the key's row is not written yet. */

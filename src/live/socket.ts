@@ -56,7 +56,14 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
 
   // One timer pings every socket: a client that has not answered the previous ping by the next is dropped.
   const pings = setInterval(() => {
+    const now = Date.now();
+    for (const [user, at] of changedLately) if (now - at >= 60_000) changedLately.delete(user);
     for (const ws of sockets) {
+      // A session or token that expired ends its sockets too.
+      if (now >= ws.expiresAt) {
+        ws.close(1008, 'credential expired');
+        continue;
+      }
       if (!ws.alive) ws.terminate();
       else {
         ws.alive = false;
@@ -78,9 +85,12 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (signal.kind === 'reconnected') {
       feeds.fillAll();
       waits.lookUpAll();
+      // A credentials_changed sent meanwhile may be lost: every socket's credential is checked again.
+      for (const user of new Set([...sockets].map((ws) => ws.userId))) recheck(user);
     } else if (signal.kind === 'thread_created') {
       waits.created(signal.owner, signal.key, signal.thread_id);
     } else if (signal.kind === 'credentials_changed') {
+      changedLately.set(signal.user, Date.now());
       recheck(signal.user);
     }
   });
@@ -89,6 +99,11 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
    * A user signed out, had a token revoked or was deactivated: each of their sockets whose credential no
    * longer names them is closed with 1008 (a client signed in another way reconnects with that).
    */
+  /**
+   * Users whose credentials changed in the last minute: a socket whose upgrade was authenticated before the
+   * signal came, and opened after, is checked once open (the signal found no socket of theirs to check).
+   */
+  const changedLately = new Map<string, number>();
   function recheck(user: string): void {
     const stillSignedIn = options.stillSignedIn;
     if (stillSignedIn === undefined) return;
@@ -119,9 +134,11 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     if (sockets.size === 0) drained?.();
   }
 
-  function open(ws: LiveWebSocket, userId: string, credential: string, target: LiveTarget, after: number | null): void {
+  function open(ws: LiveWebSocket, user: { readonly id: string; readonly credential: string; readonly expiresAt: number }, target: LiveTarget, after: number | null): void {
+    const userId = user.id;
     ws.userId = userId;
-    ws.credential = credential;
+    ws.credential = user.credential;
+    ws.expiresAt = user.expiresAt;
     sockets.add(ws);
     options.metrics?.opened();
     ws.on('close', closed);
@@ -129,6 +146,11 @@ export function liveSocket(options: LiveOptions): UpgradeHandler & { readonly cl
     ws.on('error', terminate);
     if ('thread' in target) start(ws, target.thread, after);
     else waits.wait(ws, target.key, after);
+    const changed = changedLately.get(userId);
+    if (changed !== undefined) {
+      if (Date.now() - changed < 60_000) recheck(userId);
+      else changedLately.delete(userId);
+    }
   }
 
   const upgrade = liveUpgrade({

@@ -38,7 +38,7 @@ export interface LiveUpgradeOptions {
   /** Live sockets one user may hold open on this instance; the next upgrade is refused 429 (default: no cap). */
   readonly maxPerUser?: number;
   /** Takes an accepted socket: its thread's events, or the wait on its key. */
-  readonly open: (ws: LiveWebSocket, userId: string, credential: string, target: LiveTarget, after: number | null) => void;
+  readonly open: (ws: LiveWebSocket, user: { readonly id: string; readonly credential: string; readonly expiresAt: number }, target: LiveTarget, after: number | null) => void;
 }
 
 /**
@@ -76,7 +76,8 @@ export function liveUpgrade(options: LiveUpgradeOptions): (ctx: RequestContext, 
         if (answered) slots.retake(user.id);
         answered = true;
         ctx.log.info({ user: user.id }, 'live socket open');
-        options.open(ws as LiveWebSocket, user.id, tokenHash(credentialOf(ctx.req) ?? ''), target, cursor);
+        const expiresAt = user.expires_at === null ? Infinity : Date.parse(user.expires_at);
+        options.open(ws as LiveWebSocket, { id: user.id, credential: tokenHash(credentialOf(ctx.req) ?? ''), expiresAt }, target, cursor);
       });
       // Without `verifyClient`, ws accepts or refuses the handshake before `handleUpgrade` returns: one
       // refused (the socket gone meanwhile, a bad header) gives its slot back here. No listener is left

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Account, JoinPolicy, OidcIdentity, Role } from '../../domain/accounts.ts';
+import type { Account, Credential, JoinPolicy, OidcIdentity, Role } from '../../domain/accounts.ts';
 import type { World, WorldUser } from '../../domain/world.ts';
 import type { Accounts, NewAccessToken } from '../../ports/accounts.ts';
 import type { Storage } from '../../ports/storage.ts';
@@ -74,6 +74,8 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
       return created;
     };
     const named = (user: WorldUser) => ({ id: user.id, name: user.name });
+    /** Who a credential names, without how (checked on its own below). */
+    const idName = (found: Credential | null) => (found === null ? null : { id: found.id, name: found.name });
 
     /** A backend of its own, for what counts every account (admins, pages); closed after `use`. */
     const alone = async (use: (storage: Storage, second: Storage) => Promise<void>) => {
@@ -90,12 +92,30 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
         const [user] = await imported(worldUser());
         const sessionHash = await session(user!.id);
         const personal = await token(user!.id);
-        assert.deepEqual(await accounts().userByCredential(tokenOf(user!), at(1)), named(user!));
-        assert.deepEqual(await accounts().userByCredential(sessionHash, at(1)), named(user!));
-        assert.deepEqual(await accounts().userByCredential(personal.hash, at(1)), named(user!));
-        assert.deepEqual(await other.accounts.userByCredential(sessionHash, at(1)), named(user!), 'another instance finds the session');
+        assert.deepEqual(idName(await accounts().userByCredential(tokenOf(user!), at(1))), named(user!));
+        assert.deepEqual(idName(await accounts().userByCredential(sessionHash, at(1))), named(user!));
+        assert.deepEqual(idName(await accounts().userByCredential(personal.hash, at(1))), named(user!));
+        assert.deepEqual(idName(await other.accounts.userByCredential(sessionHash, at(1))), named(user!), 'another instance finds the session');
         assert.equal(await accounts().userByCredential(sha256(randomUUID()), at(1)), null);
         assert.equal(await accounts().userByCredential(`token-${user!.id}`, at(1)), null, 'a token itself is no hash');
+        // How each signed in, and until when.
+        assert.deepEqual(await accounts().userByCredential(tokenOf(user!), at(1)), { ...named(user!), via: 'world', expires_at: null });
+        assert.deepEqual(await accounts().userByCredential(sessionHash, at(1)), { ...named(user!), via: 'session', expires_at: at(HOUR) });
+        assert.deepEqual(await accounts().userByCredential(personal.hash, at(1)), { ...named(user!), via: 'token', expires_at: null });
+      });
+
+      it('no session or token is stored for a deactivated user', async () => {
+        const [user] = await imported(worldUser());
+        assert.equal(typeof (await accounts().changeAccount(user!.id, { active: false })), 'object');
+        const hash = sha256(randomUUID());
+        assert.equal(await accounts().startSession({ hash, user_id: user!.id, created_at: at(0), expires_at: at(HOUR) }), false);
+        const refused: NewAccessToken = { id: randomUUID(), user_id: user!.id, name: 'x', hash: sha256(randomUUID()), created_at: at(0), expires_at: null };
+        assert.equal(await accounts().createToken(refused), false);
+        assert.equal(await accounts().changeAccount(user!.id, { active: true }) !== 'not_found', true);
+        assert.equal(await accounts().userByCredential(hash, at(1)), null, 'nothing came back with the reactivation');
+        assert.equal(await accounts().userByCredential(refused.hash, at(1)), null);
+        assert.deepEqual(await accounts().listTokens(user!.id), []);
+        assert.equal(await accounts().startSession({ hash, user_id: user!.id, created_at: at(0), expires_at: at(HOUR) }), true);
       });
 
       it('an expired session or personal token names nobody; one without an end never expires', async () => {
@@ -103,11 +123,11 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
         const sessionHash = await session(user!.id, 0, HOUR);
         const ending = await token(user!.id, 0, 2 * HOUR);
         const endless = await token(user!.id, 0, null);
-        assert.deepEqual(await accounts().userByCredential(sessionHash, at(HOUR - 1)), named(user!));
+        assert.deepEqual(idName(await accounts().userByCredential(sessionHash, at(HOUR - 1))), named(user!));
         assert.equal(await accounts().userByCredential(sessionHash, at(HOUR)), null, 'a session ends at its expiry');
-        assert.deepEqual(await accounts().userByCredential(ending.hash, at(2 * HOUR - 1)), named(user!));
+        assert.deepEqual(idName(await accounts().userByCredential(ending.hash, at(2 * HOUR - 1))), named(user!));
         assert.equal(await accounts().userByCredential(ending.hash, at(2 * HOUR)), null, 'a token ends at its expiry');
-        assert.deepEqual(await accounts().userByCredential(endless.hash, at(1000 * 24 * HOUR)), named(user!));
+        assert.deepEqual(idName(await accounts().userByCredential(endless.hash, at(1000 * 24 * HOUR))), named(user!));
       });
 
       it('endSession and revokeToken stop a credential at once; another user cannot revoke a token', async () => {
@@ -118,7 +138,7 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
         assert.equal(await accounts().userByCredential(sessionHash, at(1)), null);
         await accounts().endSession(sessionHash);
         assert.equal(await accounts().revokeToken(stranger!.id, personal.id), false, 'not the stranger\'s token');
-        assert.deepEqual(await accounts().userByCredential(personal.hash, at(1)), named(user!), 'still valid after the refused revocation');
+        assert.deepEqual(idName(await accounts().userByCredential(personal.hash, at(1))), named(user!), 'still valid after the refused revocation');
         assert.equal(await accounts().revokeToken(user!.id, randomUUID()), false, 'no such token');
         assert.equal(await accounts().revokeToken(user!.id, 'not-a-uuid'), false, 'no such token');
         assert.equal(await accounts().revokeToken(user!.id, personal.id), true);
@@ -164,7 +184,7 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
         assert.deepEqual(await accounts().listTokens(user!.id), [], 'its tokens are revoked');
         const back = await accounts().changeAccount(user!.id, { active: true });
         assert.equal(typeof back === 'object' && back.active, true);
-        assert.deepEqual(await accounts().userByCredential(tokenOf(user!), at(2)), named(user!), 'the world token works again');
+        assert.deepEqual(idName(await accounts().userByCredential(tokenOf(user!), at(2))), named(user!), 'the world token works again');
         assert.equal(await accounts().userByCredential(sessionHash, at(2)), null, 'its sessions were ended');
         assert.equal(await accounts().userByCredential(personal.hash, at(2)), null, 'its tokens were revoked');
       });
@@ -190,7 +210,7 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
           assert.equal(await storage.accounts.changeAccount(admin.id, { role: 'member' }), 'last_admin');
           assert.equal(await storage.accounts.changeAccount(admin.id, { active: false }), 'last_admin');
           assert.equal((await storage.accounts.account(admin.id))!.role, 'admin', 'unchanged');
-          assert.deepEqual(await storage.accounts.userByCredential(tokenOf(admin), at(1)), named(admin));
+          assert.deepEqual(idName(await storage.accounts.userByCredential(tokenOf(admin), at(1))), named(admin));
           // An inactive admin is no admin to leave: with the member promoted, the first may go.
           assert.equal((await storage.accounts.changeAccount(member.id, { role: 'admin' }) as Account).role, 'admin');
           assert.equal((await storage.accounts.changeAccount(admin.id, { active: false }) as Account).active, false);
@@ -259,6 +279,9 @@ export function accountsContract(name: string, open: () => Promise<AccountsBacke
           { ok: true, account: { ...account, name: 'Ann Smith', email: 'ann.smith@example.com' }, created: false });
         // A token without an email keeps the email known.
         assert.deepEqual(await accounts().signInIdentity({ ...renamed, email: null }, policy({ allowedDomains: [] }), randomUUID(), at(10_000)),
+          { ok: true, account: { ...account, name: 'Ann Smith', email: 'ann.smith@example.com' }, created: false });
+        // An unverified email does not replace it either.
+        assert.deepEqual(await accounts().signInIdentity({ ...renamed, email: 'mallory@evil.example', email_verified: false }, policy(), randomUUID(), at(11_000)),
           { ok: true, account: { ...account, name: 'Ann Smith', email: 'ann.smith@example.com' }, created: false });
       });
 

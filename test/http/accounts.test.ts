@@ -50,6 +50,20 @@ describe('personal access tokens and admins', () => {
     assert.ok(!JSON.stringify(service.logs).includes(token.token), 'the token is never logged');
   });
 
+  it('a personal token neither signs in nor creates tokens, and a session id does not sign in: nothing outlives the token', async () => {
+    const token = (await post('/api/account/tokens', { name: 'script', expires_in_days: 1 }, bob)).json() as { token: string; id: string };
+    const signIn = await post('/api/session', { token: token.token }, {});
+    assert.deepEqual([signIn.status, (signIn.json() as { code: string }).code, signIn.headers['set-cookie']], [403, 'credential_not_allowed', undefined]);
+    const mint = await post('/api/account/tokens', { name: 'forever' }, { authorization: `Bearer ${token.token}` });
+    assert.deepEqual([mint.status, (mint.json() as { code: string }).code], [403, 'credential_not_allowed']);
+    const session = String((await post('/api/session', { token: 'token-bob' }, {})).headers['set-cookie']?.[0]).split(';')[0]!;
+    const again = await post('/api/session', { token: session.slice(session.indexOf('=') + 1) }, {});
+    assert.deepEqual([again.status, again.headers['set-cookie']], [403, undefined]);
+    // A session may create tokens (the console's Tokens page does).
+    assert.equal((await post('/api/account/tokens', { name: 'from the console' }, { cookie: session })).status, 201);
+    await service.ask({ method: 'DELETE', path: `/api/account/tokens/${token.id}`, headers: bob });
+  });
+
   it('refuses a token without a name, with a bad expiry, or a bad id, with 422', async () => {
     for (const body of [{}, { name: '' }, { name: 'x', expires_in_days: 0 }, { name: 'x', expires_in_days: 1.5 }, { name: 'x', expires_in_days: '7' }]) {
       const res = await post('/api/account/tokens', body, bob);
@@ -85,6 +99,10 @@ describe('personal access tokens and admins', () => {
     const threads = (await service.ask({ path: '/api/console/threads', headers: bob })).json() as { items: { id: string; owner: string }[] };
     const shared = threads.items.find((t) => t.owner === 'bob')!;
 
+    const sockets = [
+      (await connectLive(service.port, { thread: shared.id }, { cookie: session })) as LiveClient,
+      (await connectLive(service.port, { thread: shared.id }, { authorization: `Bearer ${token.token}` })) as LiveClient,
+    ];
     const off = await service.ask({ method: 'PATCH', path: '/api/admin/users/bob', body: '{"active":false}', headers: alice });
     assert.equal(off.status, 200, off.text);
     assert.equal((off.json() as { active: boolean }).active, false);
@@ -99,6 +117,7 @@ describe('personal access tokens and admins', () => {
     assert.ok(shared !== undefined);
 
     const on = await service.ask({ method: 'PATCH', path: '/api/admin/users/bob', body: '{"active":true}', headers: alice });
+    assert.deepEqual(await Promise.all(sockets.map((s) => s.closed)), [1008, 1008], 'their live sockets closed at the deactivation');
     assert.equal((on.json() as { active: boolean }).active, true);
     assert.equal((await service.ask({ path: '/api/session', headers: bob })).status, 200, 'the world token works again');
     assert.equal((await service.ask({ path: '/api/session', headers: { cookie: session } })).status, 401, 'the sessions ended stay ended');
