@@ -53,49 +53,56 @@ export async function startService(
   const cap = { maxConnections: early.value.maxConnections, maxConnectionsPerClient: early.value.maxConnectionsPerClient };
   const server = createListener(cap);
   const port = await listen(server, 0, '127.0.0.1');
-  // Runs create their project directories under DATA_DIR: a temporary one, never the repository's.
-  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-test-')), ...env });
-  if (!loaded.ok) throw new Error(`bad test config: ${JSON.stringify(loaded.error)}`);
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line));
-      done();
-    },
-  });
-  const log = createLogger('debug', sink);
-  // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or starts a run.
-  const runner = extra.runner ?? createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env });
-  const storage = extra.storage ?? createMemoryStorage();
-  // A runner the test brings answers offers too when it is the ACP one.
-  const offers: AgentOffers = extra.offers ?? ('offers' in runner ? (runner as AcpAgentRunner).offers : async () => ({ kind: 'unknown' }));
-  const app = createApp({
-    config: loaded.value,
-    log,
-    storage,
-    // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
-    fetchUiResource: async () => fail('no MCP provider in this test'),
-    runner,
-    offers,
-    bus: createMemoryEventBus(),
-    connections: connectionCounts(server),
-    ...extra,
-  });
-  attach(server, app, log);
-  return {
-    port,
-    config: loaded.value,
-    consoleOrigin: `http://localhost:${port}`,
-    sandboxOrigin: loaded.value.sandboxOrigin,
-    logs,
-    ask: (request) => ask(port, request),
-    knowOffers: async () => {
-      await Promise.all((await storage.catalog.agents()).map((agent) => offers(agent, { wait: true })));
-    },
-    receiveChat: app.receiveChat,
-    chat: app.chat,
-    close: () => shutdown(server, app, 1000),
-  };
+  // Whatever fails from here (a build that failed, a bad configuration) closes the listener: a test that fails
+  // must not leave it open, holding its process alive.
+  try {
+    // Runs create their project directories under DATA_DIR: a temporary one, never the repository's.
+    const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'console-test-')), ...env });
+    if (!loaded.ok) throw new Error(`bad test config: ${JSON.stringify(loaded.error)}`);
+    const logs: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const log = createLogger('debug', sink);
+    // The real runner: the bundled demo agent starts when a test first needs what an agent offers, or starts a run.
+    const runner = extra.runner ?? createAcpAgentRunner({ demoAgent: builtDemoAgent(), log, env: process.env });
+    const storage = extra.storage ?? createMemoryStorage();
+    // A runner the test brings answers offers too when it is the ACP one.
+    const offers: AgentOffers = extra.offers ?? ('offers' in runner ? (runner as AcpAgentRunner).offers : async () => ({ kind: 'unknown' }));
+    const app = createApp({
+      config: loaded.value,
+      log,
+      storage,
+      // No provider unless a test brings one: a load that reaches here is a 502, and says so in the log.
+      fetchUiResource: async () => fail('no MCP provider in this test'),
+      runner,
+      offers,
+      bus: createMemoryEventBus(),
+      connections: connectionCounts(server),
+      ...extra,
+    });
+    attach(server, app, log);
+    return {
+      port,
+      config: loaded.value,
+      consoleOrigin: `http://localhost:${port}`,
+      sandboxOrigin: loaded.value.sandboxOrigin,
+      logs,
+      ask: (request) => ask(port, request),
+      knowOffers: async () => {
+        await Promise.all((await storage.catalog.agents()).map((agent) => offers(agent, { wait: true })));
+      },
+      receiveChat: app.receiveChat,
+      chat: app.chat,
+      close: () => shutdown(server, app, 1000),
+    };
+  } catch (error) {
+    server.close();
+    throw error;
+  }
 }
 
 /** A service over memory storage holding the fixture world (two users, forks, runs, pending items). */
