@@ -57,7 +57,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
     it('finds a user by token hash only', async () => {
       const now = new Date().toISOString();
-      assert.deepEqual(await storage.accounts.userByCredential(sha256('token-alice'), now), { id: 'alice', name: 'Alice' });
+      assert.deepEqual(await storage.accounts.userByCredential(sha256('token-alice'), now), { id: 'alice', name: 'Alice', via: 'world', expires_at: null });
       assert.equal(await storage.accounts.userByCredential(sha256('token-nobody'), now), null);
       assert.equal(await storage.accounts.userByCredential('token-alice', now), null);
     });
