@@ -13,6 +13,53 @@ export interface Backoff {
 
 export const XMPP_BACKOFF: Backoff = Object.freeze({ firstMs: 1_000, maxMs: 30_000 });
 
+const NS_STREAMS = 'http://etherx.jabber.org/streams';
+const NS_SM = 'urn:xmpp:sm:3';
+/** How long a new session waits for the answer to `<enable/>` before it is used anyway. */
+const SM_ANSWER_MS = 10_000;
+
+/**
+ * Calls `ready` each time a new session of `client` is up and may send: once stream management (XEP-0198)
+ * is enabled, or refused, or was not offered. xmpp.js 0.14 emits `online` when the resource is bound, before
+ * it asks for stream management, and it zeroes its count of the stanzas it received only once the server's
+ * `<enabled/>` is handled, a few ticks after it is read: what the server sent right after `<enabled/>` (the
+ * answers to a join sent on `online`) is counted, then forgotten, and the next ack tells the server fewer
+ * stanzas than an earlier one (or more than it sent). Prosody ends such a stream ("Client acknowledged less
+ * stanzas than already acknowledged"), and the session is gone a moment after it came up, out of the rooms
+ * it just joined. Sent nothing before `<enabled/>`, the server sends nothing either, and the count holds.
+ * A resumed session (no `online`) had stream management enabled before it resumed.
+ */
+export function onSessionReady(client: Client, ready: () => void): void {
+  /** Whether the stream's last features offered stream management (those after authentication do). */
+  let offered = false;
+  /** Online, waiting for the answer to `<enable/>`. */
+  let waiting = false;
+  const settled = () => {
+    waiting = false;
+    // After the ticks in which xmpp.js handles the answer (and zeroes its count).
+    setImmediate(() => {
+      if (client.status === 'online') ready();
+    });
+  };
+  client.on('nonza', (element: Element) => {
+    if (element.is('features', NS_STREAMS)) offered = element.getChild('sm', NS_SM) !== undefined;
+    else if (waiting && (element.is('enabled', NS_SM) || element.is('failed', NS_SM))) settled();
+  });
+  let sessions = 0;
+  client.on('online', () => {
+    if (!offered) return settled();
+    waiting = true;
+    // A server that never answers `<enable/>`: the session is used anyway, as it was before the wait.
+    const session = ++sessions;
+    setTimeout(() => {
+      if (waiting && session === sessions) settled();
+    }, SM_ANSWER_MS).unref?.();
+  });
+  client.on('disconnect', () => {
+    waiting = false;
+  });
+}
+
 /** What the bot is in a room it joined: whether it may post, and whether it sees occupants' real JIDs. */
 export interface RoomPresence {
   readonly role: string;
@@ -39,6 +86,8 @@ export class XmppConnection {
   readonly #joinedListeners = new Set<(room: string) => void>();
   readonly #onlineListeners = new Set<() => void>();
   #closed = false;
+  /** The session is up and may send (see onSessionReady); false from a disconnect until the next one is. */
+  #ready = false;
   #wait: number;
   #retry: ReturnType<typeof setTimeout> | null = null;
 
@@ -65,7 +114,9 @@ export class XmppConnection {
       // A reconnection that failed (the server still away) is tried again, a little later each time.
       if (!this.#closed && (c.status === 'disconnect' || c.status === 'offline')) this.#again();
     });
-    c.on('online', () => {
+    // A new session is used once it may send (see onSessionReady): until then the bot is not online.
+    onSessionReady(c, () => {
+      this.#ready = true;
       this.#wait = this.#backoff.firstMs;
       c.reconnect.delay = this.#wait;
       this.#log.info({ xmpp: account.jid }, 'xmpp connection online');
@@ -79,11 +130,13 @@ export class XmppConnection {
       for (const listener of this.#onlineListeners) this.#safely(() => listener());
     });
     c.streamManagement.on('resumed', () => {
+      this.#ready = true;
       this.#wait = this.#backoff.firstMs;
       c.reconnect.delay = this.#wait;
       this.#log.info({ xmpp: account.jid }, 'xmpp session resumed');
     });
     c.on('disconnect', () => {
+      this.#ready = false;
       if (!this.#closed) this.#log.warn({ xmpp: account.jid, retryInMs: c.reconnect.delay }, 'xmpp connection lost; reconnecting');
     });
     c.on('stanza', (stanza: Element) => this.#stanza(stanza));
@@ -95,7 +148,7 @@ export class XmppConnection {
   }
 
   get online(): boolean {
-    return !this.#closed && this.#client.status === 'online';
+    return !this.#closed && this.#ready && this.#client.status === 'online';
   }
 
   /** The bot's bare JID. */

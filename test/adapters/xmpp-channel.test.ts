@@ -1,8 +1,12 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { archivePage } from '../../adapters/xmpp/archive.ts';
 import { xmppChannelPort, startXmppChannel } from '../../adapters/xmpp/channel-port.ts';
+import { XmppConnection } from '../../adapters/xmpp/connection.ts';
 import { xmlText } from '../../adapters/xmpp/stanzas.ts';
 import { parseRoomThread, roomThreadAddress, type XmppAccount } from '../../domain/xmpp.ts';
 import type { World } from '../../domain/world.ts';
@@ -99,5 +103,47 @@ if (missing !== null) {
         await server.destroy();
       },
     };
+  });
+
+  describe('a new xmpp session', () => {
+    it('is not closed by the server for a wrong stream-management count when it joins a room at once', async () => {
+      // xmpp.js says `online` before stream management is enabled; a join sent then (the bot's rooms, a person's
+      // client) had the server close the session a moment later in about one session of ten (Prosody logs
+      // "The client says it handled …"), out of the room it had just joined.
+      const server = await startPrivateProsody();
+      try {
+        await server.register('console', BOT_PASSWORD);
+        await server.register('alice', 'alice-password-1');
+        await server.register('bob', 'bob-password-1');
+        const alice = await ChatClient.connect(server, 'alice', 'alice-password-1');
+        const room = `general@${server.muc}`;
+        await alice.createRoom(room, { whois: 'anyone', name: 'General' });
+        const account: XmppAccount = { service: server.service, domain: server.domain, muc: server.muc, jid: `console@${server.domain}`, password_env: 'XMPP_PASSWORD', nick: 'console' };
+        const sessions = 12;
+        for (let i = 0; i < sessions; i++) {
+          const bot = new XmppConnection({ account, password: BOT_PASSWORD, log: silent });
+          // At once, or a tick or two later (when the window was open).
+          bot.onOnline(() => void setTimeout(() => void bot.join(room).catch(() => {}), i % 4));
+          bot.start();
+          for (const end = Date.now() + 20_000; !bot.online;) {
+            assert.ok(Date.now() < end, 'the bot online');
+            await sleep(20);
+          }
+          const bob = await ChatClient.connect(server, 'bob', 'bob-password-1');
+          await bob.joinRoom(room);
+          await alice.post(room, null, `hello ${i}`);
+          await sleep(500);
+          await bob.close();
+          await bot.close();
+        }
+        await alice.close();
+        const log = readFileSync(join(server.dir, 'prosody.log'), 'utf8');
+        assert.deepEqual(log.split('\n').filter((line) => /The client says it handled/.test(line)), [], 'no session closed for its acks');
+        assert.equal(log.match(/Authenticated as console@/g)?.length, sessions, 'one session of the bot each time');
+        assert.equal(log.match(/Authenticated as bob@/g)?.length, sessions, 'one session of bob each time');
+      } finally {
+        await server.destroy();
+      }
+    });
   });
 }

@@ -1,4 +1,5 @@
 import { client, xml, type Client, type Element } from '@xmpp/client';
+import { onSessionReady } from '../../adapters/xmpp/connection.ts';
 import { xmlText } from '../../adapters/xmpp/stanzas.ts';
 import type { PrivateProsody } from './private-prosody.ts';
 
@@ -27,12 +28,21 @@ export class ChatClient {
   readonly #client: Client;
   readonly #rooms = new Set<string>();
   readonly #nick: string;
+  /** Resolves once the first session may send (see onSessionReady). */
+  readonly #ready: Promise<void>;
 
   private constructor(xmpp: Client, nick: string) {
     this.#client = xmpp;
     this.#nick = nick;
     xmpp.on('error', () => {});
-    xmpp.on('online', () => {
+    let first = () => {};
+    this.#ready = new Promise((resolve) => {
+      first = resolve;
+    });
+    // Not on `online`: a join sent before stream management is enabled gets the session closed by the server
+    // a moment later (adapters/xmpp/connection.ts, onSessionReady), out of the room it just joined.
+    onSessionReady(xmpp, () => {
+      first();
       for (const room of this.#rooms) void this.#client.send(this.#join(room)).catch(() => {});
     });
     xmpp.on('stanza', (stanza: Element) => {
@@ -57,6 +67,7 @@ export class ChatClient {
     xmpp.reconnect.delay = 200;
     const chat = new ChatClient(xmpp, nick);
     await xmpp.start();
+    await chat.#ready;
     return chat;
   }
 
