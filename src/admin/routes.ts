@@ -16,6 +16,11 @@ const asAdmin = <T>(answered: AdminAnswer<T>, map: (value: T) => Reply): Reply =
  * email. A deactivated user's sessions and tokens stop at once; their threads stay, readable by their members.
  */
 export function adminRoutes(admin: Administration): Route[] {
+  // A member's request with a bad query or body is answered 403 all the same: they learn nothing of the inputs.
+  const notAdmin = async ({ user }: { readonly user: { readonly id: string } }) => {
+    const account = await admin.me(user.id);
+    return account !== null && account.active && account.role === 'admin' ? null : { code: 'not_admin' as const };
+  };
   return [
     route({
       method: 'GET',
@@ -23,6 +28,7 @@ export function adminRoutes(admin: Administration): Route[] {
       summary: 'Every user, by id, a page at a time',
       operationId: 'listUsers',
       auth: true,
+      pathRefusal: notAdmin,
       query: v.object({
         limit: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,4}$/, 'must be a whole number'), v.transform(Number), v.minValue(1, 'must be at least 1'), v.maxValue(200, 'must be at most 200')), '50'),
         after: v.optional(UserId),
@@ -36,6 +42,7 @@ export function adminRoutes(admin: Administration): Route[] {
       summary: "Deactivate or reactivate a user, or change their role; deactivation ends the user's sessions and tokens at once",
       operationId: 'changeUser',
       auth: true,
+      pathRefusal: notAdmin,
       params: v.object({ user: UserId }),
       body: v.pipe(
         v.strictObject({ active: v.optional(v.boolean('must be true or false')), role: v.optional(v.picklist(ROLES, 'must be admin or member')) }),
@@ -61,6 +68,7 @@ export function adminRoutes(admin: Administration): Route[] {
       summary: 'Invite an email: its owner may join on their first sign-in, whatever its domain',
       operationId: 'inviteUser',
       auth: true,
+      pathRefusal: notAdmin,
       body: v.object({ email: v.pipe(v.string('must be a string'), v.trim(), v.maxLength(254, 'must be at most 254 characters'), v.regex(EMAIL_PATTERN, 'must be an email address')) }),
       responses: { 201: answer('The invitation (inviting again answers the first)', InviteInfo), 401: 'No valid credential', 403: 'The caller is not an admin (`not_admin`)', 422: 'Not an email (`validation_failed`)' },
       handle: async ({ user, body }) => asAdmin(await admin.invite(user.id, body.email), (invite) => json(201, invite, NO_STORE)),
