@@ -47,11 +47,13 @@ import { measuredEmit, measuredFetch } from './metrics/measured.ts';
 import { directives, turnStarter } from '../core/runs/directives.ts';
 import { deliveryDispatcher } from '../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../core/moves/moves.ts';
+import { threadForks } from '../core/forks/forks.ts';
 import { projectDirectories } from './runs/run-directory.ts';
 import { gitWorktrees } from '../adapters/git/worktrees.ts';
 import { threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './moves/routes.ts';
+import { forkRoutes } from './forks/routes.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatChoice, chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
@@ -276,7 +278,7 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(adminSurface(adminRoutes(admin), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), ...forkRoutes(threadForks({ storage, vocabularies, newId: uuidv7, submit }), access, directiveBudget), liveHttpRoute],
         authenticate,
       ),
     ),

@@ -4,6 +4,7 @@ import { memoryConsoleThreads } from './console-threads.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
 import { memoryDirectiveWrites } from './directive-writes.ts';
 import { memoryMoveWrites } from './move-writes.ts';
+import { memoryForkWrites } from './fork-writes.ts';
 import { memoryPendingItems } from './pending-items.ts';
 import { memorySetPermissionMode } from './posture-writer.ts';
 import { memoryQueueEdits } from './queue-edits.ts';
@@ -22,6 +23,7 @@ export function memoryStorageWriter(state: MemoryState, outbox: MemoryOutbox): S
     ...memoryAddressLanding(state),
     ...memoryDirectiveWrites(state),
     ...memoryMoveWrites(state, outbox),
+    ...memoryForkWrites(state),
     ...memoryQueueEdits(state),
     ...memoryTurnHandover(state),
     ...memoryRunRecords(state),

@@ -4,6 +4,7 @@ import { mikroOrmAddressLanding } from './address-landing.ts';
 import { mikroOrmConsoleThreads } from './console-threads.ts';
 import { mikroOrmDirectiveWrites } from './directive-writes.ts';
 import { mikroOrmMoveWrites } from './move-writes.ts';
+import { mikroOrmForkWrites } from './fork-writes.ts';
 import { mikroOrmPendingItems } from './pending-items.ts';
 import { mikroOrmSetPermissionMode } from './posture-writer.ts';
 import { mikroOrmQueueEdits } from './queue-edits.ts';
@@ -23,6 +24,7 @@ export function mikroOrmStorageWriter(orm: MikroORM): StorageWriter {
     ...mikroOrmAddressLanding(orm),
     ...mikroOrmDirectiveWrites(orm),
     ...mikroOrmMoveWrites(orm),
+    ...mikroOrmForkWrites(orm),
     ...mikroOrmQueueEdits(orm),
     ...mikroOrmTurnHandover(orm),
     ...mikroOrmRunRecords(orm),

@@ -57,7 +57,7 @@ function App() {
         {route.value === '#/links' ? <ChatLinks />
           : route.value === '#/tokens' ? <AccessTokens />
           : route.value === '#/admin' && isAdmin ? <AdminUsers />
-          : threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onMoved={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
+          : threadId !== null ? <ThreadView id={threadId} onActivity={onActivity} onOpened={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} /> : <NewThread onCreated={(id) => { listVersion.value += 1; location.hash = `#/threads/${id}`; }} />}
       </main>
     </div>
   );

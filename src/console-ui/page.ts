@@ -121,6 +121,8 @@ main{padding:16px;overflow:auto;min-width:0}
 .options{display:flex;gap:8px;flex-wrap:wrap;margin-top:6px}
 .note{color:var(--muted);font-style:italic}
 .moved{background:var(--panel);border:1px solid var(--accent);border-radius:8px;padding:8px 12px}
+.lineage{color:var(--muted);margin:4px 0}
+.ledger button.fork{float:right;font-size:12px;padding:1px 6px}
 .note:empty{display:none}
 .moves{margin-top:12px;background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
 .moves summary{cursor:pointer;font-weight:600}

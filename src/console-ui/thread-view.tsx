@@ -3,7 +3,8 @@
  * event, so a reload loses nothing), pending approvals and questions with their options, the posture
  * switch, cancel, the follow-ups queued while a turn runs, and the composer that continues it: Send runs
  * the message now on an idle thread and queues it on a busy one (`when_busy: "queue"`); "Interrupt and
- * send" cancels the running turn and runs it next (`"interrupt"`). Browser code.
+ * send" cancels the running turn and runs it next (`"interrupt"`). "Fork from here" on each message opens a
+ * thread of the caller's that sees the ledger up to it; a fork shows where it was forked from. Browser code.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
@@ -28,8 +29,18 @@ interface ConversationRow {
   readonly moved_to: { readonly thread_id: string; readonly address: { readonly channel: string; readonly id: string } } | null;
 }
 
-export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
+/** A fork's lineage: the thread it was forked from (its title when the caller can still read it) and the message it was cut at. */
+interface Lineage {
+  readonly thread_id: string;
+  readonly title: string | null;
+  readonly message_id: string | null;
+}
+
+/** `onOpened`: a thread this one opened (a move's landing, a fork) is to be shown. */
+export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
   const title = useSignal('');
+  const lineage = useSignal<Lineage | null>(null);
+  const forking = useSignal(false);
   const meta = useSignal('');
   const owner = useSignal<string | null>(null);
   /** Whether the thread works in a git worktree of its own (a repository project): then it has Changes. */
@@ -74,6 +85,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
   useEffect(() => {
     timeline.value = EMPTY_TIMELINE;
     worktree.value = false;
+    lineage.value = null;
     shown.value = new Set();
     error.value = '';
     let connection: { close(): void } | null = null;
@@ -85,6 +97,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       owner.value = thread.data.owner;
       worktree.value = thread.data.worktree !== null;
       meta.value = `${thread.data.channel}${thread.data.project === null ? '' : ` · ${thread.data.project}`}`;
+      if (thread.data.fork_of !== null) void readLineage(thread.data.fork_of, thread.data.fork_cutoff);
       const [page, pending, queue] = await Promise.all([
         api.GET('/api/console/threads/{id}/messages', { params: { path: { id } } }),
         api.GET('/api/console/threads/{id}/pending', { params: { path: { id } } }),
@@ -111,6 +124,22 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
     };
   }, [id]);
 
+  const readLineage = async (source: string, cutoff: string | null) => {
+    lineage.value = { thread_id: source, title: null, message_id: cutoff };
+    // A source the caller can no longer read (a membership ended) is named by its id only.
+    const { data } = await api.GET('/api/console/threads/{id}', { params: { path: { id: source } } });
+    if (data !== undefined && lineage.value?.thread_id === source) lineage.value = { ...lineage.value, title: data.title };
+  };
+  /** Forks the thread at a message: a new thread of the caller's, opened at once. */
+  const forkAt = async (messageId: string) => {
+    if (forking.value) return;
+    forking.value = true;
+    error.value = '';
+    const { data, error: problem, response } = await api.POST('/api/console/threads/{id}/fork', { params: { path: { id } }, body: { message_id: messageId } });
+    forking.value = false;
+    if (data === undefined) return void (error.value = problemText(problem, response.status));
+    onOpened(data.thread_id);
+  };
   const readWorktree = async () => {
     const { data } = await api.GET('/api/console/threads/{id}', { params: { path: { id } } });
     if (data !== undefined) worktree.value = data.worktree !== null;
@@ -175,6 +204,12 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
         </div>
       </header>
       {error.value !== '' && <p role="alert" class="error">{error.value}</p>}
+      {lineage.value !== null && (
+        <p class="lineage" role="note">
+          Forked from <a href={`#/threads/${lineage.value.thread_id}`}>{lineage.value.title ?? 'a thread you cannot open now'}</a>
+          {lineage.value.message_id !== null && ' at a message'}: it sees that thread's messages up to there.
+        </p>
+      )}
       {moved !== null && (
         <p class="moved" role="status">
           This conversation moved to {moved.address.channel} ({moved.address.id}); it continues there.{' '}
@@ -189,6 +224,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
           return (
             <li key={message.id} data-role={message.role} data-message-id={message.id}>
               <span class="role">{message.role}</span>
+              <button type="button" class="fork" disabled={forking.value} onClick={() => void forkAt(message.id)} title="A new thread of yours that sees the messages up to this one">Fork from here</button>
               <p>{message.text}</p>
               {message.app !== undefined && (
                 <p class="app-ref">
@@ -211,7 +247,7 @@ export function ThreadView({ id, onMoved, onActivity }: { id: string; onMoved: (
       <QueueList threadId={id} items={timeline.value.queue} viewer={me.value?.id ?? null} owner={owner.value} onProblem={(text) => (error.value = text)} />
       {worktree.value && <ChangesView key={id} threadId={id} version={timeline.value.runs.filter((run) => run.status !== 'running').length} onProblem={(text) => (error.value = text)} />}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
-      <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onMoved} />
+      <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onOpened} />
       <form class="composer" onSubmit={send}>
         <label for="continue-text">Message</label>
         <textarea id="continue-text" rows={3} value={text.value} onInput={(e) => (text.value = (e.target as HTMLTextAreaElement).value)}

@@ -203,6 +203,7 @@ export const Answered = v.strictObject({ answered: v.pipe(v.number(), v.integer(
 export const Cancelled = v.strictObject({ run_id: Uuid });
 export const Teleported = v.strictObject({ thread_id: Uuid, conversation_id: Uuid });
 export const Summoned = v.strictObject({ conversation_id: Uuid });
+export const Forked = v.strictObject({ thread_id: Uuid, key: nullable(v.string()) });
 
 export const ArtifactConfig = v.strictObject({ viewer_origin: nullable(v.string()), sandbox_origin: nullable(v.string()), path: v.string() });
 export const McpAppView = v.strictObject({

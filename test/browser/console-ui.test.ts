@@ -251,4 +251,22 @@ describe('the console UI in Chromium', { skip: chromiumPath === null ? NO_CHROMI
     assert.deepEqual(await drawn(), expected);
     assert.deepEqual(errors.map(String), []);
   });
+
+  it('forks from a message: the fork opens, says where it came from, and shows the messages up to there', { timeout: 60_000 }, async () => {
+    // On the thread the previous case left: two questions, each answered.
+    const source = /^#\/threads\/([0-9a-f-]{36})$/.exec(await page.evaluate(() => location.hash))![1]!;
+    const firstReply = page.locator('.ledger li[data-role="assistant"]').first();
+    assert.match((await firstReply.locator('p').first().textContent()) ?? '', /^Working on: First question/);
+    await firstReply.getByRole('button', { name: 'Fork from here' }).click();
+    await page.waitForFunction((from) => /^#\/threads\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.endsWith(from), source, { timeout: WAIT });
+    const lineage = page.locator('p.lineage');
+    await lineage.waitFor({ timeout: WAIT });
+    await page.waitForFunction(() => /Forked from First question at a message/.test(document.querySelector('p.lineage')?.textContent ?? ''), undefined, { timeout: WAIT });
+    assert.equal(await lineage.locator('a').getAttribute('href'), `#/threads/${source}`);
+    await page.waitForFunction(() => document.querySelectorAll('.ledger li[data-message-id]').length === 2, undefined, { timeout: WAIT });
+    const shown = await page.locator('.ledger li[data-message-id]').evaluateAll((nodes) => nodes.map((node) => `${node.getAttribute('data-role')}: ${node.querySelector('p')?.textContent?.split('\n')[0] ?? ''}`));
+    assert.deepEqual(shown, ['user: First question', 'assistant: Working on: First question']);
+    assert.equal(await page.locator('nav.threads a', { hasText: 'Fork of First question' }).count(), 1, 'in the thread list');
+    assert.deepEqual(errors.map(String), []);
+  });
 });

@@ -7,6 +7,7 @@ import type { DirectiveWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
+import { forkTests } from './storage-writer-forks.contract.ts';
 import { pendingAndRunsTests } from './storage-writer-pending.contract.ts';
 import { oneTurnPerThreadTests } from './storage-writer-races.contract.ts';
 import { turnLeaseTests } from './storage-writer-turns.contract.ts';
@@ -302,5 +303,6 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     turnLeaseTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     oneTurnPerThreadTests({ storage: () => storage, newThread, directive, runs, conversationOf });
+    forkTests({ storage: () => storage, newThread, directive, runs, conversationOf });
   });
 }

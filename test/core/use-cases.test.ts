@@ -12,6 +12,7 @@ import { systemClock } from '../../core/clock.ts';
 import { consoleReads } from '../../core/reads/console-reads.ts';
 import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../../core/moves/moves.ts';
+import { threadForks } from '../../core/forks/forks.ts';
 import { directives } from '../../core/runs/directives.ts';
 import { emitter } from '../../core/runs/emit.ts';
 import { backgroundTurns } from '../../core/runs/turns.ts';
@@ -97,6 +98,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const starting = { storage, vocabularies, bus, turns, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
   const submit = directives(starting);
   const moves = threadMoves({ ...starting, channels: port, deliveries, newId });
+  const fork = threadForks({ storage, vocabularies, newId, submit });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });
   /** A thread's stored events, as a socket replays them. */
   const eventsOf = (thread: string): Promise<WireEvent[]> => storage.events.since(thread, 0, 1_000);
@@ -107,7 +109,7 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
     await deliveries.close();
     await turns.drain();
   };
-  return { storage, runner, submit, moves, reads, eventsOf, until, asleep, close };
+  return { storage, runner, submit, moves, fork, reads, eventsOf, until, asleep, close };
 }
 
 const alice = { id: 'alice', name: 'Alice' };
@@ -167,6 +169,34 @@ describe('the use cases on memory, free of any runtime', () => {
     const prompt = c.runner.prompts.at(-1)!;
     assert.match(prompt, /\[user\] Step one/);
     assert.match(prompt, /Review it$/);
+    await c.close();
+  });
+
+  it("a fork with text starts a fresh session whose prompt carries the history up to the cutoff, and nothing after it", async () => {
+    const c = await core();
+    const first = await c.submit(alice, 'key-fork', { text: 'Step one', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null });
+    assert.ok(first.ok);
+    const source = first.value.thread_id;
+    await c.until(c.asleep(source, 1));
+    assert.ok((await c.submit(alice, source, { text: 'Step two', message_id: null, model: null, project: null, permission_mode: null, effort: null })).ok);
+    await c.until(c.asleep(source, 2));
+    const ledger = await c.reads.messages(alice, source, { limit: 10, before: null });
+    assert.ok(ledger.ok);
+    const reply = ledger.value.items.find((m) => m.text === 'turn=1')!;
+    const refused = await c.fork(alice, source, { message_id: newId(), text: null, model: null });
+    assert.ok(!refused.ok && refused.error.code === 'validation_failed');
+    const forked = await c.fork(alice, source, { message_id: reply.id, text: 'Another way', model: 'claude:sonnet' });
+    assert.ok(forked.ok, JSON.stringify(forked));
+    await c.until(c.asleep(forked.value.thread_id, 1));
+    const prompt = c.runner.prompts.at(-1)!;
+    assert.match(prompt, /\[user\] Step one\n\[assistant\] turn=1\n/);
+    assert.doesNotMatch(prompt, /Step two/, 'nothing past the cutoff');
+    assert.match(prompt, /Another way$/);
+    const own = await c.reads.messages(alice, forked.value.thread_id, { limit: 20, before: null });
+    assert.ok(own.ok);
+    assert.deepEqual(own.value.items.filter((m) => m.role !== 'system').map((m) => m.text).reverse(), ['Step one', 'turn=1', 'Another way', 'turn=1'], 'a new session: its first turn');
+    const [conversation] = await c.storage.conversations.listByThread(forked.value.thread_id);
+    assert.equal(conversation!.model, 'sonnet');
     await c.close();
   });
 

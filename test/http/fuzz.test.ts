@@ -136,6 +136,7 @@ const WHOLE: Record<string, unknown[]> = {
   teleport: [{ destination: { channel: 'team-chat', id: 'general' } }, { destination: { channel: 'console', id: 'new' }, prompt: 'Go on' }],
   summon: [{ route: 'codex', brief: 'Take over' }, { route: 'claude:opus', brief: 'Back to you', hint: 'h' }],
   'permission-mode': [{ permission_mode: 'plan' }, { permission_mode: 'default' }],
+  fork: [{ message_id: F.rootMsgs[1] }, { message_id: F.rootMsgs[2], text: 'Another way', model: 'claude:sonnet' }],
 };
 
 /**

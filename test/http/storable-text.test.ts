@@ -47,6 +47,8 @@ const fields = (): Field[] => {
     { name: 'summon brief', method: 'POST', path: () => `${P}/threads/${F.bobThread}/summon`, user: 'bob', body: '{"route": "codex", "brief": "b @"}', at: 'body.brief' },
     { name: 'summon hint', method: 'POST', path: () => `${P}/threads/${F.bobThread}/summon`, user: 'bob', body: '{"route": "codex", "brief": "b", "hint": "h @"}', at: 'body.hint' },
     { name: 'a member summons on the owner thread', method: 'POST', path: () => `${P}/threads/${F.shared}/summon`, user: 'alice', body: '{"route": "codex", "brief": "x @"}', at: 'body.brief' },
+    { name: 'fork text', method: 'POST', path: () => `${P}/threads/${F.bobThread}/fork`, user: 'bob', body: `{"message_id": "${F.bobMsg}", "text": "go @"}`, at: 'body.text' },
+    { name: 'fork model', method: 'POST', path: () => `${P}/threads/${F.bobThread}/fork`, user: 'bob', body: `{"message_id": "${F.bobMsg}", "model": "claude@"}`, at: 'body.model' },
     { name: 'session token', method: 'POST', path: () => '/api/session', user: 'alice', body: '{"token": "token-alice@"}', at: 'body.token' },
   ];
 };
