@@ -13,7 +13,7 @@ import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
-import { threadHistory } from './history.ts';
+import { FORK_BRIEFED, threadHistory } from './history.ts';
 import type { BackgroundTurns } from './turns.ts';
 
 /** A directive as its body gives it (DirectiveBody). */
@@ -260,6 +260,8 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
       mode: turn.permission_mode ?? conversation.permission_mode,
       started: { sessionId: outcome.sessionId },
       ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
+      // A fork's conversation has no session yet: its first brief is no failure to continue one.
+      ...(thread.fork_of !== null && outcome.sessionId === null ? { briefedNote: FORK_BRIEFED } : {}),
     });
     await published;
     return ok(outcome.answer);

@@ -15,3 +15,6 @@ export async function threadHistory(storage: { readonly threads: ThreadStore; re
   const page = await storage.ledger.page(ledgerSegments(found.chain), { limit: HISTORY_BRIEF_LIMITS.messages + 1, before });
   return historyBrief(page.items);
 }
+
+/** The ledger line of a fork's first turn: its agent starts a session of its own from the history up to the fork. */
+export const FORK_BRIEFED = "This thread is a fork: its agent starts a session of its own from a brief of the history up to where it was forked.";

@@ -63,7 +63,7 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
       // Said in the ledger: this agent did not continue a session that knew the thread.
       onBriefed: async () => {
         touch();
-        const message = await writer.appendMessage(threadId, { role: 'system', text: BRIEFED, artifact_id: null });
+        const message = await writer.appendMessage(threadId, { role: 'system', text: request.briefedNote ?? BRIEFED, artifact_id: null });
         await emit(threadId, 'message', { run_id: runId, message });
       },
       // A posture the agent did not take reaches the console; the turn goes on in the session's own.

@@ -25,6 +25,8 @@ export interface TurnOrder {
   readonly mode: string | null;
   /** The brief of the thread's history before this turn, read only when the agent starts a fresh session. */
   readonly history?: () => Promise<string | null>;
+  /** The ledger line said when the agent is briefed ({@link BRIEFED} unless told: a fork's first turn says so). */
+  readonly briefedNote?: string;
   /**
    * The run's prompt waits in storage until it is taken (a dequeued directive's): the turn takes it
    * just before the agent gets it, and lets the run go, unsent, when it cannot (see TurnHandover.takeUnsentPrompt).

@@ -85,6 +85,8 @@ describe('fork from a message', () => {
     const ledger = await texts(second);
     assert.deepEqual(ledger.slice(0, 3), ['user: src 0', 'assistant: src 1', 'user: Try another way']);
     assert.ok(!ledger.includes('user: src 2'), "the first fork's cutoff is tighter here");
+    assert.ok(ledger.some((line) => line.startsWith('system: This thread is a fork')), `the brief is said as a fork's: ${ledger.join(' | ')}`);
+    assert.ok(!ledger.some((line) => line.includes('could not continue')), 'no failure to continue a session is claimed');
     // A fork of that fork at its own message: the source up to both cutoffs, then that message.
     const third = await fork(second, { message_id: (await get(`${P}/${second}/messages?limit=200`)).json().items.find((m: { text: string }) => m.text === 'Try another way').id });
     assert.deepEqual(await texts(third), ['user: src 0', 'assistant: src 1', 'user: Try another way']);
