@@ -259,6 +259,7 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
       started: { sessionId: outcome.sessionId },
+      messageId: outcome.message.id,
       ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
     });
     await published;
