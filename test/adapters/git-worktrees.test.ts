@@ -137,7 +137,7 @@ describe("git worktrees: what a sandboxed agent leaves in its worktree's admin d
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  it('writes nothing through a link there, follows no HEAD there and waits on no FIFO there: merge, sweep and changes', { timeout: 60_000 }, async () => {
+  it('writes nothing through a link there, follows no HEAD there and waits on no FIFO there: merge, sweep, changes and checkpoint', { timeout: 60_000 }, async () => {
     const repo = gitRepository();
     const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
     const outside = mkdtempSync(join(tmpdir(), 'console-victims-'));
@@ -187,6 +187,16 @@ describe("git worktrees: what a sandboxed agent leaves in its worktree's admin d
     const changes = await worktrees.changes(c.worktree);
     assert.ok(changes.ok || changes.error.code === 'worktree_tampered', JSON.stringify(changes));
     untouched(c.victims);
+
+    // A checkpoint, at a turn's end, neither: its index a FIFO, its COMMIT_EDITMSG a link.
+    const d = await plant();
+    rmSync(join(d.admin, 'index'), { force: true });
+    execFileSync('mkfifo', [join(d.admin, 'index')]);
+    const id = d.worktree.path.split('/').at(-1)!;
+    const checkpoint = await worktrees.checkpoint({ threadId: id, path: d.worktree.path, runId: uuidv7(), messageId: null });
+    assert.ok(checkpoint.ok && checkpoint.value !== null, JSON.stringify(checkpoint));
+    assert.equal(git(repo, 'show', `${checkpoint.value.commit}:work-${d.worktree.branch.replace('/', '-')}.txt`), 'work');
+    untouched(d.victims);
   });
 });
 
