@@ -124,7 +124,8 @@ changes the same 3 files in both, then times the adapter's checkpoint (\`Worktre
 worktree's place, its index copied to a temporary index, \`git add --all\` into it, \`write-tree\`, the files changed
 since the previous checkpoint, \`commit-tree\`, a create-only \`update-ref\`; the hardened invocation every read uses)
 and \`git add -A\` then \`git commit\` in the clone (two processes, as a shell would run them), which goes first
-alternating; ${WARMUP} rounds of warm-up, then ${ROUNDS}. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}, ${gitVersion}),
+alternating; ${WARMUP} rounds of warm-up, then ${ROUNDS}. \`BENCH_ONLY=checkpoint npm run bench\` (bench/checkpoint.ts;
+\`BENCH_CHECKPOINT_FILES\`, \`BENCH_CHECKPOINT_ROUNDS\`). On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}, ${gitVersion}),
 load average ${fixed(load, 1)} when the run began.
 
 | | median | min | max |
