@@ -8,7 +8,8 @@ import { messagesPageBench } from './messages-page.ts';
 // BENCH_ONLY=second-start the second start to /readyz (bench/second-start.ts); BENCH_ONLY=turn a turn's
 // overhead beside a bare ACP client alone (bench/turn-overhead.ts); BENCH_ONLY=live the live socket
 // fan-out beside a bare ws broadcast alone (bench/live-fanout.ts); BENCH_ONLY=slack a Slack reply's round
-// trip beside a bare Bolt app alone (bench/slack-round-trip.ts).
+// trip beside a bare Bolt app alone (bench/slack-round-trip.ts); BENCH_ONLY=checkpoint a turn's checkpoint in a
+// repository of 50,000 files beside a bare `git add -A && git commit` alone (bench/checkpoint.ts).
 if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
 } else if (process.env.BENCH_ONLY === 'reads') {
@@ -23,6 +24,9 @@ if (process.env.BENCH_ONLY === 'edge') {
   await liveFanoutBench();
 } else if (process.env.BENCH_ONLY === 'slack') {
   await (await import('./slack-round-trip.ts')).slackRoundTripBench();
+  await (await import('./checkpoint.ts')).checkpointBench();
+} else if (process.env.BENCH_ONLY === 'checkpoint') {
+  await (await import('./checkpoint.ts')).checkpointBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();
@@ -33,4 +37,5 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./second-start.ts')).secondStartBench();
   await (await import('./turn-overhead.ts')).turnOverheadBench();
   await (await import('./slack-round-trip.ts')).slackRoundTripBench();
+  await (await import('./checkpoint.ts')).checkpointBench();
 }

@@ -81,3 +81,21 @@ export function reviewPrompt(text: string | null, comments: readonly QuotedComme
   }
   return parts.join('\n\n');
 }
+
+/** Where a thread's checkpoints live in its repository: one ref per checkpoint, `base` for the one before its first turn. */
+export const checkpointRefs = (threadId: string): string => `refs/console/checkpoints/${threadId}/`;
+
+/**
+ * The whole state of a thread's worktree (tracked, untracked, deletions; ignored files left out) recorded as a
+ * commit before its first turn (`run_id` null) and at the end of every turn (GET /threads/{id}/checkpoints).
+ */
+export interface Checkpoint {
+  /** The run whose end it records; null for the one before the thread's first turn. */
+  readonly run_id: string | null;
+  /** The ledger message of the run's directive, when the turn knew it (null for the first, and for a swept turn). */
+  readonly message_id: string | null;
+  readonly commit: string;
+  readonly created_at: string;
+  /** How many files differ from the previous checkpoint (the first: from the branch it was taken on). */
+  readonly files_changed: number;
+}

@@ -1,7 +1,7 @@
 import type { Failure } from '../domain/errors.ts';
 import type { Worktree } from '../domain/model.ts';
 import type { Result } from '../domain/result.ts';
-import type { ChangedFile, Changes } from '../domain/worktree.ts';
+import type { ChangedFile, Changes, Checkpoint } from '../domain/worktree.ts';
 
 /** How a merge lands: one commit of all the changes on `base` (`squash`), or a merge commit with the branch as its second parent. */
 export type MergeStrategy = 'squash' | 'merge';
@@ -40,4 +40,14 @@ export interface Worktrees {
    * base without ever leaving the base half-merged: on a conflict nothing of the base changes.
    */
   merge(worktree: Worktree, input: { readonly message: string; readonly strategy: MergeStrategy }): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>>;
+  /**
+   * Records thread `threadId`'s worktree at `path` (its whole state: tracked, untracked, deletions; ignored files
+   * left out) as a commit on `refs/console/checkpoints/<thread id>/<run id>`, its parent the thread's previous
+   * checkpoint (else its branch), without touching the worktree's index, HEAD or files. `runId` null records the
+   * one before the thread's first turn, only when the thread has none yet. Answers the checkpoint, or null when
+   * nothing was recorded (`path` is no worktree of the thread's: a plain project's directory; or the first is there already).
+   */
+  checkpoint(input: { readonly threadId: string; readonly path: string; readonly runId: string | null; readonly messageId: string | null }): Promise<Result<Checkpoint | null, Failure>>;
+  /** The thread's checkpoints, oldest first. */
+  checkpoints(worktree: Worktree): Promise<Result<Checkpoint[], Failure>>;
 }

@@ -72,6 +72,8 @@ import { runRoutes } from './runs/routes.ts';
 import { queueRoutes } from './runs/queue-routes.ts';
 import { changesRoutes } from './runs/changes-routes.ts';
 import { threadChanges } from '../core/worktrees/changes.ts';
+import { threadCheckpoints, turnCheckpoints } from '../core/worktrees/checkpoints.ts';
+import { checkpointRoutes } from './runs/checkpoint-routes.ts';
 import { threadQueue } from '../core/runs/queue.ts';
 import { sandboxSurface } from './sandbox/routes.ts';
 import { agentsKnown } from './system/agents-known.ts';
@@ -200,18 +202,20 @@ export function createApp(options: AppOptions): ComposedApp {
   const runDirectory = threadDirectories({
     catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
   });
+  // Before a thread's first turn and at every turn's end (here, or swept): its worktree's state, as a commit on the thread's refs.
+  const checkpoint = turnCheckpoints({ worktrees, log });
   // A turn's end (here, or swept) starts the thread's next queued directive: run on this instance.
   const startQueued = queuedTurns({ storage, bus, turns: () => turns, runDirectory, log });
   let stopping = false;
   const turns = backgroundTurns({
-    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, clock, startQueued, stopping: () => stopping,
+    writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, clock, startQueued, stopping: () => stopping, checkpoint,
   });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
     if (signal.kind === 'cancel_requested') turns.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
-  const sweeps = sweeper({ writer: storage.writer, emit, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
+  const sweeps = sweeper({ writer: storage.writer, emit, checkpoint, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
   // The sweep of lapsed turns, the answers' recheck, the worktrees' and the chat claims' clean-ups: at start, then each on its period.
   const jobs = backgroundJobs({
     clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
@@ -278,7 +282,7 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(adminSurface(adminRoutes(admin), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...operationRoutes(moves, access), ...forkRoutes(threadForks({ storage, vocabularies, newId: uuidv7, submit }), access, directiveBudget), liveHttpRoute],
+        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...checkpointRoutes(threadCheckpoints({ storage, worktrees, runDirectory })), ...operationRoutes(moves, access), ...forkRoutes(threadForks({ storage, vocabularies, newId: uuidv7, submit }), access, directiveBudget), liveHttpRoute],
         authenticate,
       ),
     ),

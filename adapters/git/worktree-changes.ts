@@ -14,8 +14,11 @@ import { NO_DRIVERS, onPlace, placeOf, type WorktreeSite } from './worktree-site
 
 const STATUS: Readonly<Record<string, ChangeStatus>> = { A: 'added', M: 'modified', T: 'modified', D: 'deleted', R: 'renamed', C: 'added' };
 
-/** The tree of what the worktree holds now (tracked, changed and untracked, ignored files left out), through a temporary index. */
-async function snapshot(site: WorktreeSite, place: GitPlace, branch: string): Promise<string> {
+/**
+ * The tree of what the worktree holds now (tracked, changed and untracked, ignored files left out), through a
+ * temporary index: the worktree's own index, HEAD and files are never touched.
+ */
+export async function snapshot(site: WorktreeSite, place: GitPlace, branch: string): Promise<string> {
   const { git, bare } = site;
   const index = join(tmpdir(), `console-index-${randomUUID()}`);
   try {

@@ -76,6 +76,7 @@ export function threadMoves(deps: {
         cwd: write.turn.directory ?? (await deps.runDirectory(thread).then((found) => (found.ok ? found.value : '.'))),
         mode: outcome.conversation.permission_mode,
         history: () => threadHistory(storage, user.id, thread.id, own?.message?.id ?? run.id),
+        messageId: own?.message?.id ?? null,
       });
     }
     await published;

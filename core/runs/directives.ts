@@ -259,6 +259,7 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
       cwd: directory,
       mode: turn.permission_mode ?? conversation.permission_mode,
       started: { sessionId: outcome.sessionId },
+      messageId: outcome.message.id,
       ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
       // A fork's conversation has no session yet: its first brief is no failure to continue one.
       ...(thread.fork_of !== null && outcome.sessionId === null ? { briefedNote: FORK_BRIEFED } : {}),

@@ -38,6 +38,7 @@ export function queuedTurns(deps: {
         agent,
         prompt: turn.item.text,
         unsent: true,
+        messageId: turn.item.message_id,
         cwd: run.directory ?? (await directoryOf(deps.runDirectory, thread)),
         mode: conversation.permission_mode,
         // What the thread had when this turn started (the turns that ran while it waited included).

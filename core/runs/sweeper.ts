@@ -5,6 +5,7 @@ import type { DequeuedTurn, TurnHandover } from '../../ports/turn-handover.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { Emit } from './emit.ts';
+import type { TurnCheckpoint } from './turn-types.ts';
 
 /**
  * Sweeps turns whose lease lapsed (their instance crashed, was killed, or lost its database for
@@ -20,6 +21,8 @@ export function sweeper(deps: {
   /** Starts the turn of a queued directive that a sweep started or claimed (this instance holds its lease), answering whether it did; none: nothing is started. */
   readonly startQueued?: (turn: DequeuedTurn) => Promise<boolean>;
   readonly emit: Emit;
+  /** Checkpoints of a swept turn's directory; none: no checkpoints. */
+  readonly checkpoint?: TurnCheckpoint;
   readonly log: Logger;
   readonly holder: string;
   readonly leaseMs: number;
@@ -47,6 +50,8 @@ export function sweeper(deps: {
           swept += 1;
           continue;
         }
+        // The worktree as the lapsed turn left it, when this instance sees it (the checkpoint logs its own failure).
+        await deps.checkpoint?.({ threadId, runId: run.id, messageId: null, directory: run.directory });
         const ended = await writer.finishRun(run.id, 'failed', runError('turn_lease_expired'));
         await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });
       }

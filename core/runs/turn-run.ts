@@ -38,6 +38,8 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
     letGo = true;
     throw new Error('the prompt of this run was not taken here');
   };
+  // Before a thread's first turn, the worktree as it was (taken once: the adapter skips it when the thread has checkpoints).
+  await deps.checkpoint?.({ threadId, runId: null, messageId: null, directory: request.cwd });
   try {
     // A directive's turn had `run_started`, the prompt's model message and the session's id stored and read with
     // the directive (DirectiveWrites.writeDirective): nothing is waited for here. Else (a dequeued directive, a move's
@@ -157,6 +159,8 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
   }
   waiters.cancelRun(runId);
   if (entry.lost) return;
+  // However it ended, the worktree as the turn left it: recorded before the run reads as ended, and before the next turn starts.
+  await deps.checkpoint?.({ threadId, runId, messageId: request.messageId ?? null, directory: request.cwd });
   await finish(deps, entry, threadId, runId, outcome);
 }
 

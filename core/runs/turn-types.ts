@@ -37,7 +37,15 @@ export interface TurnOrder {
    * its caller), and the conversation's session read there: the turn prompts at once, on this session.
    */
   readonly started?: { readonly sessionId: string | null };
+  /** The ledger message of the directive this turn answers, when known: its checkpoint names it. */
+  readonly messageId?: string | null;
 }
+
+/**
+ * Records a checkpoint of a turn's directory (contract section 11): before a thread's first turn (`runId` null)
+ * and at the end of every turn. Never throws: a checkpoint that cannot be taken is logged, and the turn goes on.
+ */
+export type TurnCheckpoint = (turn: { readonly threadId: string; readonly runId: string | null; readonly messageId: string | null; readonly directory: string | null }) => Promise<void>;
 
 export interface TurnDeps {
   /** What a turn records, asks, and holds: the run's records, its pending items, its turn's lease and its hand-over. */
@@ -50,6 +58,8 @@ export interface TurnDeps {
    */
   readonly stopping?: () => boolean;
   readonly runner: AgentRunner;
+  /** Checkpoints of the turn's directory, before the thread's first turn and at the end of each; none: no checkpoints. */
+  readonly checkpoint?: TurnCheckpoint;
   readonly emit: Emit;
   readonly waiters: PendingWaiters;
   readonly log: Logger;

@@ -53,7 +53,7 @@ describe('git worktrees: an agent that may only write files in its worktree', ()
 
   // The security probe's high finding: a `.git` directory of the agent's own, whose configuration names a clean
   // filter (and fsmonitor, textconv, …), made the next read of the thread's changes run it as the service's user.
-  it("never runs a command named by a .git the agent wrote, nor by the operator's drivers its attributes name: changes, diff, lines, merge", async () => {
+  it("never runs a command named by a .git the agent wrote, nor by the operator's drivers its attributes name: changes, diff, lines, checkpoint, merge", async () => {
     const { repo, markers, worktrees, worktree } = await setup();
     defineOperatorDrivers(repo, markers);
     write(repo, 'shared.op', Array.from({ length: 10 }, (_, i) => `row ${i + 1}`).join('\n') + '\n');
@@ -78,6 +78,9 @@ describe('git worktrees: an agent that may only write files in its worktree', ()
     assert.ok((await worktrees.diff(worktree, feature, 1024 * 1024)).ok);
     assert.ok((await worktrees.diff(worktree, null, 1024 * 1024)).ok);
     assert.deepEqual(await worktrees.lines(worktree, feature, 1, 1), ['a feature']);
+    const checkpoint = await worktrees.checkpoint({ threadId: worktree.path.split('/').at(-1)!, path: worktree.path, runId: uuidv7(), messageId: null });
+    assert.ok(checkpoint.ok && checkpoint.value !== null, JSON.stringify(checkpoint));
+    assert.equal(git(repo, 'show', `${checkpoint.value.commit}:feature.txt`), 'a feature', 'the checkpoint holds the files as they are');
     const merged = await worktrees.merge(worktree, { message: 'Merge the feature', strategy: 'merge' });
     assert.ok(merged.ok, JSON.stringify(merged));
     assert.equal(git(repo, 'show', 'main:shared.op').split('\n')[9], 'row ten', 'merged by git itself');
@@ -134,7 +137,7 @@ describe("git worktrees: what a sandboxed agent leaves in its worktree's admin d
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  it('writes nothing through a link there, follows no HEAD there and waits on no FIFO there: merge, sweep and changes', { timeout: 60_000 }, async () => {
+  it('writes nothing through a link there, follows no HEAD there and waits on no FIFO there: merge, sweep, changes and checkpoint', { timeout: 60_000 }, async () => {
     const repo = gitRepository();
     const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
     const outside = mkdtempSync(join(tmpdir(), 'console-victims-'));
@@ -184,6 +187,16 @@ describe("git worktrees: what a sandboxed agent leaves in its worktree's admin d
     const changes = await worktrees.changes(c.worktree);
     assert.ok(changes.ok || changes.error.code === 'worktree_tampered', JSON.stringify(changes));
     untouched(c.victims);
+
+    // A checkpoint, at a turn's end, neither: its index a FIFO, its COMMIT_EDITMSG a link.
+    const d = await plant();
+    rmSync(join(d.admin, 'index'), { force: true });
+    execFileSync('mkfifo', [join(d.admin, 'index')]);
+    const id = d.worktree.path.split('/').at(-1)!;
+    const checkpoint = await worktrees.checkpoint({ threadId: id, path: d.worktree.path, runId: uuidv7(), messageId: null });
+    assert.ok(checkpoint.ok && checkpoint.value !== null, JSON.stringify(checkpoint));
+    assert.equal(git(repo, 'show', `${checkpoint.value.commit}:work-${d.worktree.branch.replace('/', '-')}.txt`), 'work');
+    untouched(d.victims);
   });
 });
 

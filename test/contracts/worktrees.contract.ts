@@ -229,6 +229,63 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(readFileSync(join(repo, 'README.md'), 'utf8'), '# Changed on main\n');
     });
 
+    it("records checkpoints of the whole worktree (untracked, modified, deleted; ignored left out) without touching its index, HEAD or files", async () => {
+      const { repo, root, worktrees } = setup();
+      const id = uuidv7();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id }));
+      const at = worktree.path;
+      const gitDir = git(at, 'rev-parse', '--absolute-git-dir');
+      const branchHead = git(repo, 'rev-parse', worktree.branch);
+      const base = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: null, messageId: null }));
+      assert.ok(base !== null);
+      assert.deepEqual({ ...base, commit: '', created_at: '' }, { run_id: null, message_id: null, commit: '', created_at: '', files_changed: 0 });
+      assert.equal(git(repo, 'rev-parse', `${base.commit}^`), branchHead, "the first's parent is the branch");
+      assert.equal(git(repo, 'rev-parse', `refs/console/checkpoints/${id}/base`), base.commit);
+      assert.equal(unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: null, messageId: null })), null, 'the first is taken once');
+
+      write(at, 'src/app.js', 'rewritten\n');
+      rmSync(join(at, 'remove-me.txt'));
+      write(at, 'new/untracked.txt', 'new\n');
+      write(at, '.gitignore', '*.log\n');
+      write(at, 'debug.log', 'ignored\n');
+      write(at, 'README.md', '# Staged\n');
+      git(at, 'add', 'README.md');
+      const state = () => ({
+        index: readFileSync(join(gitDir, 'index')).toString('base64'),
+        head: readFileSync(join(gitDir, 'HEAD'), 'utf8'),
+        branch: git(repo, 'rev-parse', worktree.branch),
+        status: git(at, 'status', '--porcelain', '--untracked-files=all', '--ignored'),
+      });
+      const before = state();
+      const runId = uuidv7();
+      const messageId = uuidv7();
+      const first = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId, messageId }));
+      assert.deepEqual(state(), before, 'the index, HEAD, branch and status are as they were, byte for byte');
+      assert.ok(first !== null);
+      assert.equal(first.run_id, runId);
+      assert.equal(first.message_id, messageId);
+      assert.equal(first.files_changed, 5, 'README.md, src/app.js, remove-me.txt, new/untracked.txt, .gitignore');
+      assert.equal(git(repo, 'rev-parse', `${first.commit}^`), base.commit, 'its parent is the previous checkpoint');
+      assert.equal(git(repo, 'rev-parse', `refs/console/checkpoints/${id}/${runId}`), first.commit);
+      const files = git(repo, 'ls-tree', '-r', '--name-only', first.commit).split('\n');
+      assert.deepEqual(files.sort(), ['.gitignore', 'README.md', 'new/untracked.txt', 'old-name.txt', 'src/app.js']);
+      assert.equal(git(repo, 'show', `${first.commit}:src/app.js`), 'rewritten');
+      assert.equal(git(repo, 'show', `${first.commit}:README.md`), '# Staged');
+      assert.equal(readFileSync(join(at, 'debug.log'), 'utf8'), 'ignored\n');
+
+      const second = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: uuidv7(), messageId: null }));
+      assert.ok(second !== null);
+      assert.equal(second.files_changed, 0);
+      assert.equal(git(repo, 'rev-parse', `${second.commit}^`), first.commit, "a second checkpoint's parent is the first");
+      assert.deepEqual(unwrap(await worktrees.checkpoints(worktree)), [base, first, second], 'oldest first');
+
+      // A plain directory (no worktree of the thread's) has none.
+      assert.equal(unwrap(await worktrees.checkpoint({ threadId: id, path: repo, runId: uuidv7(), messageId: null })), null);
+      const other = uuidv7();
+      const none = await worktrees.checkpoint({ threadId: other, path: join(root, other), runId: null, messageId: null });
+      assert.equal(!none.ok && none.error.code, 'worktree_tampered', 'a worktree git does not hold is refused, never made');
+    });
+
     it('refuses to merge into a checkout of the base with uncommitted changes', async () => {
       const { repo, worktrees } = setup();
       const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));

@@ -60,6 +60,7 @@ const FULL = {
 /** Files of the storage matrix: memory in the fast tier, every backend in the full one. */
 const BOTH = [
   'test/http/channel-links.test.ts',
+  'test/http/checkpoints.test.ts',
   'test/http/chat-inbound.test.ts',
   'test/http/fuzz.test.ts',
   'test/http/log-redaction.test.ts',
