@@ -51,7 +51,16 @@ export function sweeper(deps: {
           continue;
         }
         // The worktree as the lapsed turn left it, when this instance sees it (the checkpoint logs its own failure).
-        await deps.checkpoint?.({ threadId, runId: run.id, messageId: null, directory: run.directory });
+        // Waited for a third of the lease at most: the claim must not lapse under it, or another instance would
+        // sweep the same turn again. A checkpoint still going on finishes on its own (its ref is written once).
+        if (deps.checkpoint !== undefined) {
+          let stopWaiting = () => {};
+          await Promise.race([
+            deps.checkpoint({ threadId, runId: run.id, messageId: null, directory: run.directory }),
+            new Promise<void>((resolve) => { stopWaiting = deps.clock.after(Math.floor(deps.leaseMs / 3), resolve); }),
+          ]);
+          stopWaiting();
+        }
         const ended = await writer.finishRun(run.id, 'failed', runError('turn_lease_expired'));
         await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });
       }

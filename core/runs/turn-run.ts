@@ -40,6 +40,8 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
   };
   // Before a thread's first turn, the worktree as it was (taken once: the adapter skips it when the thread has checkpoints).
   await deps.checkpoint?.({ threadId, runId: null, messageId: null, directory: request.cwd });
+  // The agent's silence is counted from here: a slow checkpoint is not the agent idling.
+  touch();
   try {
     // A directive's turn had `run_started`, the prompt's model message and the session's id stored and read with
     // the directive (DirectiveWrites.writeDirective): nothing is waited for here. Else (a dequeued directive, a move's

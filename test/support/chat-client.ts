@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { client, xml, type Client, type Element } from '@xmpp/client';
 import { onSessionReady } from '../../adapters/xmpp/connection.ts';
 import { xmlText } from '../../adapters/xmpp/stanzas.ts';
@@ -63,11 +64,19 @@ export class ChatClient {
 
   /** Signs `user` in; in rooms it goes by `nick` (its user name unless told). */
   static async connect(server: PrivateProsody, user: string, password: string, nick = user): Promise<ChatClient> {
-    const xmpp = client({ service: server.service, domain: server.domain, username: user, password, resource: 'test' });
+    // A resource of its own: a session of the same person that failed to connect and retries in the
+    // background must never take this one's place (Prosody closes the older session of a resource).
+    const xmpp = client({ service: server.service, domain: server.domain, username: user, password, resource: `test-${randomUUID().slice(0, 8)}` });
     xmpp.reconnect.delay = 200;
     const chat = new ChatClient(xmpp, nick);
-    await xmpp.start();
-    await chat.#ready;
+    try {
+      await xmpp.start();
+      await chat.#ready;
+    } catch (error) {
+      // A connection that failed is stopped, so it does not go on reconnecting in the background.
+      await xmpp.stop().catch(() => {});
+      throw error;
+    }
     return chat;
   }
 
