@@ -93,10 +93,11 @@ export async function recordCheckpoint(
     const created = await git([...bare(place), 'update-ref', ref, commit, NO_COMMIT], { allow: [1, 128] });
     if (created.code !== 0) return ok(null);
     return ok({ run_id: runId, message_id: plainId(input.messageId) === '' ? null : input.messageId, commit, created_at: createdAt, files_changed: filesChanged });
-  }));
+    // An agent that switched branches or detached HEAD still gets its turn's checkpoint: nothing here reads HEAD.
+  }, true));
 }
 
 /** The thread's checkpoints, oldest first (`Worktrees.checkpoints`). */
 export function listCheckpoints(site: WorktreeSite, worktree: Worktree): Promise<Result<Checkpoint[], Failure>> {
-  return onPlace(site, worktree, async (place) => ok((await listed(site, place, basename(worktree.path))).map(withoutSeq)));
+  return onPlace(site, worktree, async (place) => ok((await listed(site, place, basename(worktree.path))).map(withoutSeq)), true);
 }

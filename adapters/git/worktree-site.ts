@@ -79,14 +79,17 @@ export const THREAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 export const NO_DRIVERS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=none'];
 
 /** The place of a worktree the thread's last check found (ensure runs before every read and merge); null when git no longer holds it there. */
-export async function placeOf(site: WorktreeSite, worktree: Worktree): Promise<GitPlace | null> {
+export async function placeOf(site: WorktreeSite, worktree: Worktree, anyHead = false): Promise<GitPlace | null> {
   await mkdir(site.empty, { recursive: true });
-  return site.places.recorded(basename(worktree.path), worktree.path, worktree.branch);
+  return site.places.recorded(basename(worktree.path), worktree.path, anyHead ? null : worktree.branch);
 }
 
-/** Runs `body` on the worktree's place, or answers `worktree_tampered` when it has none. */
-export async function onPlace<T>(site: WorktreeSite, worktree: Worktree, body: (place: GitPlace) => Promise<Result<T, Failure>>): Promise<Result<T, Failure>> {
-  const place = await placeOf(site, worktree);
+/**
+ * Runs `body` on the worktree's place, or answers `worktree_tampered` when it has none. `anyHead`: whatever
+ * branch the worktree's HEAD names, or none (what never reads HEAD: a checkpoint, made from the files).
+ */
+export async function onPlace<T>(site: WorktreeSite, worktree: Worktree, body: (place: GitPlace) => Promise<Result<T, Failure>>, anyHead = false): Promise<Result<T, Failure>> {
+  const place = await placeOf(site, worktree, anyHead);
   if (place === null) return fail({ code: 'worktree_tampered', detail: `git holds no worktree at ${worktree.path} on ${worktree.branch}: its next turn or read makes it again` });
   await plainIndex(site, place, worktree.branch);
   return body(place);

@@ -286,6 +286,25 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(!none.ok && none.error.code, 'worktree_tampered', 'a worktree git does not hold is refused, never made');
     });
 
+    it('records a checkpoint of a turn in which the agent switched branches or detached HEAD', async () => {
+      const { repo, worktrees } = setup();
+      const id = uuidv7();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id }));
+      const at = worktree.path;
+      git(at, 'checkout', '-q', '-b', 'agent-feature');
+      write(at, 'on-a-branch.txt', 'branched\n');
+      const onBranch = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: uuidv7(), messageId: null }));
+      assert.ok(onBranch !== null, 'taken on another branch');
+      assert.equal(git(repo, 'show', `${onBranch.commit}:on-a-branch.txt`), 'branched');
+      git(at, 'checkout', '-q', '--detach');
+      write(at, 'detached.txt', 'detached\n');
+      const detached = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: uuidv7(), messageId: null }));
+      assert.ok(detached !== null, 'taken on a detached HEAD');
+      assert.equal(git(repo, 'show', `${detached.commit}:detached.txt`), 'detached');
+      assert.equal(git(repo, 'rev-parse', `${detached.commit}^`), onBranch.commit);
+      assert.equal(unwrap(await worktrees.checkpoints(worktree)).length, 2);
+    });
+
     it('refuses to merge into a checkout of the base with uncommitted changes', async () => {
       const { repo, worktrees } = setup();
       const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
