@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { OidcIdentity } from '../../domain/accounts.ts';
 import { IdentityProviderError, type AuthorizationStart, type CallbackRefusal, type IdentityProvider } from '../../ports/identity-provider.ts';
+import { storableText } from '../../domain/text.ts';
 
 /**
  * The identity provider port through `openid-client` 6, a certified OpenID Connect relying party: it makes
@@ -190,10 +191,11 @@ function reasonOf(error: unknown, stateDiffers: boolean): CallbackRefusal {
 }
 
 function identityOf(claims: oidc.IDToken): OidcIdentity {
-  const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+  // What storage cannot keep (NUL, a lone surrogate) becomes U+FFFD: a provider's claims are text from outside.
+  const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? storableText(value) : null);
   return {
     issuer: claims.iss,
-    subject: claims.sub,
+    subject: storableText(claims.sub),
     email: text(claims.email),
     // Some providers (Amazon Cognito) send it as the string "true".
     email_verified: claims.email_verified === true || claims.email_verified === 'true',

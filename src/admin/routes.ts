@@ -4,9 +4,10 @@ import { EMAIL_PATTERN, ROLES } from '../../domain/accounts.ts';
 import { answer, AccountInfo, AccountPageInfo, InviteInfo } from '../http/response-schemas.ts';
 import { json, problem, type Reply } from '../http/reply.ts';
 import { route, type Route } from '../http/route.ts';
+import { storable } from '../console-api/schemas.ts';
 
 const NO_STORE = { 'cache-control': 'no-store' };
-const UserId = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
+const UserId = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'), storable);
 
 /** An admin's answer: `map` of the value, or 403 `not_admin`. */
 const asAdmin = <T>(answered: AdminAnswer<T>, map: (value: T) => Reply): Reply => (answered.ok ? map(answered.value) : problem({ code: 'not_admin' }));
@@ -69,7 +70,7 @@ export function adminRoutes(admin: Administration): Route[] {
       operationId: 'inviteUser',
       auth: true,
       pathRefusal: notAdmin,
-      body: v.object({ email: v.pipe(v.string('must be a string'), v.trim(), v.maxLength(254, 'must be at most 254 characters'), v.regex(EMAIL_PATTERN, 'must be an email address')) }),
+      body: v.object({ email: v.pipe(v.string('must be a string'), v.trim(), v.maxLength(254, 'must be at most 254 characters'), v.regex(EMAIL_PATTERN, 'must be an email address'), storable) }),
       responses: { 201: answer('The invitation (inviting again answers the first)', InviteInfo), 401: 'No valid credential', 403: 'The caller is not an admin (`not_admin`)', 422: 'Not an email (`validation_failed`)' },
       handle: async ({ user, body }) => asAdmin(await admin.invite(user.id, body.email), (invite) => json(201, invite, NO_STORE)),
     }),

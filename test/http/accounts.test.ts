@@ -134,6 +134,9 @@ describe('personal access tokens and admins', () => {
     assert.equal((demote.json() as { code: string }).code, 'last_admin');
     assert.equal((await service.ask({ method: 'PATCH', path: '/api/admin/users/alice', body: '{"active":false}', headers: alice })).status, 409);
     assert.equal((await service.ask({ method: 'PATCH', path: '/api/admin/users/nobody', body: '{"active":false}', headers: alice })).status, 404);
+    // Text storage cannot keep (a NUL) is refused, never a 500.
+    assert.equal((await service.ask({ path: '/api/admin/users?after=%00', headers: alice })).status, 422);
+    assert.equal((await service.ask({ method: 'PATCH', path: '/api/admin/users/a%00b', body: '{"active":false}', headers: alice })).status, 422);
     for (const body of ['{}', '{"role":"owner"}', '{"active":"no"}', '{"active":true,"extra":1}']) {
       assert.equal((await service.ask({ method: 'PATCH', path: '/api/admin/users/bob', body, headers: alice })).status, 422, body);
     }
@@ -152,7 +155,7 @@ describe('personal access tokens and admins', () => {
     assert.equal((first.json() as { email: string }).email, 'eve@example.com');
     const again = await post('/api/admin/invites', { email: 'eve@example.com' }, alice);
     assert.deepEqual(again.json(), first.json());
-    for (const email of ['eve', 'eve@', '@example.com', 'a b@example.com', 42]) {
+    for (const email of ['eve', 'eve@', '@example.com', 'a b@example.com', 42, 'e\u0000ve@example.com']) {
       assert.equal((await post('/api/admin/invites', { email }, alice)).status, 422, String(email));
     }
   });
