@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +7,7 @@ import { uuidv7 } from 'uuidv7';
 import { gitWorktrees } from '../adapters/git/worktrees.ts';
 import { writeSection } from './report.ts';
 import { fixed } from './stats.ts';
+import { benchRepository, git, GIT_ENV, median } from './git-repository.ts';
 
 // A checkpoint's cost (issue 39): the checkpoint of a turn that changed 3 files in a repository of 50,000 small
 // files, through the git adapter (a temporary index, `add --all`, `write-tree`, `commit-tree`, `update-ref`, under
@@ -20,38 +21,9 @@ const GOAL = 1.5;
 const CHANGED = ['dir-0/file-0.txt', 'dir-7/file-123.txt', 'dir-42/file-99.txt'];
 
 const exec = promisify(execFile);
-/** git as a test runs it: no system or global configuration, an identity of its own. */
-const ENV = {
-  PATH: process.env.PATH ?? '', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com',
-};
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 }).toString('utf8').trim();
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length / 2;
-  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
+const ENV = GIT_ENV;
 const ms = (value: number) => `${fixed(value, 1)} ms`;
-
-/** A repository of `FILES` small files in directories of 500, one commit on `main`. */
-function repository(parent: string): string {
-  const repo = join(parent, 'repo');
-  mkdirSync(repo);
-  git(repo, 'init', '--quiet', '--initial-branch=main');
-  for (let i = 0; i < FILES; i += 1) {
-    const dir = join(repo, `dir-${Math.floor(i / 500)}`);
-    if (i % 500 === 0) mkdirSync(dir);
-    writeFileSync(join(dir, `file-${i % 500}.txt`), `file ${i}\n`);
-  }
-  // Packed as a real repository's would be, and never again in the background: a detached `gc --auto` (50,000
-  // loose objects start one) would run beside the timed rounds, and remove objects a clone is copying.
-  git(repo, 'config', 'gc.auto', '0');
-  git(repo, 'add', '--all');
-  git(repo, 'commit', '--quiet', '-m', 'Initial commit');
-  git(repo, 'gc', '--quiet');
-  return repo;
-}
+const repository = (parent: string) => benchRepository(parent, FILES);
 
 const change = (at: string, round: number) => {
   for (const path of CHANGED) writeFileSync(join(at, path), `changed in round ${round}\n`);

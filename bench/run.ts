@@ -9,7 +9,8 @@ import { messagesPageBench } from './messages-page.ts';
 // overhead beside a bare ACP client alone (bench/turn-overhead.ts); BENCH_ONLY=live the live socket
 // fan-out beside a bare ws broadcast alone (bench/live-fanout.ts); BENCH_ONLY=slack a Slack reply's round
 // trip beside a bare Bolt app alone (bench/slack-round-trip.ts); BENCH_ONLY=checkpoint a turn's checkpoint in a
-// repository of 50,000 files beside a bare `git add -A && git commit` alone (bench/checkpoint.ts).
+// repository of 50,000 files beside a bare `git add -A && git commit` alone (bench/checkpoint.ts); BENCH_ONLY=rebuild
+// a thread's worktree rebuilt on another instance beside `git clone --reference` and a checkout alone (bench/rebuild.ts).
 if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
 } else if (process.env.BENCH_ONLY === 'reads') {
@@ -24,9 +25,15 @@ if (process.env.BENCH_ONLY === 'edge') {
   await liveFanoutBench();
 } else if (process.env.BENCH_ONLY === 'slack') {
   await (await import('./slack-round-trip.ts')).slackRoundTripBench();
-  await (await import('./checkpoint.ts')).checkpointBench();
 } else if (process.env.BENCH_ONLY === 'checkpoint') {
   await (await import('./checkpoint.ts')).checkpointBench();
+  await (await import('./rebuild.ts')).rebuildBench();
+  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+} else if (process.env.BENCH_ONLY === 'webhooks') {
+  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+} else if (process.env.BENCH_ONLY === 'rebuild') {
+  await (await import('./rebuild.ts')).rebuildBench();
+  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();
@@ -38,4 +45,6 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./turn-overhead.ts')).turnOverheadBench();
   await (await import('./slack-round-trip.ts')).slackRoundTripBench();
   await (await import('./checkpoint.ts')).checkpointBench();
+  await (await import('./rebuild.ts')).rebuildBench();
+  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
 }

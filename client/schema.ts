@@ -266,7 +266,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Page of the threads the caller can access, newest first */
+        /** Page of the threads the caller can access, newest first: those not archived, or with `archived=true` the archived ones only; with `q`, those whose title or own ledger holds every word (each the beginning of a word, in any case) */
         get: operations["listThreads"];
         put?: never;
         post?: never;
@@ -290,7 +290,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename, archive or unarchive a thread (its owner only); an archived thread leaves the thread list unless it asks for archived threads */
+        patch: operations["editThread"];
         trace?: never;
     };
     "/api/console/threads/{id}/messages": {
@@ -404,7 +405,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create or continue a console thread; 202 once the turn is on its way, or once queued on a busy thread (when_busy); idempotent by message_id */
+        /** Create or continue a console thread; 202 once the turn is on its way, once queued on a busy thread (when_busy), or once steered into the running turn (when_busy steer); idempotent by message_id */
         post: operations["sendDirective"];
         delete?: never;
         options?: never;
@@ -668,6 +669,147 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/threads/{id}/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rewind the thread to before a run: the run and every later one read rewound (kept), the agent's next turn starts a new session from what is left, and a repository thread's worktree goes back to the checkpoint before it (owner only, while nothing runs or waits) */
+        post: operations["rewindThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/hooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's hooks, newest first, without their secrets */
+        get: operations["listHooks"];
+        put?: never;
+        /** A new hook: POST /api/hooks/{id} with `Authorization: Bearer <secret>` sends a directive as the caller; the secret is shown once */
+        post: operations["createHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/hooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the caller's hooks: its calls are refused at once, on every instance */
+        delete: operations["removeHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's schedules, newest first */
+        get: operations["listSchedules"];
+        put?: never;
+        /** A new schedule: a directive sent as the caller at the times a cron expression names in a time zone */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the caller's schedules: no due time of it fires from now on */
+        delete: operations["removeSchedule"];
+        options?: never;
+        head?: never;
+        /** Change one of the caller's schedules: it holds from the next due time on, on every instance */
+        patch: operations["changeSchedule"];
+        trace?: never;
+    };
+    "/api/console/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's webhooks, newest first, without their secrets */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** A new webhook: the caller's threads' events POSTed to a URL, signed as Standard Webhooks says; the secret is shown once */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the caller's webhooks, with its latest 20 deliveries and how each went; never its secret */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Remove one of the caller's webhooks: nothing more of it is sent, on any instance (a try under way ends) */
+        delete: operations["removeWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/webhooks/{id}/deliveries/{delivery}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one delivery again, at once, with the same webhook-id, whatever its last try came to */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/live": {
         parameters: {
             query?: never;
@@ -679,6 +821,23 @@ export interface paths {
         get: operations["liveSocket"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Call a hook: a directive sent as its owner (to its thread, queued when busy, or to a new thread); idempotent by idempotency_key for 24 hours */
+        post: operations["callHook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -920,7 +1079,7 @@ export interface components {
              * @description The catalog code (docs/errors.md): one per reason a client may branch on
              * @enum {string}
              */
-            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "duplicate_host" | "unsupported_transfer_coding" | "expectation_failed" | "invalid_websocket_handshake" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "changes_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "worktree_tampered" | "worktree_unreadable" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "message_id_taken" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "credential_not_allowed" | "not_admin" | "sign_in_not_configured" | "identity_provider_unavailable" | "token_not_found" | "too_many_tokens" | "user_not_found" | "last_admin" | "too_many_sign_in_starts" | "internal";
+            code: "not_found" | "method_not_allowed" | "invalid_host" | "host_not_allowed" | "missing_host" | "duplicate_host" | "unsupported_transfer_coding" | "expectation_failed" | "invalid_websocket_handshake" | "malformed_request" | "headers_too_large" | "chunk_extensions_too_large" | "request_timeout" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "validation_failed" | "unauthenticated" | "cross_origin_refused" | "thread_unavailable" | "conversation_unavailable" | "run_unavailable" | "artifact_unavailable" | "artifact_reference_unavailable" | "artifact_installation_unavailable" | "mcp_resource_failed" | "sandbox_not_configured" | "not_thread_owner" | "upgrade_required" | "conversation_moved" | "turn_running" | "approvals_pending" | "questions_pending" | "queue_not_empty" | "queue_full" | "queue_item_gone" | "not_queue_item_author" | "no_turn_running" | "not_console_thread" | "no_conversation" | "no_agent_offered" | "reroute_refused" | "first_directive_raced" | "channel_not_connected" | "channel_not_linked" | "channel_not_linkable" | "link_not_found" | "channel_not_browsable" | "agent_not_on_channel" | "destination_barred" | "destination_not_offered" | "conversation_changed" | "destination_occupied" | "already_on_console" | "route_not_offered" | "agent_unavailable" | "agents_not_known" | "channel_unavailable" | "git_unavailable" | "repository_unavailable" | "no_worktree" | "change_unavailable" | "diff_too_large" | "changes_too_large" | "merge_conflict" | "base_checkout_dirty" | "base_moved" | "worktree_tampered" | "worktree_unreadable" | "checkpoint_unavailable" | "run_rewound" | "storage_unavailable" | "too_many_connections" | "too_many_client_connections" | "too_many_sign_ins" | "message_id_taken" | "too_many_directives" | "too_many_link_codes" | "too_many_live_sockets" | "credential_not_allowed" | "not_admin" | "sign_in_not_configured" | "identity_provider_unavailable" | "token_not_found" | "too_many_tokens" | "user_not_found" | "last_admin" | "too_many_sign_in_starts" | "hook_not_found" | "too_many_hooks" | "hook_owner_inactive" | "schedule_not_found" | "too_many_schedules" | "webhook_not_found" | "too_many_webhooks" | "webhook_delivery_not_found" | "webhook_disabled" | "internal";
             errors?: {
                 path: string;
                 message: string;
@@ -946,6 +1105,12 @@ export interface components {
                     artifact_id: string | null;
                     /** Format: date-time */
                     created_at: string;
+                    origin?: {
+                        /** @enum {string} */
+                        kind: "schedule" | "hook";
+                        /** Format: uuid */
+                        id: string;
+                    } | null;
                     app?: {
                         /** Format: uuid */
                         artifact_id: string;
@@ -1129,6 +1294,7 @@ export interface components {
                     /** Format: date-time */
                     started_at: string;
                     ended_at: string | null;
+                    rewound: boolean;
                 };
             };
         } | {
@@ -1156,6 +1322,7 @@ export interface components {
                     /** Format: date-time */
                     started_at: string;
                     ended_at: string | null;
+                    rewound: boolean;
                 } | null;
             };
         } | {
@@ -1183,6 +1350,7 @@ export interface components {
                     /** Format: date-time */
                     started_at: string;
                     ended_at: string | null;
+                    rewound: boolean;
                 } | null;
             };
         } | {
@@ -1196,6 +1364,20 @@ export interface components {
             data: {
                 /** Format: uuid */
                 run_id: string;
+            };
+        } | {
+            seq: number;
+            /** @constant */
+            type: "rewound";
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            at: string;
+            data: {
+                /** Format: uuid */
+                run_id: string;
+                runs: string[];
+                restored: string | null;
             };
         } | {
             seq: number;
@@ -1215,6 +1397,12 @@ export interface components {
                 position: number;
                 /** Format: date-time */
                 created_at: string;
+                origin?: {
+                    /** @enum {string} */
+                    kind: "schedule" | "hook";
+                    /** Format: uuid */
+                    id: string;
+                } | null;
             };
         } | {
             seq: number;
@@ -1238,6 +1426,12 @@ export interface components {
                     artifact_id: string | null;
                     /** Format: date-time */
                     created_at: string;
+                    origin?: {
+                        /** @enum {string} */
+                        kind: "schedule" | "hook";
+                        /** Format: uuid */
+                        id: string;
+                    } | null;
                     app?: {
                         /** Format: uuid */
                         artifact_id: string;
@@ -2420,6 +2614,7 @@ export interface operations {
                         default: string | null;
                         efforts: string[];
                         unavailable: string | null;
+                        steering: boolean;
                     }[];
                 };
             };
@@ -2457,6 +2652,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 before?: string;
+                archived?: "true" | "false";
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -2488,6 +2685,7 @@ export interface operations {
                                 base: string;
                                 path: string;
                             } | null;
+                            archived: boolean;
                             activity: {
                                 turn_running: boolean;
                                 approvals: number;
@@ -2517,7 +2715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bad limit or cursor */
+            /** @description Bad limit, cursor, archived or q (over 200 characters or 10 words, or a NUL) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2571,6 +2769,7 @@ export interface operations {
                             base: string;
                             path: string;
                         } | null;
+                        archived: boolean;
                     };
                 };
             };
@@ -2621,6 +2820,107 @@ export interface operations {
             };
         };
     };
+    editThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    archived?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The thread row as it is after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        key: string | null;
+                        channel: string;
+                        owner: string;
+                        project: string | null;
+                        title: string;
+                        fork_of: string | null;
+                        fork_cutoff: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        worktree: {
+                            branch: string;
+                            base: string;
+                            path: string;
+                        } | null;
+                        archived: boolean;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the thread's owner (`not_thread_owner`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Thread unavailable */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Nothing to change, an unknown field, a title empty once trimmed, over 200 characters or with a control character, or archived not a boolean (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
@@ -2650,6 +2950,12 @@ export interface operations {
                             artifact_id: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            origin: {
+                                /** @enum {string} */
+                                kind: "schedule" | "hook";
+                                /** Format: uuid */
+                                id: string;
+                            } | null;
                             app?: {
                                 /** Format: uuid */
                                 artifact_id: string;
@@ -2836,6 +3142,7 @@ export interface operations {
                             /** Format: date-time */
                             started_at: string;
                             ended_at: string | null;
+                            rewound: boolean;
                         }[];
                         next: string | null;
                     };
@@ -3213,12 +3520,12 @@ export interface operations {
                     /** @default null */
                     effort?: string | null;
                     /** @default null */
-                    when_busy?: ("reject" | "queue" | "interrupt") | null;
+                    when_busy?: ("reject" | "queue" | "interrupt" | "steer") | null;
                 };
             };
         };
         responses: {
-            /** @description Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id) */
+            /** @description Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id); with when_busy steer, steered (true: into the running run, run_id) or not (false: queued, or started) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -3232,6 +3539,7 @@ export interface operations {
                         conversation_id: string;
                         /** Format: uuid */
                         run_id: string;
+                        steered?: boolean;
                     } | {
                         /** Format: uuid */
                         thread_id: string;
@@ -3243,6 +3551,8 @@ export interface operations {
                             id: string;
                             position: number;
                         };
+                        /** @constant */
+                        steered?: false;
                     };
                 };
             };
@@ -3255,7 +3565,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not the thread owner (members may only queue or interrupt) */
+            /** @description Not the thread owner (members may only queue, interrupt or steer) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3579,6 +3889,12 @@ export interface operations {
                         position: number;
                         /** Format: date-time */
                         created_at: string;
+                        origin: {
+                            /** @enum {string} */
+                            kind: "schedule" | "hook";
+                            /** Format: uuid */
+                            id: string;
+                        } | null;
                     }[];
                 };
             };
@@ -3729,6 +4045,12 @@ export interface operations {
                         position: number;
                         /** Format: date-time */
                         created_at: string;
+                        origin: {
+                            /** @enum {string} */
+                            kind: "schedule" | "hook";
+                            /** Format: uuid */
+                            id: string;
+                        } | null;
                     };
                 };
             };
@@ -3819,6 +4141,7 @@ export interface operations {
                         branch: string;
                         ahead: number;
                         behind: number;
+                        uncommitted: number;
                         files: {
                             path: string;
                             /** @enum {string} */
@@ -4121,6 +4444,7 @@ export interface operations {
                         conversation_id: string;
                         /** Format: uuid */
                         run_id: string;
+                        steered?: boolean;
                     } | {
                         /** Format: uuid */
                         thread_id: string;
@@ -4132,6 +4456,8 @@ export interface operations {
                             id: string;
                             position: number;
                         };
+                        /** @constant */
+                        steered?: false;
                     };
                 };
             };
@@ -4792,6 +5118,1049 @@ export interface operations {
             };
         };
     };
+    rewindThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    run_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Rewound (a retry answers the same) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        restored: string | null;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the thread's owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Thread unavailable */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A turn runs or a directive waits on the thread, no checkpoint before that run is kept, the run was rewound and the thread went on since, or the worktree is not as the console left it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A run that is not one of the thread’s, or a body that is not valid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description git or the repository is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's hooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        thread_id: string | null;
+                        project: string | null;
+                        model: string | null;
+                        url: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    }[];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default null */
+                    thread_id?: string | null;
+                    /** @default null */
+                    project?: string | null;
+                    /** @default null */
+                    model?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The hook, with its URL and its secret, shown once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        thread_id: string | null;
+                        project: string | null;
+                        model: string | null;
+                        url: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        secret: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller authenticated with a personal access token (`credential_not_allowed`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A thread the caller cannot use (`thread_unavailable`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller holds as many hooks as allowed (`too_many_hooks`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A bad thread id, a project not in GET /projects, or a project or model with a thread (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no hook by this id (`hook_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a hook id (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        cron: string;
+                        timezone: string;
+                        text: string;
+                        thread_id: string | null;
+                        project: string | null;
+                        model: string | null;
+                        enabled: boolean;
+                        next_run_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    }[];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cron: string;
+                    /** @default UTC */
+                    timezone?: string;
+                    text: string;
+                    /** @default null */
+                    thread_id?: string | null;
+                    /** @default null */
+                    project?: string | null;
+                    /** @default null */
+                    model?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next due time */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        cron: string;
+                        timezone: string;
+                        text: string;
+                        thread_id: string | null;
+                        project: string | null;
+                        model: string | null;
+                        enabled: boolean;
+                        next_run_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A thread the caller cannot use (`thread_unavailable`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller holds as many schedules as allowed (`too_many_schedules`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A bad cron expression or time zone, a project not in GET /projects, a project or model with a thread, or a bad text (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no schedule by this id (`schedule_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a schedule id (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    changeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled?: boolean;
+                    cron?: string;
+                    timezone?: string;
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        cron: string;
+                        timezone: string;
+                        text: string;
+                        thread_id: string | null;
+                        project: string | null;
+                        model: string | null;
+                        enabled: boolean;
+                        next_run_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no schedule by this id (`schedule_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A bad cron expression, time zone or text, or nothing to change (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: ("run_finished" | "run_failed" | "approval_requested" | "question_asked" | "queued" | "merged")[];
+                        thread_ids: string[] | null;
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                    }[];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    events: ("run_finished" | "run_failed" | "approval_requested" | "question_asked" | "queued" | "merged")[];
+                    /** @default null */
+                    thread_ids?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook id, and its signing secret (`whsec_…`), shown once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        secret: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A thread the caller cannot read (`thread_unavailable`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller holds as many webhooks as allowed (`too_many_webhooks`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL that is not https: (or http: to a host in WEBHOOK_ALLOWED_HOSTS), names a refused address, or carries credentials; an unknown event type (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook and its latest deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: ("run_finished" | "run_failed" | "approval_requested" | "question_asked" | "queued" | "merged")[];
+                        thread_ids: string[] | null;
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        deliveries: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            type: "run_finished" | "run_failed" | "approval_requested" | "question_asked" | "queued" | "merged";
+                            /** Format: uuid */
+                            thread_id: string;
+                            run_id: string | null;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @enum {string} */
+                            status: "pending" | "delivered" | "failed" | "dropped";
+                            attempts: number;
+                            next_at: string | null;
+                            last_status: number | null;
+                            last_error: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no webhook by this id (`webhook_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a webhook id (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no webhook by this id (`webhook_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a webhook id (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending again */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        type: "run_finished" | "run_failed" | "approval_requested" | "question_asked" | "queued" | "merged";
+                        /** Format: uuid */
+                        thread_id: string;
+                        run_id: string | null;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @enum {string} */
+                        status: "pending" | "delivered" | "failed" | "dropped";
+                        attempts: number;
+                        next_at: string | null;
+                        last_status: number | null;
+                        last_error: string | null;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no webhook by this id (`webhook_not_found`), or it has no such delivery (`webhook_delivery_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The webhook is turned off: its receiver answered 410 (`webhook_disabled`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a webhook or delivery id (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client this minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     liveSocket: {
         parameters: {
             query?: never;
@@ -4856,6 +6225,130 @@ export interface operations {
                 };
             };
             /** @description Too many failed credentials from this client, or too many live sockets of the user (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text: string;
+                    /** @default null */
+                    idempotency_key?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The directive's answer, as POST /api/console/threads/{thread}/directives answers it (the first answer again for a repeated idempotency_key) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        thread_id: string;
+                        key: string | null;
+                        /** Format: uuid */
+                        conversation_id: string;
+                        /** Format: uuid */
+                        run_id: string;
+                        steered?: boolean;
+                    } | {
+                        /** Format: uuid */
+                        thread_id: string;
+                        key: string | null;
+                        /** Format: uuid */
+                        conversation_id: string;
+                        queued: {
+                            /** Format: uuid */
+                            id: string;
+                            position: number;
+                        };
+                        /** @constant */
+                        steered?: false;
+                    };
+                };
+            };
+            /** @description Not JSON (`malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No secret, a wrong one, or no such hook: one answer for all (`unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The hook's owner is deactivated (`hook_owner_inactive`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The hook's thread is no longer one its owner can use (`thread_unavailable`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The thread cannot take a directive now (as a directive: `conversation_moved`, `queue_full` is 429) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Host is not one this service answers to (ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No text, a text over 100000 characters, or a model the console does not offer (`validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed credentials from this client (`too_many_sign_ins`), or too many directives of the owner this minute (`too_many_directives`); Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -150,6 +150,10 @@ export const ERROR_DETAILS = {
    * The worktree is left as it is; once the file is gone or fixed, its changes read again.
    */
   worktree_unreadable: "git cannot read the worktree's files: it refuses a path or an attribute they hold; nothing was read or merged",
+  /** A rewind of a repository thread with no checkpoint of the worktree before that run (taken before checkpoints were kept, or lost). */
+  checkpoint_unavailable: 'No checkpoint of the worktree before that run is kept: its files cannot be put back',
+  /** A rewind to before a run a rewind took back already, on a thread that has gone on since (runs after it that are not rewound). */
+  run_rewound: 'That run was rewound already and the thread has gone on since: rewind to before a run that is not rewound',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
@@ -184,6 +188,24 @@ export const ERROR_DETAILS = {
   last_admin: 'This would leave no active admin: make another user admin first',
   /** The client started more sign-ins this minute than the instance takes. */
   too_many_sign_in_starts: 'Too many sign-ins started from this client: retry later',
+  /** The caller has no hook by this id (removed already, or someone else's). */
+  hook_not_found: 'You have no hook with this id',
+  /** The caller holds as many hooks as allowed (50): remove one first. */
+  too_many_hooks: 'You hold as many hooks as allowed: remove one first',
+  /** A hook was called whose owner is deactivated: it sends nothing until they are active again. */
+  hook_owner_inactive: "This hook's owner is deactivated",
+  /** The caller has no schedule by this id (removed already, or someone else's). */
+  schedule_not_found: 'You have no schedule with this id',
+  /** The caller holds as many schedules as allowed (50): remove one first. */
+  too_many_schedules: 'You hold as many schedules as allowed: remove one first',
+  /** The caller has no webhook by this id (removed already, or someone else's). */
+  webhook_not_found: 'You have no webhook with this id',
+  /** The caller holds as many webhooks as allowed (50): remove one first. */
+  too_many_webhooks: 'You hold as many webhooks as allowed: remove one first',
+  /** The webhook has no delivery by this id (forgotten after 7 days, or another webhook's). */
+  webhook_delivery_not_found: 'This webhook has no delivery with this id',
+  /** The webhook is turned off (its receiver answered 410 Gone): nothing of it is sent; create a new one. */
+  webhook_disabled: 'This webhook is turned off: its receiver answered 410 Gone. Create a new one to send again',
   /** A bug: logged in full, answered without detail. */
   internal: 'Internal error',
 } as const;

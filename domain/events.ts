@@ -19,7 +19,11 @@ export const EVENT_TYPES = [
   'queued',
   // A queued directive left the queue: its turn starts (`run_id`, before its `run_started`), or it was withdrawn (`run_id` null).
   'dequeued',
+  // A directive sent with `when_busy: "steer"` went into the running turn (`run_id`, and its ledger `message`).
+  'steered',
   'reflex_asleep',
+  // A rewind took runs back (`run_id`: the first; `runs`: all of them; `restored`: the worktree's checkpoint, or null).
+  'rewound',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

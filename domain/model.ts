@@ -30,6 +30,8 @@ export interface Thread {
   readonly created_at: string;
   /** The git worktree the thread's runs work in (a thread on a repository project, from its first turn on); else null. */
   readonly worktree: Worktree | null;
+  /** Whether its owner archived it: the thread list leaves it out unless asked for archived threads (contract section 4). */
+  readonly archived: boolean;
 }
 
 /** A thread's own git worktree: its branch (`console/<thread id>`), the branch it was made from, and where it is on disk. */
@@ -39,7 +41,6 @@ export interface Worktree {
   readonly path: string;
 }
 
-/** One entry of a thread's chat ledger. */
 /** What is going on in a thread, for a list of threads: a turn running, items waiting on a person, directives queued. */
 export interface ThreadActivity {
   readonly turn_running: boolean;
@@ -52,12 +53,24 @@ export interface ThreadActivity {
 /** A thread as the thread list answers it: the row and its activity. */
 export type ThreadListItem = Thread & { readonly activity: ThreadActivity };
 
+/**
+ * Where a directive came from when no person typed it (contract section 12): a schedule's fire or a hook's
+ * call, named by the schedule's or hook's id. Set by the server only, never read from a request body.
+ */
+export interface DirectiveOrigin {
+  readonly kind: 'schedule' | 'hook';
+  readonly id: Id;
+}
+
+/** One entry of a thread's chat ledger. */
 export interface Message {
   readonly id: Id;
   readonly role: string;
   readonly text: string;
   readonly artifact_id: Id | null;
   readonly created_at: string;
+  /** The schedule or hook that sent this directive; null for a person's directive and for every other message. */
+  readonly origin: DirectiveOrigin | null;
 }
 
 /** Where a conversation lives on its thread's channel. */
@@ -102,6 +115,8 @@ export interface Run {
   readonly error: string | null;
   readonly started_at: string;
   readonly ended_at: string | null;
+  /** Whether a rewind took the run back (contract section 11): it stays readable, and later turns do not see it. */
+  readonly rewound: boolean;
 }
 
 /** One message of the model conversation inside a run. */
@@ -249,6 +264,20 @@ export interface Channel {
   readonly agents: readonly string[];
   readonly linked_users: readonly string[];
   readonly addresses: readonly ChannelPlace[];
+  /** What a thread a chat message starts on this channel gets (the world file's `defaults`); null: none. */
+  readonly defaults: ChannelDefaults | null;
+}
+
+/**
+ * A channel's defaults for the threads its chat messages start (docs/channels.md): each null when the
+ * world gives none (then: no project, the channel's first agent and its first model, its default posture, no effort).
+ */
+export interface ChannelDefaults {
+  readonly project: string | null;
+  /** `agent` or `agent:model`: the agent must be one of the channel's. */
+  readonly route: string | null;
+  readonly permission_mode: string | null;
+  readonly effort: string | null;
 }
 
 /** A keyset page, newest first; `next` is the cursor of the following page, or null at the end. */

@@ -7,6 +7,8 @@ export interface AgentOffer {
   readonly currentMode: string | null;
   readonly models: readonly string[];
   readonly efforts: readonly string[];
+  /** The agent takes messages into a running turn (`_meta.steering.supported` in its `initialize` answer); absent: no. */
+  readonly steering?: boolean;
 }
 
 /**
@@ -27,6 +29,8 @@ export interface OfferedAgent {
   readonly permission_modes: readonly string[];
   /** Null only when the agent offers no mode at all. */
   readonly default_permission_mode: string | null;
+  /** A directive with `when_busy: "steer"` may go into its running turn (contract section 11). */
+  readonly steering: boolean;
 }
 
 /** A world list narrows what is offered (in the world's order); null narrows nothing (the agent's order). */
@@ -48,6 +52,7 @@ export function offeredAgent(agent: Agent, offer: AgentOffer): OfferedAgent {
     efforts: narrow(agent.efforts, offer.efforts),
     permission_modes: modes,
     default_permission_mode: preferred ?? modes[0] ?? null,
+    steering: offer.steering === true,
   };
 }
 
@@ -69,6 +74,8 @@ export interface AgentPostures {
   readonly efforts: readonly string[];
   /** Why the agent is unavailable; null when it offers. */
   readonly unavailable: string | null;
+  /** Whether it takes messages into a running turn (`when_busy: "steer"`); false when unavailable. */
+  readonly steering: boolean;
 }
 
 /** The route id of an agent and model; an agent with no models has one route named by the agent alone. */
@@ -101,9 +108,17 @@ export interface AgentStanding {
 /** The postures of every agent that offers or is unavailable; one of which nothing is known yet is left out. */
 export const agentPostures = (agents: readonly AgentStanding[]): AgentPostures[] =>
   agents.flatMap(({ id, offered, unavailable }): AgentPostures[] => {
-    if (offered !== null) return [{ agent: id, modes: offered.permission_modes, default: offered.default_permission_mode, efforts: offered.efforts, unavailable: null }];
-    return unavailable === null ? [] : [{ agent: id, modes: [], default: null, efforts: [], unavailable }];
+    if (offered !== null) {
+      return [{ agent: id, modes: offered.permission_modes, default: offered.default_permission_mode, efforts: offered.efforts, unavailable: null, steering: offered.steering }];
+    }
+    return unavailable === null ? [] : [{ agent: id, modes: [], default: null, efforts: [], unavailable, steering: false }];
   });
+
+/** A route id as the agent among `agents` it names and its model (null: the agent alone), or null when it names none of them. */
+export function routeOf(route: string, agents: readonly string[]): { readonly agent: string; readonly model: string | null } | null {
+  const agent = agents.find((id) => routeNamesAgent(route, id));
+  return agent === undefined ? null : { agent, model: route === agent ? null : route.slice(agent.length + 1) };
+}
 
 /** Whether a route id names an agent: the agent alone, or `agent:model`. */
 export const routeNamesAgent = (route: string, agent: string): boolean => route === agent || route.startsWith(`${agent}:`);

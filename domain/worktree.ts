@@ -18,6 +18,38 @@ export function isBranchName(name: string): boolean {
     !name.endsWith('/') && !name.endsWith('.') && !name.endsWith('.lock') && !name.split('/').some((part) => part.startsWith('.'));
 }
 
+/**
+ * Whether a project's `repo` is a git URL (contract section 8, "More than one machine"): `file://`, `ssh://`,
+ * `https://` (or `http://`, `git://`), or scp-like `user@host:path`; each instance then works in a clone of its
+ * own. Anything else is a path on this machine.
+ */
+export function isRepositoryUrl(repo: string): boolean {
+  return /^(file|ssh|https?|git):\/\//.test(repo) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\\]/.test(repo);
+}
+
+/**
+ * Why a git URL is refused, or null: credentials never go in the world file (a password in the URL), no option or
+ * whitespace can reach git's command line, and only the transports above (never `ext::` and its kin).
+ */
+export function repositoryUrlRefusal(url: string): string | null {
+  if (url.length > 2048) return 'must be at most 2048 characters';
+  if (/[\s\0]/.test(url) || url.startsWith('-')) return 'must not contain whitespace nor start with "-"';
+  if (!isRepositoryUrl(url)) return 'must be an absolute path or a git URL (file://, ssh://, https://, or user@host:path)';
+  const scheme = /^([a-z]+):\/\//.exec(url)?.[1];
+  if (scheme !== undefined && scheme !== 'file') {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return 'is not a valid URL';
+    }
+    if (parsed.password !== '') return 'must not hold a password: give credentials through the environment or git configuration';
+    if (parsed.hostname === '') return 'must name a host';
+  }
+  if (scheme === 'file' && !/^file:\/\/\//.test(url)) return 'a file:// URL must name an absolute path (file:///…)';
+  return null;
+}
+
 /** The statuses of a changed file. */
 export const CHANGE_STATUSES = ['added', 'modified', 'deleted', 'renamed'] as const;
 export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
@@ -40,6 +72,8 @@ export interface Changes {
   /** Commits on the branch that `base` lacks, and commits on `base` the branch lacks. */
   readonly ahead: number;
   readonly behind: number;
+  /** Files the worktree holds changed (edited, added, deleted, untracked) that no commit on the branch has yet: a merge commits them first. */
+  readonly uncommitted: number;
   readonly files: readonly ChangedFile[];
 }
 
@@ -84,6 +118,51 @@ export function reviewPrompt(text: string | null, comments: readonly QuotedComme
 
 /** Where a thread's checkpoints live in its repository: one ref per checkpoint, `base` for the one before its first turn. */
 export const checkpointRefs = (threadId: string): string => `refs/console/checkpoints/${threadId}/`;
+
+/**
+ * The checkpoint a rewind to before run `runId` puts the worktree back to (contract section 11): the one taken
+ * after the latest run before it that is not rewound and has one, else the one before the thread's first turn;
+ * null when there is neither. `runs` are the thread's, oldest first (a run not among them: null).
+ */
+export function checkpointBefore(
+  runs: readonly { readonly id: string; readonly rewound: boolean }[],
+  runId: string,
+  checkpoints: readonly { readonly run_id: string | null; readonly commit: string }[],
+): string | null {
+  const at = runs.findIndex((run) => run.id === runId);
+  if (at < 0) return null;
+  const after = new Map(checkpoints.filter((c) => c.run_id !== null).map((c) => [c.run_id!, c.commit]));
+  for (let i = at - 1; i >= 0; i -= 1) {
+    const commit = runs[i]!.rewound ? undefined : after.get(runs[i]!.id);
+    if (commit !== undefined) return commit;
+  }
+  return checkpoints.find((c) => c.run_id === null)?.commit ?? null;
+}
+
+/**
+ * The checkpoint a fork cut at message `messageId` starts its worktree from (contract section 11): the one taken
+ * after that message's run (the run it started, else the latest run begun before it was written: ids are
+ * time-ordered), or the nearest earlier one that has one, else the one before the source's first turn; null when
+ * there is none. Rewound runs count: a fork from a message a rewind took back starts where that run left the files.
+ */
+export function checkpointAt(
+  runs: readonly { readonly id: string; readonly message_id: string | null }[],
+  messageId: string,
+  checkpoints: readonly { readonly run_id: string | null; readonly commit: string }[],
+): string | null {
+  const own = runs.findIndex((run) => run.message_id === messageId);
+  let at = own;
+  if (at < 0) for (let i = 0; i < runs.length; i += 1) if (runs[i]!.id <= messageId) at = i;
+  const after = new Map(checkpoints.filter((c) => c.run_id !== null).map((c) => [c.run_id!, c.commit]));
+  for (let i = at; i >= 0; i -= 1) {
+    const commit = after.get(runs[i]!.id);
+    if (commit !== undefined) return commit;
+  }
+  return checkpoints.find((c) => c.run_id === null)?.commit ?? null;
+}
+
+/** Where a rewind keeps the tip it moved the thread's branch from, named by the first run it took back. */
+export const rewoundRef = (threadId: string, runId: string): string => `refs/console/rewound/${threadId}/${runId}`;
 
 /**
  * The whole state of a thread's worktree (tracked, untracked, deletions; ignored files left out) recorded as a

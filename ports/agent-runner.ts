@@ -77,6 +77,15 @@ export interface TurnRequest {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * What a steer came to (ACP extension request `_session/steering`, contract section 11): `injected` into the
+ * running turn; `promptRequired`, no turn of the session was running (it ended meanwhile, at the agent, or
+ * here before the request went out) and nothing was taken; `unsupported`, the agent does not advertise
+ * steering (`initialize`'s `_meta.steering.supported`), so nothing was sent; `other`, any other answer, an error or no answer
+ * in time after it was sent: the agent may have it, so it counts as taken.
+ */
+export type SteerOutcome = 'injected' | 'promptRequired' | 'unsupported' | 'other';
+
 /** How a turn ended. */
 export interface TurnResult {
   readonly sessionId: string;
@@ -95,6 +104,12 @@ export interface AgentRunner {
    * Answers the refusal when the agent does not take the mode, else null.
    */
   setMode(agent: Agent, sessionId: string, mode: string): Promise<PostureRefusal | null>;
+  /**
+   * Sends `text` into the turn running in a live session (`_session/steering`, asking `promptRequired` when the
+   * agent has no turn running): answers what it came to. Never sends unless the agent advertised steering and a
+   * turn of the session is in flight; never rejects (a failure after the request went out is `other`).
+   */
+  steer(agent: Agent, sessionId: string, text: string): Promise<SteerOutcome>;
   /** Stops every agent process. */
   close(): Promise<void>;
 }

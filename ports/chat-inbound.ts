@@ -18,14 +18,24 @@ export interface ChatMessage {
   readonly text: string;
   /** The platform's stable id of the message (a stanza id): the directive's `message_id`, so a repeat runs nothing twice. */
   readonly id: string;
+  /**
+   * How a message posted outside any thread of its place came to `address`, when nothing in it named the
+   * conversation (it was neither in its thread, nor a reply to one of its posts, nor a message opening a new one):
+   * `sole`, the only conversation living in the place took it (a plain message: taken from a linked member who
+   * may speak there, else nothing is said, since people talk among themselves there too); `ambiguous`, several
+   * live there and nothing said which (a linked sender is told once per place how to reach one; nothing runs).
+   * Absent: posted in the thread, replied to, or addressed.
+   */
+  readonly reached?: 'sole' | 'ambiguous';
 }
 
 /**
  * What the app made of a chat message (the kinds of core/channels/inbound.ts's outcome): `ignored` (not
- * for the agent), `unlinked` (told how to link, nothing runs), `refused` (told why), `directive`,
+ * for the agent), `unlinked` (told how to link, nothing runs), `refused` (told why), `hint` (told how to
+ * reach one of the place's conversations, once per place and sender; nothing runs), `directive`,
  * `opened` (a new thread), `answered` (the item the turn waits on), `cancelled` (`stop`).
  */
-export type ChatOutcomeKind = 'ignored' | 'unlinked' | 'refused' | 'directive' | 'opened' | 'answered' | 'cancelled';
+export type ChatOutcomeKind = 'ignored' | 'unlinked' | 'refused' | 'hint' | 'directive' | 'opened' | 'answered' | 'cancelled';
 
 /** Where a room message was read, as only its adapter knows it. */
 export interface ChatPlacing {
@@ -61,9 +71,43 @@ export interface DirectChat {
 /**
  * What became of a direct message: `link` (a `link <code>`, redeemed or refused past the rate limit;
  * answered), `help` (the help text answered), `quiet` (the help text was sent to that sender lately:
- * nothing answered), `seen` (claimed by another listener or handled before: nothing done).
+ * nothing answered), `seen` (handled before, here or by another listener: nothing done), `held` (claimed
+ * by another listener and not done: it is answering it now, or died mid-way; read it again later, as a
+ * room's held message: its claim lapses, and then this listener takes it).
  */
-export type DirectHandled = 'link' | 'help' | 'quiet' | 'seen';
+export type DirectHandled = 'link' | 'help' | 'quiet' | 'seen' | 'held';
+
+/**
+ * An invitation of the bot to a place (an XMPP room) it does not serve yet, as its adapter read it: `sender`
+ * is who the platform asserts invited it (never a name the invitation's text gives).
+ */
+export interface ChatInvitation {
+  readonly channel: string;
+  /** The place the bot is invited to (a room's bare JID). */
+  readonly place: string;
+  readonly sender: string;
+  /** The platform's id of the invitation, or null when it gives none (then it is not claimed). */
+  readonly id: string | null;
+}
+
+/**
+ * What became of an invitation: `accepted` (the sender is linked: the place is served from now on, kept across
+ * restarts, and the adapter joined it and said so there), `unlinked` (the sender was told how to link, at most
+ * once in ten minutes; nothing joined), `full` (the channel serves as many places as it may: the sender was told),
+ * `seen` (handled before), `held` (claimed by another listener and not done).
+ */
+export type InvitationHandled = 'accepted' | 'unlinked' | 'full' | 'seen' | 'held';
+
+/** What the adapter does for an invitation the protocol took: join the place and say so there, or tell the sender why not. */
+export interface InvitationAnswer {
+  /**
+   * Joins the place (served already when this is called) and, when it was not served before (`fresh`), says there
+   * who invited the bot: once, however many instances heard an invitation the platform gave no id.
+   */
+  accept(fresh: boolean): Promise<void>;
+  /** Tells the sender alone why the bot does not come (a direct message). */
+  decline(reply: string): Promise<void>;
+}
 
 /** A click on one of an ask's buttons (Slack's Block Kit), as its adapter read it. */
 export interface ChatChoice {
@@ -111,6 +155,13 @@ export interface ChatSession {
    * member, nothing waits on it any more). Marked done either way.
    */
   choose(choice: ChatChoice): Promise<ChoiceHandled>;
+  /**
+   * An invitation to a place: claimed by its id, then, when the inviter is linked to a console user, the place
+   * is served (`ChatInbox.serve`: kept, joined again after a restart, at most a bound per channel) and
+   * `answer.accept` joins it; else `answer.decline` tells the inviter how to link (at most once in ten minutes per
+   * sender) or that the channel serves too many places. Marked done once answered.
+   */
+  invited(invitation: ChatInvitation, answer: InvitationAnswer): Promise<InvitationHandled>;
 }
 
 /**
@@ -123,9 +174,10 @@ export interface ChatHandlers {
   /**
    * A session for one listener (its claims are held under a holder of its own, and it remembers whom it
    * sent the help text). `claimMs`: how long a claim holds before another instance may take the message
-   * (60 s by default); `help`: the text a direct message that is not `link <code>` is answered with.
+   * (60 s by default); `help`: the text a direct message that is not `link <code>` is answered with; `hint`: what a
+   * sender is told once per place when several conversations live there and their message named none.
    */
-  session(options?: { readonly claimMs?: number; readonly help?: string }): ChatSession;
-  /** Each place's cursor (the last message handled there), and the occupants the platform asserted (durable). */
-  readonly inbox: Pick<ChatInbox, 'cursor' | 'advance' | 'rememberOccupant' | 'occupant'>;
+  session(options?: { readonly claimMs?: number; readonly help?: string; readonly hint?: string }): ChatSession;
+  /** Each place's cursor (the last message handled there), the occupants the platform asserted, the places served (durable). */
+  readonly inbox: Pick<ChatInbox, 'cursor' | 'advance' | 'rememberOccupant' | 'occupant' | 'served'>;
 }

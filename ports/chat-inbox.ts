@@ -6,6 +6,12 @@ export interface ChatCursor {
   readonly at: string;
 }
 
+/** The most places one channel serves by invitation: an invitation past it is declined. */
+export const SERVED_PLACES_MAX = 100;
+
+/** What became of a place to serve: newly served, served already, or declined (the channel serves {@link SERVED_PLACES_MAX}). */
+export type Served = 'added' | 'known' | 'full';
+
 /**
  * What a chat adapter keeps so that nothing people post is lost or handled twice, across restarts,
  * reconnects and instances (contract section 9, "Nothing lost while away"):
@@ -14,7 +20,9 @@ export interface ChatCursor {
  *   it is done no instance handles it again; a claim whose holder died lapses;
  * - per (channel, place, occupant), who the platform asserted that occupant id to be (an XMPP room's
  *   XEP-0421 id, from its presence), so a message read back from the archive after a restart names its
- *   sender even when they left before the bot came back.
+ *   sender even when they left before the bot came back;
+ * - per channel, the places the bot was invited to and serves (joined again after a restart), at most
+ *   {@link SERVED_PLACES_MAX}.
  */
 export interface ChatInbox {
   /** The place's cursor, or null when nothing was read there yet. */
@@ -47,4 +55,12 @@ export interface ChatInbox {
   rememberOccupant(channel: string, place: string, occupant: string, sender: string): Promise<void>;
   /** The sender remembered for the occupant id, or null: never remembered, or remembered for two senders. */
   occupant(channel: string, place: string, occupant: string): Promise<string | null>;
+  /**
+   * Adds `place` to the places the bot serves on the channel (it was invited there by a linked user): `added`,
+   * `known` (served already; nothing changes), or `full` (the channel serves {@link SERVED_PLACES_MAX} places
+   * already; nothing is added). Two instances adding at once may each add one past the bound, never more.
+   */
+  serve(channel: string, place: string): Promise<Served>;
+  /** The places the bot serves on the channel, oldest first. */
+  served(channel: string): Promise<string[]>;
 }

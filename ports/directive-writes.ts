@@ -1,5 +1,5 @@
 import type { WireEvent } from '../domain/events.ts';
-import type { Id, Message, MovedTo, Run } from '../domain/model.ts';
+import type { DirectiveOrigin, Id, Message, MovedTo, Run } from '../domain/model.ts';
 import type { QueuedDirective } from './queue-edits.ts';
 import type { TurnLease } from './turn-leases.ts';
 
@@ -24,7 +24,38 @@ export interface DirectiveWrite {
    * first, and answer the running turn to cancel. `author` is the user who sent it.
    */
   readonly when_busy?: { readonly mode: 'queue' | 'interrupt'; readonly author: string } | null;
+  /**
+   * The schedule or hook that sent it, stored on its ledger message (and its queued item while it waits, so the
+   * message keeps it when the item runs); absent or null: a person's directive.
+   */
+  readonly origin?: DirectiveOrigin | null;
 }
+
+/** What a directive steered into a running turn writes (contract section 11), once the agent took it. */
+export interface SteeredWrite {
+  readonly thread_id: Id;
+  readonly conversation_id: Id;
+  /** The running run the text went into: its ledger message's `steered` event and its model messages name it. */
+  readonly run_id: Id;
+  readonly message_id: string | null;
+  readonly author: string;
+  readonly text: string;
+}
+
+/** What a directive steered into the running turn answers (202). */
+export interface SteeredAnswer {
+  readonly thread_id: Id;
+  readonly key: string | null;
+  readonly conversation_id: Id;
+  readonly run_id: Id;
+  readonly steered: true;
+}
+
+/** The outcome of writing a steered directive: written, or the answer a retry already got. */
+export type SteeredOutcome =
+  | { readonly kind: 'steered'; readonly answer: SteeredAnswer; readonly message: Message; readonly event: WireEvent }
+  | { readonly kind: 'repeated'; readonly answer: DirectiveAnswer }
+  | { readonly kind: 'message_id_taken' };
 
 /** What a directive that started a turn answers (202). */
 export interface StartedAnswer {
@@ -43,7 +74,7 @@ export interface QueuedAnswer {
 }
 
 /** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
-export type DirectiveAnswer = StartedAnswer | QueuedAnswer;
+export type DirectiveAnswer = StartedAnswer | QueuedAnswer | SteeredAnswer;
 
 /** The outcome of writing a directive: a new run, or the answer a retry already got. */
 export type DirectiveOutcome =
@@ -106,4 +137,15 @@ export interface DirectiveWrites {
    * A queued directive gets neither until it is dequeued and its turn starts. Nothing is written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+  /**
+   * The answer kept for `message_id` on the thread: `repeated` when its author is `author`, `message_id_taken`
+   * when another's, null when none was kept. Read before a steer, so a retried one is never sent again.
+   */
+  keptAnswer(threadId: Id, messageId: string, author: string): Promise<{ readonly kind: 'repeated'; readonly answer: DirectiveAnswer } | { readonly kind: 'message_id_taken' } | null>;
+  /**
+   * Writes a directive the running turn took (contract section 11) atomically: when `message_id` was seen on the
+   * thread, `repeated` (its author's) or `message_id_taken`, and nothing is written; else the user's ledger message,
+   * the text as a `user` model message of the run, the answer, and the `steered` event (`{run_id, message}`).
+   */
+  writeSteered(write: SteeredWrite): Promise<SteeredOutcome>;
 }

@@ -1,5 +1,12 @@
 import type { WireEvent } from '../domain/events.ts';
 import type { Id } from '../domain/model.ts';
+import type { SteerOutcome } from './agent-runner.ts';
+
+/**
+ * What a steer sent to the instance running a turn came to: the runner's outcome; `asking`, the turn waits on
+ * an approval or a question; `unreached`, no instance running the turn took it in time (nothing was sent).
+ */
+export type SteerAnswer = SteerOutcome | 'asking' | 'unreached';
 
 /**
  * Signals that cross service instances besides events: a console thread's row was written for a
@@ -11,6 +18,17 @@ export type BusSignal =
   | { readonly kind: 'pending_answered'; readonly answers: readonly PendingAnswer[] }
   /** A user asked to stop a run: the instance that runs its turn cancels it. */
   | { readonly kind: 'cancel_requested'; readonly run_id: Id }
+  /**
+   * A directive asks to steer a run's turn (contract section 11): the instance holding it (`holder`; null: whichever
+   * runs it) sends the text into it unless `deadline` (ms since the epoch, by the asker's clock) has passed, and
+   * answers `steer_answered`.
+   */
+  | {
+      readonly kind: 'steer_requested'; readonly request: Id; readonly run_id: Id; readonly holder: string | null;
+      readonly text: string; readonly message_id: string | null; readonly deadline: number;
+    }
+  /** What the steer `request` came to, for the instance that asked. */
+  | { readonly kind: 'steer_answered'; readonly request: Id; readonly answer: SteerAnswer }
   /**
    * A user's credentials changed (a session ended, a token revoked, the user deactivated): each instance
    * checks the credential of that user's live sockets again, and closes those that no longer name them.

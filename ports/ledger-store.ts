@@ -17,6 +17,9 @@ export interface LedgerEntry extends Message {
 
 /** The chat ledger: the one store that reads thread messages. */
 export interface LedgerStore {
-  /** A page of the ledger the segments describe (a fork's own messages and its ancestors' up to the cutoffs), newest first. */
-  page(segments: readonly LedgerSegment[], page: PageRequest): Promise<Page<LedgerEntry>>;
+  /**
+   * A page of the ledger the segments describe (a fork's own messages and its ancestors' up to the cutoffs), newest
+   * first; `live`: without the messages a rewind took back (what a history brief is made of).
+   */
+  page(segments: readonly LedgerSegment[], page: PageRequest, options?: { readonly live?: boolean }): Promise<Page<LedgerEntry>>;
 }

@@ -1,5 +1,5 @@
 import type { WireEvent } from '../domain/events.ts';
-import type { Id } from '../domain/model.ts';
+import type { DirectiveOrigin, Id } from '../domain/model.ts';
 
 /** A directive waiting for its thread's turn (contract section 7), as `GET /threads/{id}/queue` answers it. */
 export interface QueuedDirective {
@@ -12,6 +12,8 @@ export interface QueuedDirective {
   /** Its place in the queue now, from 1 (the next to run). */
   readonly position: number;
   readonly created_at: string;
+  /** The schedule or hook that queued it, as its ledger message says; null: a person's directive. */
+  readonly origin: DirectiveOrigin | null;
 }
 
 /** Who edits or revokes a queued item: the item's author may, and the thread's owner. */

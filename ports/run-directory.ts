@@ -14,4 +14,4 @@ export type ProjectDirectory = (name: string | null, project: Pick<Project, 'dir
  * from its parent's branch when the parent has one), else
  * its project's directory; a failure when the worktree cannot be made (`git_unavailable`, `repository_unavailable`).
  */
-export type RunDirectory = (thread: Pick<Thread, 'id' | 'owner' | 'project' | 'worktree' | 'fork_of'>) => Promise<Result<string, Failure>>;
+export type RunDirectory = (thread: Pick<Thread, 'id' | 'owner' | 'project' | 'worktree' | 'fork_of' | 'fork_cutoff'>) => Promise<Result<string, Failure>>;

@@ -4,6 +4,9 @@ import type { ArtifactStore } from './artifact-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { ChannelLinks } from './channel-links.ts';
 import type { ChatInbox } from './chat-inbox.ts';
+import type { HookStore } from './hook-store.ts';
+import type { ScheduleStore } from './schedule-store.ts';
+import type { WebhookStore } from './webhook-store.ts';
 import type { StorageWriter } from './storage-writer.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import type { DeliveryOutbox } from './delivery-outbox.ts';
@@ -32,6 +35,12 @@ export interface Storage {
   readonly outbox: DeliveryOutbox;
   /** Users' links to chat addresses on channels, and the one-use codes that make them. */
   readonly links: ChannelLinks;
+  /** Hooks in (contract section 12) and the idempotency keys of their calls. */
+  readonly hooks: HookStore;
+  /** Schedules (contract section 12) and the due times claimed and not yet sent. */
+  readonly schedules: ScheduleStore;
+  /** Webhooks out (contract section 12) and their outbox, filled by the event log's own writes. */
+  readonly webhooks: WebhookStore;
   /** What chat adapters have read and handled: each place's cursor, each message's claim. */
   readonly chatInbox: ChatInbox;
   /** Each thread's stored live events. */

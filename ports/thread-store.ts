@@ -7,6 +7,21 @@ export interface AccessibleThread {
   readonly chain: readonly ForkLink[];
 }
 
+/** What the thread list keeps (contract section 4, "Managing threads"). */
+export interface ThreadListFilter {
+  /** true: the archived threads only; false: the others only. */
+  readonly archived: boolean;
+  /**
+   * The search's words (domain/thread-search.ts `searchWords`: lower case, letters and digits): a thread is
+   * kept when each begins a word of its title or of its own ledger's messages (not those a fork inherits:
+   * the parent's text is matched on the parent). Empty: no search.
+   */
+  readonly words: readonly string[];
+}
+
+/** The list's filter when none is asked for: the threads not archived, unsearched. */
+export const UNARCHIVED: ThreadListFilter = Object.freeze({ archived: false, words: Object.freeze([]) });
+
 /** Thread rows, always read for a user: an inaccessible thread is indistinguishable from an unknown one. */
 export interface ThreadStore {
   /**
@@ -22,6 +37,10 @@ export interface ThreadStore {
   findRow(userId: string, threadId: Id): Promise<Thread | null>;
   /** Whether a thread row with this id exists at all, whoever may read it (the live socket tells a row from a key). */
   exists(threadId: Id): Promise<boolean>;
-  /** The threads the user owns or is a member of, newest first, each with its activity (a turn running, items pending). */
-  listAccessible(userId: string, page: PageRequest): Promise<Page<ThreadListItem>>;
+  /**
+   * The threads the user owns or is a member of that `filter` keeps (absent: {@link UNARCHIVED}), newest
+   * first, each with its activity (a turn running, items pending). A search reads only the text of threads
+   * the user can read: it never finds, nor matches on, any other.
+   */
+  listAccessible(userId: string, page: PageRequest, filter?: ThreadListFilter): Promise<Page<ThreadListItem>>;
 }

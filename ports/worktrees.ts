@@ -17,10 +17,11 @@ export interface Worktrees {
   /**
    * The thread's worktree on branch `console/<thread id>` from `base` of `repo`, at a path of the
    * adapter's choosing: made when missing, repaired when half-made; safe to call again, and from two
-   * callers at once (one makes it, the other finds it). A new branch starts from branch `from` when it
-   * is given and exists (a fork's parent's), else from `base`.
+   * callers at once (one makes it, the other finds it). A new branch starts from checkpoint `fromCheckpoint` of
+   * another thread's when it is given and is one (a fork's: a commit of its files, on the commit its source's branch
+   * was at then), else from branch `from` when it is given and exists (a fork's parent's), else from `base`.
    */
-  ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null }): Promise<Result<Worktree, Failure>>;
+  ensure(input: { readonly repo: string; readonly base: string; readonly threadId: string; readonly from?: string | null; readonly fromCheckpoint?: string | null }): Promise<Result<Worktree, Failure>>;
   /** Forgets the worktrees of `repo` whose directories are gone (`git worktree prune`); a repository that cannot be used is left alone. */
   prune(repo: string): Promise<Result<null, Failure>>;
   /**
@@ -46,8 +47,18 @@ export interface Worktrees {
    * checkpoint (else its branch), without touching the worktree's index, HEAD or files. `runId` null records the
    * one before the thread's first turn, only when the thread has none yet. Answers the checkpoint, or null when
    * nothing was recorded (`path` is no worktree of the thread's: a plain project's directory; or the first is there already).
+   * On a repository reached by URL the branch and the checkpoint are pushed (a compare-and-swap on the branch); one the
+   * remote did not take is kept here and answered `repository_unavailable` (when it was not reached, the thread's next
+   * `ensure` here pushes it first).
    */
   checkpoint(input: { readonly threadId: string; readonly path: string; readonly runId: string | null; readonly messageId: string | null }): Promise<Result<Checkpoint | null, Failure>>;
   /** The thread's checkpoints, oldest first. */
   checkpoints(worktree: Worktree): Promise<Result<Checkpoint[], Failure>>;
+  /**
+   * Puts the worktree back to its checkpoint `commit` (a rewind, contract section 11): its files as the checkpoint
+   * holds them (ignored files it does not name left alone), its branch at the commit it was at then (the tip it
+   * leaves kept on `refs/console/rewound/<thread id>/<run id>`) and checked out, its index that commit's tree.
+   * Safe to call again; refuses `checkpoint_unavailable` for a commit that is no checkpoint of the thread's.
+   */
+  restore(worktree: Worktree, input: { readonly commit: string; readonly runId: string }): Promise<Result<null, Failure>>;
 }

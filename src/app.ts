@@ -17,7 +17,9 @@ import { agentVocabularies } from '../core/agents/vocabularies.ts';
 import { artifactSurface, threadArtifactRoute } from './artifacts/routes.ts';
 import { artifactLoads } from '../core/artifacts/view.ts';
 import { consoleReadRoutes } from './console-api/read-routes.ts';
+import { consoleThreadRoutes } from './console-api/thread-routes.ts';
 import { consoleReads } from '../core/reads/console-reads.ts';
+import { threadEdits } from '../core/threads/thread-edits.ts';
 import { pathAccess } from '../core/reads/path-access.ts';
 import { consoleSurface } from './console-api/routes.ts';
 import { authenticator } from './identity/authenticate.ts';
@@ -25,6 +27,17 @@ import { guessLimit } from './identity/guess-limit.ts';
 import { sessionRoutes } from './identity/routes.ts';
 import { oidcRoutes } from './identity/oidc-routes.ts';
 import { tokenRoutes } from './account/token-routes.ts';
+import { hookCallRoute, hookRoutes, hookSurface } from './automation/hook-routes.ts';
+import { hooksIn } from '../core/automation/hooks.ts';
+import { scheduler } from '../core/automation/scheduler.ts';
+import { schedules } from '../core/automation/schedules.ts';
+import { cronerReader } from '../adapters/croner/cron.ts';
+import { scheduleRoutes } from './automation/schedule-routes.ts';
+import { webhookRoutes } from './automation/webhook-routes.ts';
+import { webhooksOut } from '../core/automation/webhooks.ts';
+import { webhookSender } from '../core/automation/webhook-sender.ts';
+import { nodeWebhookPost } from '../adapters/node-http/webhook-post.ts';
+import type { PostWebhook } from '../ports/webhook-post.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { adminSurface } from './admin/surface.ts';
 import { sessionKeeper } from '../core/accounts/sessions.ts';
@@ -54,6 +67,8 @@ import { threadDirectories } from '../core/worktrees/run-directory.ts';
 import type { Worktrees } from '../ports/worktrees.ts';
 import { operationRoutes } from './moves/routes.ts';
 import { forkRoutes } from './forks/routes.ts';
+import { rewindRoutes } from './rewinds/routes.ts';
+import { rewindRestores, threadRewinds } from '../core/rewinds/rewinds.ts';
 import { emitter } from '../core/runs/emit.ts';
 import { chatChoice, chatInbound, type ChatInbound } from '../core/channels/inbound.ts';
 import type { ChatHandlers } from '../ports/chat-inbound.ts';
@@ -64,6 +79,7 @@ import { backgroundTurns } from '../core/runs/turns.ts';
 import { systemClock } from '../core/clock.ts';
 import { queuedTurns } from '../core/runs/queue-start.ts';
 import { turnCanceller } from '../core/runs/cancel.ts';
+import { steerDelivery } from '../core/runs/steer-delivery.ts';
 import { sweeper } from '../core/runs/sweeper.ts';
 import { backgroundJobs } from './background-jobs.ts';
 import { PendingWaiters } from '../core/runs/pending-waiters.ts';
@@ -117,6 +133,8 @@ export interface AppOptions {
   readonly worktrees?: Worktrees;
   /** How the delivery outbox is worked (tests shorten it); by default {@link DELIVERY_TIMING}. */
   readonly deliveryTiming?: Partial<typeof DELIVERY_TIMING>;
+  /** How long a steer may take to reach the instance running its turn, and its answer after that (default STEER_TIMING). */
+  readonly steerTiming?: { readonly acceptMs: number; readonly answerMs: number };
   /** Handlers that answer a path themselves on the console origin (the demo MCP server, in demo mode). */
   readonly mounts?: readonly Mount[];
   /** Log lines dropped so far by the log's stream, for the metrics (src/log-stream.ts). */
@@ -127,6 +145,8 @@ export interface AppOptions {
   readonly agentSandbox?: SandboxState;
   /** What time it is, and when leases, retries and the background jobs come round; by default the host's. */
   readonly clock?: Clock;
+  /** How webhook tries are sent; by default node:http and node:https, checked against WEBHOOK_ALLOWED_HOSTS (adapters/node-http). */
+  readonly postWebhook?: PostWebhook;
 }
 
 /** A built service: the listeners for one `node:http` server, and how to drain it. */
@@ -164,7 +184,10 @@ export function createApp(options: AppOptions): ComposedApp {
   const clock = options.clock ?? systemClock;
   const runnerStats = 'stats' in options.runner ? (options.runner as { stats: () => { alive: number; restarts: number } }).stats : undefined;
   // Read when scraped; `waiters` is built below, before any scrape can come.
-  const metrics = createMetrics({ pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped, connections: options.connections });
+  const metrics = createMetrics({
+    pendingWaits: () => waiters.size, agents: runnerStats, pool: storage.pool, logLinesDropped: options.logLinesDropped, connections: options.connections,
+    webhookOutbox: () => storage.webhooks.depth(),
+  });
   // One budget of failed credentials per client, shared by every path that looks one up.
   const guesses = guessLimit({
     limiter: windowLimiter({ limit: config.limits.signInsPerMinute }),
@@ -199,8 +222,10 @@ export function createApp(options: AppOptions): ComposedApp {
   const lease = { holder, ms: config.turnLeaseMs };
   const waiters = new PendingWaiters((ids) => storage.writer.pendingAnswers(ids));
   const worktrees = options.worktrees ?? gitWorktrees({ root: join(config.dataDir, 'worktrees') });
+  // A rewind's files, put back before anything runs or is read in its worktree (after a crash, too).
+  const settle = rewindRestores({ writer: storage.writer, worktrees });
   const runDirectory = threadDirectories({
-    catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir),
+    catalog: storage.catalog, threads: storage.writer, rows: storage.threads, worktrees, projectDirectory: projectDirectories(config.dataDir), settle, runs: storage.writer,
   });
   // Before a thread's first turn and at every turn's end (here, or swept): its worktree's state, as a commit on the thread's refs.
   const checkpoint = turnCheckpoints({ worktrees, log });
@@ -210,20 +235,44 @@ export function createApp(options: AppOptions): ComposedApp {
   const turns = backgroundTurns({
     writer: storage.writer, runner, emit, waiters, log, holder, leaseMs: config.turnLeaseMs, idleMs: config.agentIdleTimeoutMs, clock, startQueued, stopping: () => stopping, checkpoint,
   });
+  // A steer reaches the instance that runs the turn as a cancel does, and is answered (contract section 11).
+  const steering = steerDelivery({ bus, clock, newId: uuidv7, log, holder, local: turns.steer, ...(options.steerTiming === undefined ? {} : { timing: options.steerTiming }) });
   const stopWaiting = bus.onSignal((signal) => {
     waiters.onSignal(signal);
+    steering.onSignal(signal);
     if (signal.kind === 'cancel_requested') turns.cancel(signal.run_id);
     if (signal.kind === 'reconnected') metrics.busReconnected();
   });
   const sweeps = sweeper({ writer: storage.writer, emit, checkpoint, log, holder, leaseMs: config.turnLeaseMs, clock, runsHere: turns.runs, startQueued });
-  // The sweep of lapsed turns, the answers' recheck, the worktrees' and the chat claims' clean-ups: at start, then each on its period.
+  const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
+  const submit = directives({ ...starting, deliverSteer: steering.deliver });
+  // A write whose body is refused answers 404 first when its path names what the caller cannot use.
+  const access = pathAccess(storage);
+  // Schedules (contract section 12): each due time claimed by one instance and sent as its owner's directive.
+  const scheduled = schedules({
+    store: storage.schedules, cron: cronerReader, accounts: storage.accounts, catalog: storage.catalog, threadAccess: access.thread, submit, clock, newId: uuidv7, derivedId: derivedUuid,
+  });
+  // Webhooks out (contract section 12): the outbox is filled by the events' own writes; each instance sends what it claims.
+  const webhooks = webhooksOut({ store: storage.webhooks, threadAccess: access.thread, clock, newId: uuidv7, allowedHosts: config.webhookAllowedHosts });
+  const webhookSending = webhookSender({
+    store: storage.webhooks, post: options.postWebhook ?? nodeWebhookPost({ allowedHosts: config.webhookAllowedHosts }), clock, log, holder,
+    // Checked at every send: a member removed since, or a deactivated owner, gets nothing more.
+    canRead: async (userId, threadId) => (await storage.accounts.account(userId))?.active === true && (await storage.threads.findRow(userId, threadId)) !== null,
+    observe: metrics.webhookTry,
+  });
+  const merged = async (notice: { readonly thread_id: string; readonly commit: string; readonly base: string; readonly strategy: string; readonly by: string }) => {
+    const { thread_id, ...data } = notice;
+    await storage.webhooks.enqueue({ type: 'merged', thread_id, run_id: null, data, created_at: new Date(clock.now()).toISOString() })
+      .then(() => webhookSending.poke(), (error: unknown) => log.warn({ err: error, thread: thread_id }, 'a merge could not be told to webhooks'));
+  };
+  // The sweep of lapsed turns, the answers' recheck, the worktrees' and the chat claims' clean-ups, the schedules: at start, then each on its period.
   const jobs = backgroundJobs({
     clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
     retentionMs: config.worktreeRetentionDays * 86_400_000, chatInbox: storage.chatInbox,
+    scheduler: scheduler({ store: storage.schedules, cron: cronerReader, send: scheduled.send, clock, log, observeLag: metrics.scheduleLag }),
+    webhooks: webhookSending,
   });
   jobs.start();
-  const starting = { storage, vocabularies, bus, turns, runDirectory, lease };
-  const submit = directives(starting);
   const channels = options.channels ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({
     outbox: storage.outbox, channels, log, holder, clock, landAt: (from, to) => storage.writer.landAt(from, to), ...DELIVERY_TIMING, ...options.deliveryTiming,
@@ -237,7 +286,7 @@ export function createApp(options: AppOptions): ComposedApp {
     links: storage.links, catalog: storage.catalog, ...(options.worldLinks === undefined ? {} : { worldLinks: options.worldLinks }),
     isActive: async (userId) => (await storage.accounts.account(userId))?.active === true,
   });
-  const inbound = { storage, userAt: options.chatLinks ?? linking.userAt, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer };
+  const inbound = { storage, userAt: options.chatLinks ?? linking.userAt, vocabularies, startTurn: turnStarter(starting), cancel: cancelTurn, answer: answers.answer };
   const receiveChat = chatInbound(inbound);
   const linkAttempts = windowLimiter({ limit: LINK_ATTEMPTS_PER_MINUTE });
   // One budget per user for everything that sends an agent a text: directives, edits of queued ones, reviews.
@@ -252,6 +301,7 @@ export function createApp(options: AppOptions): ComposedApp {
       deliveries.poke();
     },
     inbox: storage.chatInbox,
+    userAt: inbound.userAt,
     linkAttempt: (channel, sender) => {
       const key = `${channel}\u0000${sender.toLowerCase()}`;
       if (linkAttempts.blocked(key) !== null) return false;
@@ -261,13 +311,14 @@ export function createApp(options: AppOptions): ComposedApp {
     newId: uuidv7,
     derivedId: derivedUuid,
   });
-  // A write whose body is refused answers 404 first when its path names what the caller cannot use.
-  const access = pathAccess(storage);
   const live = liveSocket({
     storage, bus, authenticate, log, maxPerUser: config.limits.liveSocketsPerUser, stillSignedIn: (credential, user) =>
       storage.accounts.userByCredential(credential, new Date(clock.now()).toISOString()).then((found) => found?.id === user),
     metrics: { opened: metrics.socketOpened, closed: metrics.socketClosed, slow: metrics.slowConsumer, gap: metrics.gapFilled },
   });
+
+  // Hooks in (contract section 12): a directive sent as the hook's owner, by another service with the hook's secret.
+  const hooks = hooksIn({ hooks: storage.hooks, accounts: storage.accounts, catalog: storage.catalog, threadAccess: access.thread, submit, clock, secrets, newId: uuidv7 });
 
   // Users' links to chat addresses; a chat adapter redeems codes and looks senders up through it too.
   const sandbox = buildSurface(sandboxSurface());
@@ -282,10 +333,11 @@ export function createApp(options: AppOptions): ComposedApp {
     buildSurface(adminSurface(adminRoutes(admin), authenticate)),
     buildSurface(
       consoleSurface(
-        [...consoleReadRoutes(reads), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit }), access, directiveBudget), ...checkpointRoutes(threadCheckpoints({ storage, worktrees, runDirectory })), ...operationRoutes(moves, access), ...forkRoutes(threadForks({ storage, vocabularies, newId: uuidv7, submit }), access, directiveBudget), liveHttpRoute],
+        [...consoleReadRoutes(reads), ...consoleThreadRoutes(threadEdits(storage), access), threadArtifactRoute(loads), ...runRoutes(submit, answers, cancelTurn, access, directiveBudget), ...queueRoutes(threadQueue({ storage, bus }), access, directiveBudget), ...changesRoutes(threadChanges({ storage, worktrees, runDirectory, submit, merged }), access, directiveBudget), ...checkpointRoutes(threadCheckpoints({ storage, worktrees, runDirectory })), ...operationRoutes(moves, access), ...forkRoutes(threadForks({ storage, vocabularies, newId: uuidv7, submit }), access, directiveBudget), ...rewindRoutes(threadRewinds({ storage, worktrees, runDirectory, newId: uuidv7, emit }), access), ...hookRoutes(hooks), ...scheduleRoutes(scheduled), ...webhookRoutes(webhooks), liveHttpRoute],
         authenticate,
       ),
     ),
+    buildSurface(hookSurface([hookCallRoute(hooks, guesses, directiveBudget)])),
     buildSurface(artifactSurface(config, loads, authenticate)),
     buildSurface(viewerSurface(config)),
     buildSurface(consoleUiSurface(config)),

@@ -1,6 +1,8 @@
 import { CHAT_CLAIM_PRUNE_EVERY_MS, pruneChatClaims } from '../core/channels/chat-claims.ts';
 import { pruneWorktrees } from '../core/worktrees/run-directory.ts';
 import type { Sweeper } from '../core/runs/sweeper.ts';
+import type { Scheduler } from '../core/automation/scheduler.ts';
+import type { WebhookSender } from '../core/automation/webhook-sender.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import type { ChatInbox } from '../ports/chat-inbox.ts';
 import type { Cancel, Clock } from '../ports/clock.ts';
@@ -16,8 +18,9 @@ export const WORKTREE_SWEEP_EVERY_MS = 3_600_000;
 /**
  * What an instance does in the background, on the clock, beside answering requests: the sweep of lapsed
  * turns (core/runs/sweeper.ts), the recheck of answers whose signal was lost, the pruning of worktrees
- * removed by hand and the removal of those unused for `retentionMs` (none when 0), and the pruning of old
- * chat message claims. Each runs at start (the recheck only later) and then on its own period; none keeps
+ * removed by hand and the removal of those unused for `retentionMs` (none when 0), the pruning of old
+ * chat message claims, the schedules' due times (core/automation/scheduler.ts) and the webhooks' outbox
+ * (core/automation/webhook-sender.ts). Each runs at start (the recheck only later) and then on its own period; none keeps
  * the host alive by itself.
  */
 export function backgroundJobs(deps: {
@@ -31,6 +34,10 @@ export function backgroundJobs(deps: {
   /** How long a worktree may go unused before it is removed (its work committed first); 0: never. */
   readonly retentionMs: number;
   readonly chatInbox: Pick<ChatInbox, 'pruneClaims'>;
+  /** The scheduler of schedules (core/automation/scheduler.ts): looks at start, then every second. */
+  readonly scheduler?: Pick<Scheduler, 'start' | 'stop'>;
+  /** The webhook sender (core/automation/webhook-sender.ts): looks at start, then every second. */
+  readonly webhooks?: Pick<WebhookSender, 'start' | 'stop'>;
 }) {
   const { clock, log, worktrees } = deps;
   const stops: Cancel[] = [];
@@ -57,11 +64,15 @@ export function backgroundJobs(deps: {
       // Chat message claims older than the horizon go (core/channels/chat-claims.ts).
       pruneClaims();
       stops.push(clock.every(CHAT_CLAIM_PRUNE_EVERY_MS, pruneClaims));
+      // Due times missed while no instance ran fire now (the latest, when under an hour old).
+      deps.scheduler?.start();
+      // What an earlier start (or a stopped instance) left in the webhooks' outbox goes out now.
+      deps.webhooks?.start();
     },
     /** Stops every job; waits for a sweep under way. */
     async stop(): Promise<void> {
       for (const stop of stops.splice(0)) stop();
-      await deps.sweeps.stop();
+      await Promise.all([deps.sweeps.stop(), deps.scheduler?.stop(), deps.webhooks?.stop()]);
     },
   };
 }

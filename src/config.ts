@@ -4,6 +4,8 @@ import { formatOrigin, parseHostHeader, parseOrigin, type HostAndPort } from '..
 import { fail, ok, type Issue, type Result } from '../domain/result.ts';
 import { SLACK_API_URL_PATTERN, type SlackSettings } from '../domain/slack.ts';
 import { EMAIL_PATTERN } from '../domain/accounts.ts';
+import { normalHost } from '../domain/webhook-url.ts';
+import { parseIpv6 } from '../domain/ip-ranges.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN, type XmppAccount } from '../domain/xmpp.ts';
 import { defaultPerClientCap } from './http/connection-cap.ts';
 
@@ -59,9 +61,19 @@ export interface Config {
    * provider is called); any other is refused at the edge. A port of 0 stands for the port listened on.
    */
   readonly allowedHosts: readonly HostAndPort[];
+  /**
+   * Hosts a webhook may be sent to over `http:`, and whose addresses may be loopback, private or link-local
+   * (WEBHOOK_ALLOWED_HOSTS): lower case, without brackets or a port (domain/webhook-url.ts).
+   */
+  readonly webhookAllowedHosts: readonly string[];
   readonly logLevel: string;
   /** How long a turn's holder may go without renewing its lease before any instance sweeps the turn. */
   readonly turnLeaseMs: number;
+  /**
+   * How long a chat message's claim holds unless its listener renews it (every third of it, while it handles
+   * the message): another instance, or a restart, takes the message of a listener that died after this long.
+   */
+  readonly chatClaimMs: number;
   /** Days a thread's worktree may go unused before the clean-up removes it (its work committed on its branch first); 0: never. */
   readonly worktreeRetentionDays: number;
   /** How long an agent may send nothing during a turn before the turn is cancelled. */
@@ -179,6 +191,20 @@ const hostList = v.pipe(
   }),
 );
 
+/** WEBHOOK_ALLOWED_HOSTS: comma-separated host names or addresses, no port (`hooks.internal,localhost,[::1]`); empty for none. */
+const webhookHostList = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const hosts = dataset.value.split(',').map(normalHost).filter((host) => host !== '');
+    const bad = hosts.find((host) => !(/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host) || (host.includes(':') && parseIpv6(host) !== null)) || host.length > 253);
+    if (bad !== undefined) {
+      addIssue({ message: `must be a comma-separated list of host names or addresses without a port, such as hooks.internal,localhost (${JSON.stringify(bad.slice(0, 100))} is not one)` });
+      return NEVER;
+    }
+    return [...new Set(hosts)];
+  }),
+);
+
 const EnvSchema = v.object({
   HOST: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '127.0.0.1'),
   PORT: v.optional(integer(0, 65535), '8080'),
@@ -203,11 +229,13 @@ const EnvSchema = v.object({
     'false',
   ),
   ALLOWED_HOSTS: v.optional(hostList),
+  WEBHOOK_ALLOWED_HOSTS: v.optional(webhookHostList, ''),
   LOG_LEVEL: v.optional(
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be a pino level or silent'),
     'info',
   ),
   TURN_LEASE_MS: v.optional(integer(1000, 3_600_000), '30000'),
+  CHAT_CLAIM_MS: v.optional(integer(1000, 3_600_000), '10000'),
   AGENT_IDLE_TIMEOUT_MS: v.optional(integer(1000, 86_400_000), '600000'),
   AGENT_SANDBOX: v.optional(v.picklist(['auto', 'off'], 'must be auto or off'), 'auto'),
   WORKTREE_RETENTION_DAYS: v.optional(integer(0, 36_500), '14'),
@@ -326,8 +354,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       mcpTimeoutMs: e.MCP_TIMEOUT_MS,
       trustProxy: e.TRUST_PROXY,
       allowedHosts: Object.freeze(distinctHosts([...(e.ALLOWED_HOSTS ?? loopbackHosts(e.PORT)), ...originHosts, ...demoHosts]).map((host) => Object.freeze(host))),
+      webhookAllowedHosts: Object.freeze(e.WEBHOOK_ALLOWED_HOSTS),
       logLevel: e.LOG_LEVEL,
       turnLeaseMs: e.TURN_LEASE_MS,
+      chatClaimMs: e.CHAT_CLAIM_MS,
       worktreeRetentionDays: e.WORKTREE_RETENTION_DAYS,
       agentIdleTimeoutMs: e.AGENT_IDLE_TIMEOUT_MS,
       agentSandbox: e.AGENT_SANDBOX,

@@ -71,3 +71,18 @@ export function dropNotices(stream: Pick<BoundedLogStream, 'dropped'>, log: Logg
     noticed = stream.dropped();
   };
 }
+
+/**
+ * The log as a person reads it: on a terminal (`isTTY`), each of pino's JSON lines is formatted by
+ * pino-pretty (a time, a coloured level, the message, then the fields) before it reaches `stream`;
+ * anywhere else (a pipe, a file, a log shipper) the JSON lines go out as they are, and pino-pretty is
+ * never loaded. In-process and synchronous: no transport thread, and `dropped`/`drain` are the stream's.
+ */
+export async function forReader(stream: BoundedLogStream, isTTY: boolean): Promise<BoundedLogStream> {
+  if (!isTTY) return stream;
+  // A CommonJS package: under tsx its functions are named exports, in the bundle (scripts/bundle.mjs) they sit on `default`.
+  const loaded = await import('pino-pretty');
+  const prettyFactory = loaded.prettyFactory ?? (loaded.default as unknown as typeof loaded).prettyFactory;
+  const pretty = prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return { ...stream, write: (line) => stream.write(pretty(line)) };
+}

@@ -18,7 +18,7 @@ embedded?.started.catch(() => {});
 
 const [
   { createLogger },
-  { boundedLogStream, dropNotices, LOG_DROP_NOTICE_MS },
+  { boundedLogStream, dropNotices, forReader, LOG_DROP_NOTICE_MS },
   { lazily },
   { describeStartupFailure, STARTUP_FAILURE_STATUS },
   { DEMO_LOGIN_TOKEN, DEMO_MCP_PATH, openStorage, readWorld },
@@ -39,7 +39,8 @@ const [
 ]);
 // A log reader that stalls (a paused pager, a stuck shipper) costs log lines, counted, never the service.
 const logOut = boundedLogStream(process.stdout);
-const log = createLogger(config.logLevel, logOut);
+// A terminal gets lines for a person; a pipe or a file gets JSON lines, one per record (docs/operations.md).
+const log = createLogger(config.logLevel, await forReader(logOut, process.stdout.isTTY === true));
 setInterval(dropNotices(logOut, log), LOG_DROP_NOTICE_MS).unref();
 
 /** Ends a start that cannot go on: one line on stderr naming the cause, no stack, status 2. */
@@ -55,7 +56,7 @@ const refuseStart = async (error: unknown, release?: () => Promise<void>): Promi
 };
 
 const releaseEmbedded = async () => (await embedded?.started.catch(() => null))?.close();
-const world = await readWorld(config).catch((error: unknown) => refuseStart(error, releaseEmbedded));
+const world = await readWorld(config, log).catch((error: unknown) => refuseStart(error, releaseEmbedded));
 const sandboxing = agentSandbox(config, process.env, await sandboxProbe);
 // Said at every start: where there is no sandbox, an agent that runs a shell reads what the service's user can.
 if (sandboxing.state.kind === 'bubblewrap') log.info({ agentSandbox: sandboxing.state }, 'agents run in a sandbox');
@@ -88,8 +89,8 @@ const storage = await openStorage(config, log, embedded, world).catch((error: un
 // A world with chat channels (xmpp, slack): each gets its bot connection (docs/channels.md); without one, the world file's channels.
 const channels = await chatChannels({
   world, env: process.env, catalog: storage.catalog, log, file: String(config.world ?? 'the demo world'), living: (channel) => storage.conversations.livingOn(channel),
-  // A chat message's claim lapses after two turn leases: an instance killed mid-message is taken for dead as its turns are.
-  claimMs: 2 * config.turnLeaseMs,
+  // A chat message's claim is renewed while its listener handles it: one that died gives it up after CHAT_CLAIM_MS.
+  claimMs: config.chatClaimMs,
 })
   .catch((error: unknown) => refuseStart(error, storage.close));
 const server = createListener({ maxConnections: config.maxConnections, maxConnectionsPerClient: config.maxConnectionsPerClient });

@@ -32,8 +32,11 @@ describe('configuration', () => {
         { host: '[::1]', port: 8080 },
         { host: 'sandbox.localhost', port: 8080 },
       ],
+      // No host may take a webhook over http:, or at a loopback, private or link-local address.
+      webhookAllowedHosts: [],
       logLevel: 'info',
       turnLeaseMs: 30000,
+      chatClaimMs: 10000,
       worktreeRetentionDays: 14,
       agentIdleTimeoutMs: 600000,
       agentSandbox: 'auto',
@@ -84,6 +87,15 @@ describe('configuration', () => {
     const none = loadConfig({ CONSOLE_WORLD: 'world.json', ALLOWED_HOSTS: '', ARTIFACT_SANDBOX_ORIGIN: '', ARTIFACT_VIEWER_ORIGIN: 'http://console.test:8080' });
     assert.ok(none.ok);
     assert.deepEqual(none.value.allowedHosts, [{ host: 'console.test', port: 8080 }], 'empty: only the origins answer');
+  });
+
+  it('reads WEBHOOK_ALLOWED_HOSTS as host names or addresses, lower case, without brackets; empty for none', () => {
+    const loaded = loadConfig({ WEBHOOK_ALLOWED_HOSTS: ' Hooks.Internal , localhost,[::1],10.0.0.7,localhost' });
+    assert.ok(loaded.ok);
+    assert.deepEqual(loaded.value.webhookAllowedHosts, ['hooks.internal', 'localhost', '::1', '10.0.0.7']);
+    const none = loadConfig({ WEBHOOK_ALLOWED_HOSTS: '' });
+    assert.ok(none.ok);
+    assert.deepEqual(none.value.webhookAllowedHosts, []);
   });
 
   it('caps connections per client strictly below the global cap (a small MAX_CONNECTIONS too), and not at all behind a proxy', () => {
@@ -158,6 +170,8 @@ describe('configuration', () => {
       { ALLOWED_HOSTS: 'console.example.com,,localhost' },
       { ALLOWED_HOSTS: 'console.example.com:0' },
       { ALLOWED_HOSTS: '::1' },
+      { WEBHOOK_ALLOWED_HOSTS: 'hooks.internal:8080' },
+      { WEBHOOK_ALLOWED_HOSTS: 'http://hooks.internal' },
       { MAX_CONNECTIONS_PER_CLIENT: '0' },
       { MAX_CONNECTIONS_PER_CLIENT: '101', MAX_CONNECTIONS: '100' },
       // As many as everyone: one client could lock every other out.

@@ -30,7 +30,8 @@ const DEMO_JSON = JSON.parse(readFileSync(new URL('../src/world/demo-world.json'
 const SOURCE = DEMO_JSON.threads[0].id as string;
 
 const config = (env: Record<string, string>): Config => {
-  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', ...env });
+  // A DATA_DIR of its own: the demo world makes its repository there (docs/demo.md).
+  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', DATA_DIR: mkdtempSync(join(tmpdir(), 'demo-world-')), ...env });
   assert.ok(loaded.ok, JSON.stringify(!loaded.ok && loaded.error));
   return loaded.value;
 };
@@ -53,7 +54,7 @@ describe('the demo world\'s Slack channel: configuration and world', () => {
     assert.doesNotMatch(JSON.stringify(c), TOKENS, 'the configuration holds no token');
     const world = (await readWorld(c))!;
     const channel = world.channels.find((ch) => ch.id === DEMO_SLACK_CHANNEL);
-    assert.deepEqual(channel, { id: DEMO_SLACK_CHANNEL, kind: 'slack', name: 'Slack', shared: true, browsable: true, agents: ['claude', 'codex'], linked_users: [], addresses: [] });
+    assert.deepEqual(channel, { id: DEMO_SLACK_CHANNEL, kind: 'slack', name: 'Slack', shared: true, browsable: true, agents: ['claude', 'codex'], linked_users: [], addresses: [], defaults: null });
     assert.deepEqual(world.slack, [{ channel: DEMO_SLACK_CHANNEL, settings: c.demoSlack, links: {} }]);
     assert.deepEqual(world.channels.slice(0, -1).map((ch) => ch.id), DEMO_JSON.channels.map((ch: { id: string }) => ch.id), 'the others as they were');
     assert.doesNotMatch(JSON.stringify(world), TOKENS, 'the world holds no token');
@@ -96,7 +97,7 @@ describe('the demo world\'s Slack channel: configuration and world', () => {
     assert.equal(config({ ...SET, CONSOLE_STORAGE: 'postgres', DATABASE_URL: 'postgres://u@127.0.0.1/db' }).demoSlack, null);
   });
 
-  it('embedded: set on a later start than the first, the channel is added and what was written is kept', { timeout: 60_000 }, async () => {
+  it('embedded: set on a later start than the first, the channel is added and what was written is kept', { timeout: 150_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'console-demo-slack-'));
     const log = createLogger('silent');
     let storage = await openStorage(config({ CONSOLE_STORAGE: 'embedded', DATA_DIR: dataDir }), log);

@@ -26,7 +26,8 @@ const DEMO_JSON = JSON.parse(readFileSync(new URL('../src/world/demo-world.json'
 const SOURCE = DEMO_JSON.threads[0].id as string;
 
 const config = (env: Record<string, string>): Config => {
-  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', ...env });
+  // A DATA_DIR of its own: the demo world makes its repository there (docs/demo.md).
+  const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', DATA_DIR: mkdtempSync(join(tmpdir(), 'demo-world-')), ...env });
   assert.ok(loaded.ok, JSON.stringify(!loaded.ok && loaded.error));
   return loaded.value;
 };
@@ -51,7 +52,7 @@ describe('the demo world\'s XMPP channel: configuration and world', () => {
     assert.doesNotMatch(JSON.stringify(c), new RegExp(PASSWORD), 'the configuration holds no password');
     const world = (await readWorld(c))!;
     const channel = world.channels.find((ch) => ch.id === DEMO_XMPP_CHANNEL);
-    assert.deepEqual(channel, { id: DEMO_XMPP_CHANNEL, kind: 'xmpp', name: 'XMPP chat', shared: true, browsable: true, agents: ['claude', 'codex'], linked_users: [], addresses: [] });
+    assert.deepEqual(channel, { id: DEMO_XMPP_CHANNEL, kind: 'xmpp', name: 'XMPP chat', shared: true, browsable: true, agents: ['claude', 'codex'], linked_users: [], addresses: [], defaults: null });
     assert.deepEqual(world.xmpp, [{ channel: DEMO_XMPP_CHANNEL, account: c.demoXmpp, links: {} }]);
     assert.deepEqual(world.channels.slice(0, -1).map((ch) => ch.id), DEMO_JSON.channels.map((ch: { id: string }) => ch.id), 'the others as they were');
     assert.doesNotMatch(JSON.stringify(world), new RegExp(PASSWORD), 'the world holds no password');
@@ -81,7 +82,7 @@ describe('the demo world\'s XMPP channel: configuration and world', () => {
     assert.equal(config({ ...SET, CONSOLE_STORAGE: 'postgres', DATABASE_URL: 'postgres://u@127.0.0.1/db' }).demoXmpp, null);
   });
 
-  it('embedded: set on a later start than the first, the channel is added and what was written is kept', { timeout: 60_000 }, async () => {
+  it('embedded: set on a later start than the first, the channel is added and what was written is kept', { timeout: 150_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'console-demo-xmpp-'));
     const log = createLogger('silent');
     const first = config({ CONSOLE_STORAGE: 'embedded', DATA_DIR: dataDir });

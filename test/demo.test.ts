@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ask } from './support/http.ts';
 import { connectLive, typesOf } from './support/live-client.ts';
 import { serviceEntry } from './support/built.ts';
+import { git } from './support/git-repo.ts';
 
 const DEMO_ARTIFACT = '01a1fd37-cdcc-7c02-8a30-31d9bdf0bd97';
 
@@ -26,12 +27,13 @@ async function freePort(): Promise<number> {
 describe('npm start with the demo world', () => {
   let port = 0;
   let child: ReturnType<typeof spawn>;
+  const dataDir = mkdtempSync(join(tmpdir(), 'demo-'));
   before(async () => {
     port = await freePort();
     // As a user starts it: `npm start` compiles to dist/ when a source changed, then runs the JavaScript.
     child = spawn('npm', ['start'], {
       detached: true,
-      env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info', DATA_DIR: mkdtempSync(join(tmpdir(), 'demo-')) },
+      env: { ...process.env, PORT: String(port), CONSOLE_STORAGE: 'memory', LOG_LEVEL: 'info', DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     for await (const line of createInterface({ input: child.stdout! })) {
@@ -80,6 +82,33 @@ describe('npm start with the demo world', () => {
     socket.close();
     assert.deepEqual(typesOf(events).slice(0, 2), ['message', 'run_started']);
     assert.equal(typesOf(events).at(-2), 'run_finished');
+  });
+
+  it('has a repository project out of the box: the demo agent\'s edit is in Changes, and merges into main (docs/demo.md)', async () => {
+    const alice = { authorization: 'Bearer dev-alice', 'content-type': 'application/json' };
+    const repo = join(dataDir, 'demo-repo');
+    assert.equal(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main', 'made at the first start, on main');
+    const key = randomUUID();
+    const socket = await connectLive(port, { thread: key, after: '0' }, { authorization: 'Bearer dev-alice' });
+    assert.ok(!('refused' in socket));
+    const res = await ask(port, {
+      method: 'POST', path: `/api/console/threads/${key}/directives`, headers: alice,
+      body: JSON.stringify({ text: '[approval] add a note', model: 'claude:opus', project: 'demo-repo' }),
+    });
+    assert.equal(res.status, 202, res.text);
+    const threadId = res.json().thread_id as string;
+    const asked = (await socket.until((all) => all.some((e) => e.type === 'approval_requested'), 30_000)).find((e) => e.type === 'approval_requested')!;
+    const pending = asked.data.pending as { id: string };
+    const answered = await ask(port, { method: 'POST', path: `/api/console/threads/${threadId}/responses`, headers: alice, body: JSON.stringify({ responses: [{ id: pending.id, option: 'allow' }] }) });
+    assert.equal(answered.status, 202, answered.text);
+    await socket.until((all) => all.some((e) => e.type === 'reflex_asleep'), 30_000);
+    socket.close();
+    const changes = await ask(port, { path: `/api/console/threads/${threadId}/changes`, headers: alice });
+    assert.equal(changes.status, 200, changes.text);
+    assert.deepEqual(changes.json().files.map((file: { path: string; status: string }) => [file.path, file.status]), [['notes.md', 'modified']]);
+    const merged = await ask(port, { method: 'POST', path: `/api/console/threads/${threadId}/changes/merge`, headers: alice, body: JSON.stringify({ strategy: 'squash', message: 'A note' }) });
+    assert.equal(merged.status, 200, merged.text);
+    assert.match(git(repo, 'show', 'main:notes.md'), /- \[approval\] add a note/);
   });
 
   it('the demo provider answers only the installation credential: no open tool endpoint', async () => {

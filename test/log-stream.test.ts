@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { boundedLogStream, dropNotices } from '../src/log-stream.ts';
+import { boundedLogStream, dropNotices, forReader } from '../src/log-stream.ts';
 import { createLogger } from '../src/logging.ts';
 
 /** A stream whose reader stalls until `resume()`: every write waits for it. */
@@ -60,5 +60,30 @@ describe('the bounded log stream', () => {
     dropped = 9;
     notice();
     assert.deepEqual(lines.map((line) => [line.dropped, line.droppedTotal, line.level]), [[7, 7, 40], [2, 9, 40]]);
+  });
+});
+
+describe('the log for its reader (docs/operations.md, "Log lines")', () => {
+  const collect = () => {
+    const lines: string[] = [];
+    return { lines, stream: { write: (line: string) => void lines.push(line), dropped: () => 0, drain: async () => {} } };
+  };
+
+  it('on a terminal, a line for a person: the level and the message, not JSON, the fields kept', async () => {
+    const { lines, stream } = collect();
+    createLogger('info', await forReader(stream, true)).info({ url: 'http://localhost:8080' }, 'console service listening');
+    assert.equal(lines.length, 1);
+    assert.throws(() => JSON.parse(lines[0]!));
+    const plain = lines[0]!.replace(/\x1b\[[0-9;]*m/g, '');
+    assert.match(plain, /INFO.*console service listening/);
+    assert.match(plain, /url: "http:\/\/localhost:8080"/);
+  });
+
+  it('anywhere else, JSON lines as pino writes them: every line parses', async () => {
+    const { lines, stream } = collect();
+    const log = createLogger('info', await forReader(stream, false));
+    log.info({ url: 'http://localhost:8080' }, 'console service listening');
+    log.warn('second');
+    assert.deepEqual(lines.map((line) => JSON.parse(line).msg), ['console service listening', 'second']);
   });
 });

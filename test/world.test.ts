@@ -87,6 +87,29 @@ describe('the world file', () => {
     }
   });
 
+  it("a channel's defaults for the threads chat messages start name what the world has, each refusal with its path", async () => {
+    const value = await demo();
+    value.channels[1].defaults = { project: 'infra', route: 'claude:sonnet', permission_mode: 'plan', effort: 'high' };
+    const parsed = parseWorld(value);
+    assert.ok(parsed.ok, JSON.stringify(!parsed.ok && parsed.error));
+    assert.deepEqual(parsed.value.channels[1]!.defaults, { project: 'infra', route: 'claude:sonnet', permission_mode: 'plan', effort: 'high' });
+    assert.equal(parsed.value.channels[0]!.defaults, null, 'absent: none');
+    const partial = await demo();
+    partial.channels[1].defaults = { permission_mode: 'plan' };
+    const some = parseWorld(partial);
+    assert.ok(some.ok, JSON.stringify(!some.ok && some.error));
+    assert.deepEqual(some.value.channels[1]!.defaults, { project: null, route: null, permission_mode: 'plan', effort: null });
+    const set = (defaults: unknown) => (w: any) => (w.channels[1].defaults = defaults);
+    await refuses(set({ project: 'nowhere' }), 'channels.1.defaults.project', /names no project \(nowhere\)/);
+    await refuses(set({ route: 'codex' }), 'channels.1.defaults.route', /names no agent of the channel \(claude\)/);
+    await refuses(set({ route: 'claude:gpt-5' }), 'channels.1.defaults.route', /gpt-5, which is not a model of claude/);
+    await refuses(set({ route: 'claude: opus' }), 'channels.1.defaults.route', /agent or agent:model/);
+    await refuses(set({ permission_mode: 'yolo' }), 'channels.1.defaults.permission_mode', /not a permission mode of claude/);
+    await refuses(set({ route: 'claude:opus', effort: 'max' }), 'channels.1.defaults.effort', /not an effort of claude/);
+    await refuses(set({ projects: 'infra' }), 'channels.1.defaults.projects', /project, route, permission_mode and effort only/);
+    await refuses(set('infra'), 'channels.1.defaults', /object/i);
+  });
+
   it('takes a project as a name, a directory, or a git repository and its base branch, naming what is wrong with one', async () => {
     const world = await demo();
     const parsed = parseWorld({ ...world, projects: [...world.projects, 'plain', { name: 'disk', directory: '/srv/disk/' }, { name: 'repo', repo: '/srv/x/../repo', base: 'release/1.2' }] });
@@ -99,6 +122,11 @@ describe('the world file', () => {
     const project = (p: unknown) => (w: Record<string, unknown>) => (w.projects = [...(w.projects as unknown[]), p]);
     const at = (world.projects as unknown[]).length;
     await refuses(project({ name: 'r', repo: 'relative/repo', base: 'main' }), `projects.${at}.repo`, /absolute/);
+    await refuses(project({ name: 'r', repo: 'https://deploy:s3cret@example.com/app.git', base: 'main' }), `projects.${at}.repo`, /password/);
+    await refuses(project({ name: 'r', repo: 'ext::sh -c id', base: 'main' }), `projects.${at}.repo`, /git URL/);
+    const url = parseWorld({ ...world, projects: [...world.projects, { name: 'remote', repo: 'file:///srv/git/app.git', base: 'main' }] });
+    assert.ok(url.ok, JSON.stringify(url));
+    assert.equal(url.value.projects.at(-1)?.repo, 'file:///srv/git/app.git', 'a URL is kept as written');
     await refuses(project({ name: 'r', repo: '/srv/repo' }), `projects.${at}.base`, /branch/);
     await refuses(project({ name: 'r', base: 'main' }), `projects.${at}.base`, /needs repo/);
     await refuses(project({ name: 'r', repo: '/srv/repo', base: 'main', directory: '/srv/d' }), `projects.${at}.directory`, /not be given with repo/);

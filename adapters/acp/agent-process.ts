@@ -33,6 +33,8 @@ export interface AgentProcess {
   readonly pid: number | undefined;
   readonly agent: acp.ClientContext;
   readonly capabilities: acp.AgentCapabilities;
+  /** The agent advertised steering (`_meta.steering.supported: true` in its `initialize` answer): it takes `_session/steering`. */
+  readonly steering: boolean;
   /** Sessions this process made or loaded: a session id it does not know must be started again. */
   readonly sessions: Map<string, SessionState>;
   /** The running turn of each session. */
@@ -115,6 +117,8 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
   const plog = log.child({ agentPid: child.pid });
   let ended = false;
   let stopping = false;
+  /** Set once a bound has taken the agent for broken and ends it (see `bounded`). */
+  let overdue = false;
   const redact = redactor(secrets);
   // What `initialize` offered, named when the agent later wants authentication.
   let authMethods: readonly acp.AuthMethod[] = [];
@@ -197,12 +201,20 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
       timer.unref();
     });
     try {
-      const answer = await Promise.race([guard(request), late]);
+      // Another bounded request of this process (the runner's probe session beside a turn's) may reach its
+      // bound a moment earlier and end the process: this one, sent before, went unanswered too, and is refused
+      // at its own bound as what it asked (`did not answer session/load`), not as how the process ended
+      // (`stopped by SIGTERM`), whichever of its time-out and the exit comes first. It waits no longer than alone.
+      const sentInTime = !overdue;
+      const answered = guard(request).catch((error: unknown) =>
+        sentInTime && overdue && !(error instanceof AgentRequestError) ? late : Promise.reject(error));
+      const answer = await Promise.race([answered, late]);
       if (answer !== LATE) return answer as T;
     } finally {
       clearTimeout(timer);
     }
     plog.warn({ request: what, ms: startTimeoutMs }, 'the agent did not answer in time: stopping its process');
+    overdue = true;
     await stop();
     throw new Error(`the agent did not answer ${what} within ${duration(startTimeoutMs)}`);
   }
@@ -237,7 +249,8 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) throw new Error(`the agent speaks ACP version ${init.protocolVersion}, not ${acp.PROTOCOL_VERSION}`);
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
-    return { pid: child.pid, agent: connection.agent, capabilities, sessions, routes, exited, alive: () => !ended, guard, bounded, stop };
+    const steering = advertisesSteering(init);
+    return { pid: child.pid, agent: connection.agent, capabilities, steering, sessions, routes, exited, alive: () => !ended, guard, bounded, stop };
   } catch (error) {
     await stop();
     if (signal?.aborted) throw new Error('the agent runner is closed');
@@ -245,6 +258,18 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
   } finally {
     signal?.removeEventListener('abort', giveUp);
   }
+}
+
+/**
+ * Whether an `initialize` answer advertises steering: `_meta.steering.supported: true` at its top level, where
+ * Claude Code's and Codex's adapters put it (beside `agentCapabilities`), or inside `agentCapabilities._meta`.
+ */
+export function advertisesSteering(init: acp.InitializeResponse): boolean {
+  const supported = (meta: unknown) => {
+    const steering = meta !== null && typeof meta === 'object' ? (meta as { steering?: unknown }).steering : undefined;
+    return steering !== null && typeof steering === 'object' && (steering as { supported?: unknown }).supported === true;
+  };
+  return supported(init._meta) || supported(init.agentCapabilities?._meta);
 }
 
 /**

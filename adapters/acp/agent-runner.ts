@@ -11,6 +11,7 @@ import { offerOf } from './offer.ts';
 import { createOfferCache } from './offer-cache.ts';
 import { processPool, type ProcessPoolOptions } from './process-pool.ts';
 import { sessionState } from './session-state.ts';
+import { steerSession } from './steering.ts';
 
 /**
  * Options of {@link createAcpAgentRunner}: how its processes are started, confined and kept (the pool's,
@@ -24,6 +25,8 @@ export interface AcpAgentRunnerOptions extends Omit<ProcessPoolOptions, 'probeSt
   readonly offerTimeoutMs?: number;
   /** How long an unavailable agent is answered as such before it is asked again, in the background (default 30 s). */
   readonly offerRetryMs?: number;
+  /** How long an agent may take to answer a steer before it counts as taken (default 10 s). */
+  readonly steerTimeoutMs?: number;
 }
 
 /** The ACP runner, which also learns what each agent offers from the agent itself. */
@@ -61,7 +64,7 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const { proc } = await pool.processFor(agent, pool.probeKey(agent), () => pool.probeDirectory(agent));
       const cwd = await pool.probeDirectory(agent);
       const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
-      return offerOf(sessionState(created), null);
+      return { ...offerOf(sessionState(created), null), steering: proc.steering };
     });
   }
 
@@ -93,6 +96,13 @@ export function createAcpAgentRunner(options: AcpAgentRunnerOptions): AcpAgentRu
       const refusal = await setSessionMode(proc, sessionId, mode);
       if (refusal !== null) log.warn({ agent: agent.id, sessionId, ...refusal }, 'the agent did not take the mode');
       return refusal;
+    },
+
+    async steer(agent: Agent, sessionId: string, text: string) {
+      // The process whose turn runs the session: under a sandbox, one of several of the agent's.
+      const proc = (await pool.processesOf(agent)).find((p) => p !== null && p.alive() && p.routes.has(sessionId)) ?? null;
+      if (proc === null) return 'promptRequired';
+      return steerSession(proc, sessionId, text, log.child({ agent: agent.id }), options.steerTimeoutMs ?? 10_000);
     },
 
     async close(): Promise<void> {

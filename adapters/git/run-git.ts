@@ -45,6 +45,8 @@ export interface GitOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Exit statuses that are answers, not failures (0 always is). */
   readonly allow?: readonly number[];
+  /** This command's time-out, when it is not the runner's (a clone or a fetch over a network). */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -75,7 +77,7 @@ export function gitRunner(options: { readonly timeoutMs: number; readonly binary
     const maxBytes = opts.maxBytes ?? 4 * 1024 * 1024;
     return new Promise((resolve, reject) => {
       execFile(binary, [...fixed, ...args], {
-        encoding: 'buffer', timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: maxBytes, windowsHide: true,
+        encoding: 'buffer', timeout: opts.timeoutMs ?? options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: maxBytes, windowsHide: true,
         env: { ...base, ...opts.env },
       }, (error, stdout, stderr) => {
         const output: GitOutput = { code: 0, stdout, stderr: stderr.toString('utf8') };
@@ -84,7 +86,7 @@ export function gitRunner(options: { readonly timeoutMs: number; readonly binary
         if (failure.code === 'ENOENT') return reject(new GitUnavailableError('git is not installed on this host', { cause: error }));
         if (failure.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new GitOutputTooLargeError());
         if (failure.killed === true || failure.signal != null) {
-          return reject(new GitUnavailableError(`git did not finish within ${options.timeoutMs} ms`, { cause: error }));
+          return reject(new GitUnavailableError(`git did not finish within ${opts.timeoutMs ?? options.timeoutMs} ms`, { cause: error }));
         }
         const code = typeof failure.code === 'number' ? failure.code : 1;
         const answered = { ...output, code };

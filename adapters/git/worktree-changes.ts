@@ -85,10 +85,14 @@ async function changedFiles(site: WorktreeSite, worktree: Worktree, place: GitPl
 export function worktreeChanges(site: WorktreeSite, worktree: Worktree): Promise<Result<Changes, Failure>> {
   return onPlace(site, worktree, async (place) => {
     await settled(site, worktree, place);
-    const { files } = await changedFiles(site, worktree, place);
+    const { files, tree } = await changedFiles(site, worktree, place);
     const counted = text(await site.git([...site.bare(place), 'rev-list', '--left-right', '--count', `refs/heads/${worktree.base}...refs/heads/${worktree.branch}`]));
     const [behind, ahead] = counted.split(/\s+/).map(Number);
-    const changes: Changes = { base: worktree.base, branch: worktree.branch, ahead: ahead ?? 0, behind: behind ?? 0, files };
+    // What no commit holds yet: the files the worktree differs in from its branch's last commit (an agent
+    // that edits and never commits leaves all its work here, and `ahead` counts it as nothing).
+    const pending = (await site.git([...site.bare(place), 'diff-tree', ...NO_DRIVERS, '-r', '-z', '-M', '--name-only', '--no-commit-id', `refs/heads/${worktree.branch}`, tree], { maxBytes: site.maxListBytes }))
+      .stdout.toString('utf8').split('\0').filter((path) => path !== '');
+    const changes: Changes = { base: worktree.base, branch: worktree.branch, ahead: ahead ?? 0, behind: behind ?? 0, uncommitted: pending.length, files };
     return ok(changes);
   });
 }

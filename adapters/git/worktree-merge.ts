@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -11,6 +11,7 @@ import { journalOf, moving, recover, writeJournal, type MergeJournal } from './m
 import { text } from './run-git.ts';
 import { commitAll, IDENTITY, moveBranch } from './worktree-commits.ts';
 import { checkoutOf, onPlace, type WorktreeSite } from './worktree-site.ts';
+import { commonDirOf, isClone, pushBranch, pushRef } from './remote-clone.ts';
 
 /**
  * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no
@@ -24,8 +25,17 @@ async function movedOrDirty(site: WorktreeSite, threadId: string, ref: string, o
 }
 
 /**
+ * The lock key of a base branch of a repository: merges of several threads into one base take it in turn,
+ * so each reads the base the one before left (a compare-and-swap alone refused all but the first `base_moved`).
+ */
+const baseKey = (common: string, ref: string) => `base-${createHash('sha256').update(`${common}\0${ref}`).digest('hex').slice(0, 32)}`;
+
+/**
  * Commits what the worktree holds, then merges its branch into its base with plumbing (`merge-tree`,
- * `commit-tree`, a compare-and-swap `update-ref`), under the thread's lock (`Worktrees.merge`). What
+ * `commit-tree`, a compare-and-swap `update-ref`), under the thread's lock (`Worktrees.merge`), and from
+ * reading the base on, under its base's lock (thread first, then base: one order), so merges into one
+ * base from instances sharing the directory follow one another; the compare-and-swap still refuses
+ * `base_moved` when another writer moved it meanwhile (a push, another machine's instance). What
  * follows the ref's move (the base's checkout, a squashed branch) is journaled first, so a crash's is
  * finished by the thread's next call (merge-journal.ts).
  */
@@ -41,52 +51,61 @@ export function mergeWorktree(site: WorktreeSite, worktree: Worktree, input: { r
     // The branch by name, never the worktree's HEAD (its admin directory is a sandboxed agent's to write).
     const head = text(await git([...bare(place), 'rev-parse', '--verify', `refs/heads/${worktree.branch}^{commit}`]));
     const ref = `refs/heads/${worktree.base}`;
-    const old = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
-    // No index either: merge-tree reads attributes from the work tree and the index, and a merge driver they name would run.
-    const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
-    const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', old, head], { allow: [1], maxBytes: maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
-    const parts = merged.stdout.toString('utf8').split('\0');
-    if (merged.code === 1) {
-      const files: string[] = [];
-      for (const part of parts.slice(1)) {
-        if (part === '') break;
-        if (!files.includes(part)) files.push(part);
+    const common = await commonDirOf(site, place);
+    return site.locks.with(baseKey(common, ref), async () => {
+      const old = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
+      // No index either: merge-tree reads attributes from the work tree and the index, and a merge driver they name would run.
+      const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
+      const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', old, head], { allow: [1], maxBytes: maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
+      const parts = merged.stdout.toString('utf8').split('\0');
+      if (merged.code === 1) {
+        const files: string[] = [];
+        for (const part of parts.slice(1)) {
+          if (part === '') break;
+          if (!files.includes(part)) files.push(part);
+        }
+        return fail({ code: 'merge_conflict', files });
       }
-      return fail({ code: 'merge_conflict', files });
-    }
-    const tree = parts[0]!.trim();
-    // Nothing to bring (merged already): the base stays as it is, with no empty commit.
-    if (tree === text(await git([...bare(place), 'rev-parse', `${old}^{tree}`]))) return ok({ commit: old, base: worktree.base });
-    const parents = strategy === 'merge' ? ['-p', old, '-p', head] : ['-p', old];
-    const commit = text(await git([...bare(place), 'commit-tree', tree, ...parents, '-m', message], { env: identity }));
-    // A checkout of the base moves with it, as a push with updateInstead does: only when it is clean.
-    const checkout = await checkoutOf(site, place, ref);
-    if (checkout !== null) {
-      const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
-      if (dirty !== '') return fail({ code: await movedOrDirty(site, threadId, ref, old, place, checkout) });
-    }
-    const journal = journalOf(site, threadId);
-    const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
-    await writeJournal(site, threadId, entry);
-    const swapped = await git([...bare(place), 'update-ref', '-m', `console: ${strategy} ${worktree.branch}`, ref, commit, old], { allow: [1, 128] });
-    if (swapped.code !== 0) {
-      await rm(journal, { force: true });
-      return fail({ code: 'base_moved' });
-    }
-    if (checkout !== null) {
-      const moved = await git([...inTree(checkout), 'read-tree', '-u', '-m', old, commit], { allow: [128] });
-      if (moved.code !== 0) {
-        // Files in the way: the base goes back to where it was, and the checkout keeps what it had.
-        await git([...bare(place), 'update-ref', ref, old, commit], { allow: [1, 128] });
+      const tree = parts[0]!.trim();
+      // Nothing to bring (merged already): the base stays as it is, with no empty commit.
+      if (tree === text(await git([...bare(place), 'rev-parse', `${old}^{tree}`]))) return ok({ commit: old, base: worktree.base });
+      const parents = strategy === 'merge' ? ['-p', old, '-p', head] : ['-p', old];
+      const commit = text(await git([...bare(place), 'commit-tree', tree, ...parents, '-m', message], { env: identity }));
+      // A checkout of the base moves with it, as a push with updateInstead does: only when it is clean.
+      const checkout = await checkoutOf(site, place, ref);
+      if (checkout !== null) {
+        const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
+        if (dirty !== '') return fail({ code: await movedOrDirty(site, threadId, ref, old, place, checkout) });
+      }
+      // A clone's base is the remote's: pushed first, a compare-and-swap on what it held (another instance's merge meanwhile wins).
+      if (isClone(site, common) && !(await pushRef(site, common, ref, old, commit))) return fail({ code: 'base_moved' });
+      const journal = journalOf(site, threadId);
+      const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
+      await writeJournal(site, threadId, entry);
+      const swapped = await git([...bare(place), 'update-ref', '-m', `console: ${strategy} ${worktree.branch}`, ref, commit, old], { allow: [1, 128] });
+      if (swapped.code !== 0) {
         await rm(journal, { force: true });
-        const code = await movedOrDirty(site, threadId, ref, old, place, checkout);
-        return fail(code === 'base_moved' ? { code } : { code, detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
+        return fail({ code: 'base_moved' });
       }
-    }
-    // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
-    // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
-    if (strategy === 'squash') await moveBranch(site, place, worktree.branch, head, commit);
-    await rm(journal, { force: true });
-    return ok({ commit, base: worktree.base });
+      if (checkout !== null) {
+        const moved = await git([...inTree(checkout), 'read-tree', '-u', '-m', old, commit], { allow: [128] });
+        if (moved.code !== 0) {
+          // Files in the way: the base goes back to where it was, and the checkout keeps what it had.
+          await git([...bare(place), 'update-ref', ref, old, commit], { allow: [1, 128] });
+          await rm(journal, { force: true });
+          const code = await movedOrDirty(site, threadId, ref, old, place, checkout);
+          return fail(code === 'base_moved' ? { code } : { code, detail: 'Files in the checkout of the base branch are in the way of the merge; nothing was merged' });
+        }
+      }
+      // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
+      // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
+      if (strategy === 'squash') {
+        await moveBranch(site, place, worktree.branch, head, commit);
+        // Where the other instances find it: the branch on the remote moved too (the next turn's end pushes it otherwise).
+        if (isClone(site, common)) await pushBranch(site, common, worktree.branch);
+      }
+      await rm(journal, { force: true });
+      return ok({ commit, base: worktree.base });
+    });
   }));
 }

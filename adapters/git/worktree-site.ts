@@ -1,6 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import type { Failure } from '../../domain/errors.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { Worktree } from '../../domain/model.ts';
 import { fail, type Result } from '../../domain/result.ts';
 import { gitPlaces, type GitPlace, type GitPlaces } from './git-place.ts';
@@ -33,6 +34,8 @@ export interface WorktreeSiteOptions {
   readonly binary?: string;
   /** Bytes of a changes listing (each of its two git outputs) past which it is refused `changes_too_large` (32 MiB). */
   readonly maxListBytes?: number;
+  /** The time of the locks' heartbeats and waits (the host's unless told: a test moves it). */
+  readonly clock?: Pick<Clock, 'now' | 'every'>;
 }
 
 /** The tail of the `git worktree` commands under way in this process: each waits for the one before. */
@@ -61,7 +64,7 @@ export function worktreeSite(options: WorktreeSiteOptions): WorktreeSite {
   return {
     root,
     git,
-    locks: threadLocks(join(root, '.locks')),
+    locks: threadLocks(join(root, '.locks'), ...(options.clock === undefined ? [] : [options.clock])),
     places: gitPlaces(git, root),
     empty,
     bare: (place) => [...place.config, `--git-dir=${place.gitDir}`, `--work-tree=${empty}`, '-C', empty],

@@ -4,6 +4,7 @@ import type { Worktrees } from '../../ports/worktrees.ts';
 import { GitOutputTooLargeError, GitUnavailableError } from './run-git.ts';
 import { WorktreeUnreadableError } from './worktree-commits.ts';
 import { listCheckpoints, recordCheckpoint } from './worktree-checkpoints.ts';
+import { restoreWorktree } from './worktree-restore.ts';
 import { worktreeChanges, worktreeDiff, worktreeLines } from './worktree-changes.ts';
 import { ensureWorktree, pruneWorktrees } from './worktree-making.ts';
 import { mergeWorktree } from './worktree-merge.ts';
@@ -42,7 +43,8 @@ async function guarded<T>(body: () => Promise<Result<T, Failure>>): Promise<Resu
  *
  * Each part is a file of its own: making and repairing a worktree (worktree-making.ts), removing unused
  * ones (worktree-sweep.ts), reading its changes (worktree-changes.ts), merging it (worktree-merge.ts)
- * with its journal (merge-journal.ts), recording and listing its checkpoints (worktree-checkpoints.ts), over what they share (worktree-site.ts, worktree-commits.ts).
+ * with its journal (merge-journal.ts), recording and listing its checkpoints (worktree-checkpoints.ts), putting it back to
+ * one (worktree-restore.ts), over what they share (worktree-site.ts, worktree-commits.ts).
  */
 export function gitWorktrees(options: WorktreeSiteOptions): Worktrees {
   const site = worktreeSite(options);
@@ -56,5 +58,6 @@ export function gitWorktrees(options: WorktreeSiteOptions): Worktrees {
     merge: (worktree, input) => guarded(() => mergeWorktree(site, worktree, input)),
     checkpoint: (input) => guarded(() => recordCheckpoint(site, input)),
     checkpoints: (worktree) => guarded(() => listCheckpoints(site, worktree)),
+    restore: (worktree, input) => guarded(() => restoreWorktree(site, worktree, input)),
   };
 }

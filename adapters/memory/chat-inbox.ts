@@ -1,13 +1,15 @@
-import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
+import { SERVED_PLACES_MAX, type ChatCursor, type ChatInbox } from '../../ports/chat-inbox.ts';
 
 /**
  * What the memory adapter keeps for chat adapters: cursors by `channel\u0000place`, claims by
- * `channel\u0000key`, occupants by `channel\u0000place\u0000occupant` (an empty sender: two were seen).
+ * `channel\u0000key`, occupants by `channel\u0000place\u0000occupant` (an empty sender: two were seen),
+ * served places by channel, in the order they were added.
  */
 export interface MemoryChatInbox {
   readonly cursors: Map<string, ChatCursor>;
   readonly claims: Map<string, { holder: string; until: number; done: boolean; created: number }>;
   readonly occupants: Map<string, string>;
+  readonly served: Map<string, string[]>;
 }
 
 const key = (channel: string, rest: string) => `${channel}\u0000${rest}`;
@@ -49,5 +51,13 @@ export function memoryChatInbox(state: MemoryChatInbox, now: () => number = Date
       const sender = state.occupants.get(key(channel, `${place}\u0000${occupant}`));
       return sender === undefined || sender === '' ? null : sender;
     },
+      async serve(channel, place) {
+      const places = state.served.get(channel) ?? [];
+      if (places.includes(place)) return 'known';
+      if (places.length >= SERVED_PLACES_MAX) return 'full';
+      state.served.set(channel, [...places, place]);
+      return 'added';
+    },
+    served: async (channel) => [...(state.served.get(channel) ?? [])],
   };
 }

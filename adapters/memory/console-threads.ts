@@ -25,7 +25,7 @@ export function memoryConsoleThreads(state: MemoryState): ConsoleThreads {
       const id = uuidv7();
       const thread: Thread = {
         id, key: input.key, channel: input.channel ?? CONSOLE_CHANNEL, owner: input.owner, project: input.project, title: input.title,
-        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id), worktree: null,
+        fork_of: null, fork_cutoff: null, created_at: uuid7Time(id), worktree: null, archived: false,
       };
       state.threads.set(id, thread);
       state.members.set(id, new Set());

@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { Run } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer } from '../../ports/directive-writes.ts';
+import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
 import { appendEvent } from './event-log.ts';
 import { enqueue, queueOf } from './queue-edits.ts';
 import { threadActivity, type MemoryState } from './state.ts';
@@ -21,7 +21,31 @@ export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
     state.directives.set(threadId, answers);
   };
 
+  /** The answer kept for a `message_id`: its author's to repeat, or another's. */
+  const kept = (threadId: string, messageId: string | null, author: string) => {
+    const seen = messageId === null ? undefined : state.directives.get(threadId)?.get(messageId);
+    if (seen === undefined) return null;
+    return seen.author === author ? { kind: 'repeated' as const, answer: seen.answer } : { kind: 'message_id_taken' as const };
+  };
+
   return {
+    async keptAnswer(threadId, messageId, author) {
+      return kept(threadId, messageId, author);
+    },
+
+    async writeSteered(write) {
+      const seen = kept(write.thread_id, write.message_id, write.author);
+      if (seen !== null) return seen;
+      const thread = requireThread(state, write.thread_id);
+      const message = appendLedgerMessage(state, write.thread_id, { role: 'user', text: write.text, artifact_id: null });
+      const modelId = uuidv7();
+      state.modelMessages.set(modelId, { id: modelId, run_id: write.run_id, role: 'user', content: write.text, created_at: uuid7Time(modelId) });
+      const answer: SteeredAnswer = { thread_id: thread.id, key: thread.key, conversation_id: write.conversation_id, run_id: write.run_id, steered: true };
+      remember(thread.id, write.message_id, write.author, answer);
+      const event = appendEvent(state, thread.id, 'steered', { run_id: write.run_id, message });
+      return { kind: 'steered', answer, message, event };
+    },
+
     async writeDirective(write) {
       const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);
       if (seen !== undefined) return seen.author === write.author ? { kind: 'repeated', answer: seen.answer } : { kind: 'message_id_taken' };
@@ -42,7 +66,7 @@ export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
         const first = whenBusy.mode === 'interrupt';
         const { item, event } = enqueue(state, {
           thread_id: thread.id, conversation_id: conversation.id, text: write.text, author: whenBusy.author, first,
-          directory: write.directory, permission_mode: write.permission_mode,
+          directory: write.directory, permission_mode: write.permission_mode, origin: write.origin ?? null,
         });
         const answer: QueuedAnswer = { thread_id: thread.id, key: thread.key, conversation_id: conversation.id, queued: { id: item.id, position: item.position } };
         remember(thread.id, write.message_id, write.author, answer);
@@ -51,13 +75,14 @@ export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
         return { kind: 'queued', answer, item, event, interrupts };
       }
       if (latestConversation(state, write.thread_id)?.id !== conversation.id) return { kind: 'changed' };
-      const message = appendLedgerMessage(state, write.thread_id, { role: 'user', text: write.text, artifact_id: null });
+      const message = appendLedgerMessage(state, write.thread_id, { role: 'user', text: write.text, artifact_id: null, origin: write.origin ?? null });
       const runId = uuidv7();
       const run: Run = {
         id: runId, conversation_id: conversation.id, directory: write.directory, status: 'running', error: null,
-        started_at: uuid7Time(runId), ended_at: null,
+        started_at: uuid7Time(runId), ended_at: null, rewound: false,
       };
       state.runs.set(runId, run);
+      state.runMessages.set(runId, message.id);
       state.conversations.set(conversation.id, {
         ...conversation, permission_mode: write.permission_mode ?? conversation.permission_mode, turn_running: true,
       });

@@ -14,7 +14,7 @@ export function memoryForkWrites(state: MemoryState): ForkWrites {
       if (message === undefined || !isInLedger(fork.visible, message)) return { kind: 'not_in_ledger' };
       const thread: Thread = {
         id: fork.id, key: null, channel: CONSOLE_CHANNEL, owner: fork.owner, project: fork.project, title: fork.title,
-        fork_of: fork.source_thread_id, fork_cutoff: fork.cutoff, created_at: uuid7Time(fork.id), worktree: null,
+        fork_of: fork.source_thread_id, fork_cutoff: fork.cutoff, created_at: uuid7Time(fork.id), worktree: null, archived: false,
       };
       state.threads.set(thread.id, thread);
       state.members.set(thread.id, new Set());

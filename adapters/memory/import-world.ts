@@ -21,11 +21,11 @@ export function importWorld(state: MemoryState, world: World): void {
     state.threads.set(t.id, {
       id: t.id, key: t.key, channel: t.channel, owner: t.owner, project: t.project, title: t.title,
       fork_of: t.fork_of, fork_cutoff: t.fork_cutoff, created_at: uuid7Time(t.id),
-      worktree: state.threads.get(t.id)?.worktree ?? null,
+      worktree: state.threads.get(t.id)?.worktree ?? null, archived: state.threads.get(t.id)?.archived ?? false,
     });
     state.members.set(t.id, new Set(t.members));
     for (const m of t.messages) {
-      state.messages.set(m.id, { id: m.id, role: m.role, text: m.text, artifact_id: m.artifact_id, created_at: uuid7Time(m.id), thread_id: t.id });
+      state.messages.set(m.id, { id: m.id, role: m.role, text: m.text, artifact_id: m.artifact_id, created_at: uuid7Time(m.id), origin: null, thread_id: t.id });
     }
     for (const c of t.conversations) {
       state.conversations.set(c.id, {
@@ -38,7 +38,7 @@ export function importWorld(state: MemoryState, world: World): void {
       for (const r of c.runs) {
         state.runs.set(r.id, {
           id: r.id, conversation_id: c.id, directory: r.directory, status: r.status, error: r.error,
-          started_at: uuid7Time(r.id), ended_at: r.ended_at,
+          started_at: uuid7Time(r.id), ended_at: r.ended_at, rewound: false,
         });
         for (const mm of r.model_messages) {
           state.modelMessages.set(mm.id, { id: mm.id, run_id: r.id, role: mm.role, content: mm.content, created_at: uuid7Time(mm.id) });

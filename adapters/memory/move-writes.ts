@@ -34,7 +34,7 @@ export function memoryMoveWrites(state: MemoryState, outbox: MemoryOutbox): Move
         // A fork of the source at its latest visible message: its own newest, or what it inherits up to its cutoff.
         const own = [...state.messages.values()].filter((m) => m.thread_id === source.id).map((m) => m.id);
         const cutoff = [...own, ...(source.fork_of === null ? [] : [source.fork_cutoff])].reduce<string | null>((max, m) => (m !== null && (max === null || m > max) ? m : max), null);
-        thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id), worktree: null };
+        thread = { id, key: null, ...fields, fork_of: source.id, fork_cutoff: cutoff, created_at: uuid7Time(id), worktree: null, archived: false };
         state.threads.set(id, thread);
         // Whoever could read the source reads where it went: its members, and the mover.
         state.members.set(id, new Set([...(state.members.get(source.id) ?? []), ...members].filter((user) => user !== thread.owner)));
@@ -57,8 +57,9 @@ export function memoryMoveWrites(state: MemoryState, outbox: MemoryOutbox): Move
       if (move.turn !== null) {
         const message = appendLedgerMessage(state, thread.id, { role: 'user', text: move.turn.text, artifact_id: null });
         const runId = uuidv7();
-        run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
+        run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null, rewound: false };
         state.runs.set(runId, run);
+        state.runMessages.set(runId, message.id);
         conversation = { ...conversation, turn_running: true };
         state.conversations.set(conversation.id, conversation);
         state.turns.set(conversation.id, { run_id: runId, holder: move.turn.lease.holder, expires: Date.now() + move.turn.lease.ms });

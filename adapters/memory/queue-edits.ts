@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { supersededData, type WireEvent } from '../../domain/events.ts';
-import type { Message } from '../../domain/model.ts';
+import type { DirectiveOrigin, Message } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { QueueActor, QueueEdits, QueuedDirective } from '../../ports/queue-edits.ts';
 import { appendEvent } from './event-log.ts';
@@ -12,23 +12,25 @@ export const queueOf = (state: MemoryState, threadId: string): MemoryQueued[] =>
 
 /** A queued row as the queue answers it, at `position`. */
 export const answered = (q: MemoryQueued, position: number): QueuedDirective => ({
-  id: q.id, message_id: q.message_id, text: q.text, author: q.author, position, created_at: q.created_at,
+  id: q.id, message_id: q.message_id, text: q.text, author: q.author, position, created_at: q.created_at, origin: q.origin,
 });
 
 /** Writes a queued directive with its ledger message and `queued` event (no await: atomic). */
 export function enqueue(
   state: MemoryState,
-  fields: { thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null },
+  fields: {
+    thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null; origin: DirectiveOrigin | null;
+  },
 ): { item: QueuedDirective; message: Message; event: WireEvent } {
   const waiting = queueOf(state, fields.thread_id);
   const messageId = uuidv7();
-  const message: Message = { id: messageId, role: 'user', text: fields.text, artifact_id: null, created_at: uuid7Time(messageId) };
+  const message: Message = { id: messageId, role: 'user', text: fields.text, artifact_id: null, created_at: uuid7Time(messageId), origin: fields.origin };
   state.messages.set(messageId, { ...message, thread_id: fields.thread_id });
   const id = uuidv7();
   const ordinal = waiting.length === 0 ? 1 : fields.first ? waiting[0]!.ordinal - 1 : waiting.at(-1)!.ordinal + 1;
   const row: MemoryQueued = {
     id, thread_id: fields.thread_id, conversation_id: fields.conversation_id, message_id: messageId, text: fields.text, author: fields.author,
-    ordinal, directory: fields.directory, permission_mode: fields.permission_mode, created_at: uuid7Time(id),
+    ordinal, directory: fields.directory, permission_mode: fields.permission_mode, created_at: uuid7Time(id), origin: fields.origin,
   };
   state.queue.set(id, row);
   const item = answered(row, fields.first ? 1 : waiting.length + 1);
@@ -70,7 +72,7 @@ export function memoryQueueEdits(state: MemoryState): QueueEdits {
       if ('kind' in found) return found;
       state.queue.delete(found.id);
       const id = uuidv7();
-      const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id) };
+      const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id), origin: null };
       state.messages.set(id, { ...message, thread_id: threadId });
       const events = [
         appendEvent(state, threadId, 'dequeued', { id: found.id, run_id: null, withdrawn: true }),

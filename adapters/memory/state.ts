@@ -1,4 +1,5 @@
-import type { Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity } from '../../domain/model.ts';
+import type { DirectiveOrigin, Agent, Channel, Project, Conversation, Installation, Message, ModelMessage, Pending, Run, Thread, ThreadActivity } from '../../domain/model.ts';
+import type { PendingRestore } from '../../ports/rewind-writes.ts';
 import type { Artifact } from '../../domain/model.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
@@ -6,6 +7,9 @@ import type { PendingAnswer } from '../../ports/event-bus.ts';
 import type { QueuedDirective } from '../../ports/queue-edits.ts';
 import type { OutboxEntry } from './delivery-outbox.ts';
 import type { MemoryLinks } from './channel-links.ts';
+import type { MemoryHooks } from './hook-store.ts';
+import type { MemorySchedules } from './schedule-store.ts';
+import type { MemoryWebhooks } from './webhook-store.ts';
 import type { MemoryChatInbox } from './chat-inbox.ts';
 import type { MemoryAccount, MemoryCredentials } from './accounts.ts';
 
@@ -22,6 +26,7 @@ export interface MemoryQueued {
   readonly directory: string | null;
   readonly permission_mode: string | null;
   readonly created_at: string;
+  readonly origin: DirectiveOrigin | null;
 }
 
 /** A dequeued directive's turn whose prompt has not reached its agent: what starting it again needs. */
@@ -58,6 +63,8 @@ export interface MemoryState {
   readonly sessions: Map<string, string>;
   /** Each thread's live events, in `seq` order (index = seq - 1). */
   readonly events: Map<string, WireEvent[]>;
+  /** The events appended under a key (EventLog.append's `key`), by `thread id\u0000key`. */
+  readonly eventKeys: Map<string, WireEvent>;
   /** The lease of each running turn, by conversation id (not part of the conversation row). */
   readonly turns: Map<string, { run_id: string | null; holder: string | null; expires: number }>;
   /** Answers to pending items whose run still waits, by pending id, with that run. */
@@ -68,10 +75,22 @@ export interface MemoryState {
   readonly queue: Map<string, MemoryQueued>;
   /** Users' links to chat addresses, and the codes that make them. */
   readonly channelLinks: MemoryLinks;
+  /** Hooks in (contract section 12), and the idempotency keys of their calls. */
+  readonly hooks: MemoryHooks;
+  /** Schedules (contract section 12), and the due times claimed and not yet sent. */
+  readonly schedules: MemorySchedules;
+  /** Webhooks out (contract section 12), and their outbox. */
+  readonly webhooks: MemoryWebhooks;
   /** What chat adapters have read (cursors) and handled (claims). */
   readonly chatInbox: MemoryChatInbox;
   /** Dequeued directives whose prompt has not reached their agent yet, by run id (removed when taken, or when the turn ends). */
   readonly unsent: Map<string, MemoryUnsent>;
+  /** The ledger message that started each run, by run id (what `runs.message_id` keeps). */
+  readonly runMessages: Map<string, string>;
+  /** The ledger messages a rewind took back (what `messages.rewound` marks). */
+  readonly rewoundMessages: Set<string>;
+  /** Rewinds whose files are not yet restored, by thread id (`thread_rewinds`). */
+  readonly rewinds: Map<string, PendingRestore>;
 }
 
 /** An empty state. */
@@ -94,13 +113,20 @@ export function emptyState(): MemoryState {
     directives: new Map(),
     sessions: new Map(),
     events: new Map(),
+    eventKeys: new Map(),
     turns: new Map(),
     pendingAnswers: new Map(),
     deliveries: new Map(),
     queue: new Map(),
     channelLinks: { codes: new Map(), links: new Map() },
-    chatInbox: { cursors: new Map(), claims: new Map(), occupants: new Map() },
+    hooks: { hooks: new Map(), keys: new Map() },
+    schedules: { schedules: new Map(), fires: new Map() },
+    webhooks: { webhooks: new Map(), deliveries: new Map() },
+    chatInbox: { cursors: new Map(), claims: new Map(), occupants: new Map(), served: new Map() },
     unsent: new Map(),
+    runMessages: new Map(),
+    rewoundMessages: new Set(),
+    rewinds: new Map(),
   };
 }
 

@@ -1,10 +1,12 @@
 import type { StorageWriter } from '../../ports/storage-writer.ts';
 import { memoryAddressLanding } from './address-landing.ts';
 import { memoryConsoleThreads } from './console-threads.ts';
+import { memoryThreadEdits } from './thread-edits.ts';
 import type { MemoryOutbox } from './delivery-outbox.ts';
 import { memoryDirectiveWrites } from './directive-writes.ts';
 import { memoryMoveWrites } from './move-writes.ts';
 import { memoryForkWrites } from './fork-writes.ts';
+import { memoryRewindWrites } from './rewind-writes.ts';
 import { memoryPendingItems } from './pending-items.ts';
 import { memorySetPermissionMode } from './posture-writer.ts';
 import { memoryQueueEdits } from './queue-edits.ts';
@@ -20,10 +22,12 @@ import { memoryTurnLeases } from './turn-leases.ts';
 export function memoryStorageWriter(state: MemoryState, outbox: MemoryOutbox): StorageWriter {
   return {
     ...memoryConsoleThreads(state),
+    ...memoryThreadEdits(state),
     ...memoryAddressLanding(state),
     ...memoryDirectiveWrites(state),
     ...memoryMoveWrites(state, outbox),
     ...memoryForkWrites(state),
+    ...memoryRewindWrites(state),
     ...memoryQueueEdits(state),
     ...memoryTurnHandover(state),
     ...memoryRunRecords(state),

@@ -2,8 +2,14 @@ import { isInLedger } from '../../domain/ledger-visibility.ts';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import { canAccessThread } from '../../domain/thread-access.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { UNARCHIVED } from '../../ports/thread-store.ts';
+import type { Thread } from '../../domain/model.ts';
+import { matchesEveryWord } from '../../domain/thread-search.ts';
 import { memoryArtifactStore } from './artifact-store.ts';
 import { memoryChannelLinks } from './channel-links.ts';
+import { memoryHookStore } from './hook-store.ts';
+import { memoryScheduleStore } from './schedule-store.ts';
+import { memoryWebhookStore } from './webhook-store.ts';
 import { memoryAccounts } from './accounts.ts';
 import { memoryChatInbox } from './chat-inbox.ts';
 import { memoryStorageWriter } from './storage-writer.ts';
@@ -22,6 +28,10 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     const thread = state.threads.get(threadId);
     return thread !== undefined && canAccessThread(userId, thread, [...(state.members.get(threadId) ?? [])]) ? thread : null;
   };
+
+  // What a search reads of a thread: its title and its own ledger's messages (never those of another thread).
+  const textsOf = (thread: Thread): string[] =>
+    [thread.title, ...[...state.messages.values()].filter((m) => m.thread_id === thread.id).map((m) => m.text)];
 
   const chainOf = (threadId: string): ForkLink[] => {
     const chain: ForkLink[] = [];
@@ -42,16 +52,18 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
       },
       findRow: async (userId, threadId) => accessible(userId, threadId),
       exists: async (threadId) => state.threads.has(threadId),
-      listAccessible: async (userId, page) =>
+      listAccessible: async (userId, page, filter = UNARCHIVED) =>
         keysetPage(
-          [...state.threads.values()].filter((t) => accessible(userId, t.id) !== null).map((thread) => ({ ...thread, activity: threadActivity(state, thread.id) })),
+          [...state.threads.values()]
+            .filter((t) => t.archived === filter.archived && accessible(userId, t.id) !== null && (filter.words.length === 0 || matchesEveryWord(filter.words, textsOf(t))))
+            .map((thread) => ({ ...thread, activity: threadActivity(state, thread.id) })),
           page,
         ),
     },
     ledger: {
-      page: async (segments, page) =>
+      page: async (segments, page, options) =>
         keysetPage(
-          [...state.messages.values()].filter((m) => isInLedger(segments, m)).map(({ thread_id: _, ...message }) => {
+          [...state.messages.values()].filter((m) => isInLedger(segments, m) && !(options?.live === true && state.rewoundMessages.has(m.id))).map(({ thread_id: _, ...message }) => {
             const artifact = message.artifact_id === null ? undefined : state.artifacts.get(message.artifact_id);
             const installation = artifact === undefined ? undefined : state.installations.get(artifact.installation);
             return artifact === undefined ? message : { ...message, app: { title: artifact.title, provider_name: installation?.provider_name ?? '' } };
@@ -63,6 +75,9 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     writer: memoryStorageWriter(state, outbox),
     outbox,
     links: memoryChannelLinks(state.channelLinks),
+    hooks: memoryHookStore(state.hooks),
+    schedules: memoryScheduleStore(state.schedules),
+    webhooks: memoryWebhookStore(state.webhooks, state),
     chatInbox: memoryChatInbox(state.chatInbox),
     events: memoryEventLog(state, outbox),
     conversations: {

@@ -25,16 +25,17 @@ export function memoryTurnHandover(state: MemoryState): TurnHandover {
     state.queue.delete(next.id);
     const runId = uuidv7();
     const run: Run = {
-      id: runId, conversation_id: latest.id, directory: next.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null,
+      id: runId, conversation_id: latest.id, directory: next.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null, rewound: false,
     };
     state.runs.set(runId, run);
+    state.runMessages.set(runId, next.message_id);
     const conversation = { ...latest, permission_mode: next.permission_mode ?? latest.permission_mode, turn_running: true };
     state.conversations.set(conversation.id, conversation);
     state.turns.set(conversation.id, { run_id: runId, holder: lease.holder, expires: Date.now() + lease.ms });
     const stored = state.messages.get(next.message_id);
     const message: Message = stored === undefined
-      ? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id) }
-      : { id: stored.id, role: stored.role, text: stored.text, artifact_id: stored.artifact_id, created_at: stored.created_at };
+      ? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id), origin: next.origin }
+      : { id: stored.id, role: stored.role, text: stored.text, artifact_id: stored.artifact_id, created_at: stored.created_at, origin: stored.origin };
     const item = answered(next, 1);
     const event = appendEvent(state, threadId, 'dequeued', { id: item.id, run_id: runId, conversation_id: conversation.id, message });
     state.unsent.set(runId, { thread_id: threadId, item, message, event });

@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import type { Address, Conversation, Message, Thread } from '../../domain/model.ts';
+import type { Address, Conversation, DirectiveOrigin, Message, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { MemoryState } from './state.ts';
 
@@ -33,10 +33,11 @@ export function newConversation(
 }
 
 /** Appends a message to a thread's ledger. */
-export function appendLedgerMessage(state: MemoryState, threadId: string, fields: { role: string; text: string; artifact_id: string | null }): Message {
+export function appendLedgerMessage(
+  state: MemoryState, threadId: string, fields: { role: string; text: string; artifact_id: string | null; origin?: DirectiveOrigin | null }, id: string = uuidv7(),
+): Message {
   requireThread(state, threadId);
-  const id = uuidv7();
-  const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id) };
+  const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id), origin: fields.origin ?? null };
   state.messages.set(id, { ...message, thread_id: threadId });
   return message;
 }

@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ChatCursor, ChatInbox } from '../../ports/chat-inbox.ts';
+import { SERVED_PLACES_MAX, type ChatCursor, type ChatInbox } from '../../ports/chat-inbox.ts';
 import { runStatement } from './sql.ts';
 
 /**
  * The chat inbox in the `chat_cursors` and `chat_claims` tables (migration 0012-chat-cursors) and
- * `chat_occupants` (0013-chat-occupants, an empty sender where two were seen for one id). A
+ * `chat_occupants` (0013-chat-occupants, an empty sender where two were seen for one id), and the places a
+ * channel serves in `chat_served_places` (0024-served-rooms; added by one statement that counts first). A
  * claim is one statement: an insert, or an update of a claim that lapsed and is not done, so two
  * instances claiming one message at once get it once.
  */
@@ -50,6 +51,24 @@ export function mikroOrmChatInbox(orm: MikroORM): ChatInbox {
     async occupant(channel, place, occupant) {
       const [row] = await runStatement<{ sender: string }>(orm, 'select sender from chat_occupants where channel = ? and place = ? and occupant = ?', [channel, place, occupant]);
       return row === undefined || row.sender === '' ? null : row.sender;
+    },
+      async serve(channel, place) {
+      const [row] = await runStatement<{ known: number; added: number }>(orm, `with known as (select 1 from chat_served_places where channel = ? and place = ?),
+        added as (insert into chat_served_places (channel, place, served_at)
+          select ?, ?, clock_timestamp()
+          where not exists (select 1 from known) and (select count(*) from chat_served_places where channel = ?) < ?
+          on conflict (channel, place) do nothing returning 1)
+        select (select count(*) from known)::int as known, (select count(*) from added)::int as added`,
+      [channel, place, channel, place, channel, SERVED_PLACES_MAX]);
+      if (row?.added === 1) return 'added';
+      if (row?.known === 1) return 'known';
+      // Neither: the channel is full, or another instance added this very place a moment ago.
+      const [again] = await runStatement(orm, 'select 1 from chat_served_places where channel = ? and place = ?', [channel, place]);
+      return again === undefined ? 'full' : 'known';
+    },
+    async served(channel) {
+      const rows = await runStatement<{ place: string }>(orm, 'select place from chat_served_places where channel = ? order by served_at, place', [channel]);
+      return rows.map((row) => row.place);
     },
   };
 }

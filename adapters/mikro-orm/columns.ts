@@ -47,11 +47,14 @@ const CONVERSATION_PRIVATE = ['session_id', 'turn_run_id', 'turn_holder', 'turn_
 export const THREAD = answerColumns(ThreadSchema);
 export const CONVERSATION = answerColumns(ConversationSchema, { omit: CONVERSATION_PRIVATE });
 export const CONVERSATION_OF = byAlias((alias) => answerColumns(ConversationSchema, { alias, omit: CONVERSATION_PRIVATE }));
-export const RUN = answerColumns(RunSchema);
-export const RUN_OF = byAlias((alias) => answerColumns(RunSchema, { alias }));
+/** What a run row keeps that the reads never answer: the ledger message that started it. */
+const RUN_PRIVATE = ['message_id'];
+
+export const RUN = answerColumns(RunSchema, { omit: RUN_PRIVATE });
+export const RUN_OF = byAlias((alias) => answerColumns(RunSchema, { alias, omit: RUN_PRIVATE }));
 export const MODEL_MESSAGE_OF = byAlias((alias) => answerColumns(ModelMessageSchema, { alias }));
 export const PENDING_OF = byAlias((alias) => answerColumns(PendingSchema, { alias }));
 /** A ledger message without its thread (the ledger read answers the row, not where it lives). */
-export const MESSAGE_OF = byAlias((alias) => answerColumns(MessageSchema, { alias, omit: ['thread_id'] }));
+export const MESSAGE_OF = byAlias((alias) => answerColumns(MessageSchema, { alias, omit: ['thread_id', 'rewound'] }));
 export const AGENT = answerColumns(AgentSchema);
 export const CHANNEL = answerColumns(ChannelSchema);

@@ -4,9 +4,10 @@ import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Message, MovedTo, Run } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer } from '../../ports/directive-writes.ts';
+import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
 import { EVENT_COLUMNS } from './event-log.ts';
 import { enqueueIn } from './queue-edits.ts';
+import { runStatement } from './sql.ts';
 import { transaction } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
 
@@ -17,6 +18,48 @@ import { retriedOnSeqRace } from './write-helpers.ts';
  */
 export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
   return {
+    keptAnswer: async (threadId, messageId, author) => {
+      const [first] = await runStatement<{ answer: DirectiveAnswer; author: string | null }>(orm,
+        'select answer, author from directives where thread_id = ? and message_id = ?', [threadId, messageId]);
+      if (first === undefined) return null;
+      // A row from before authors were kept (null) is matched as it was then.
+      return first.author !== null && first.author !== author ? { kind: 'message_id_taken' as const } : { kind: 'repeated' as const, answer: first.answer };
+    },
+
+    writeSteered: (write) => retriedOnSeqRace(() =>
+      transaction(orm, async (sql) => {
+        const messageId = uuidv7();
+        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for no key update', [write.thread_id]);
+        if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
+        const answer: SteeredAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: write.run_id, steered: true };
+        if (write.message_id !== null) {
+          const inserted = await sql(`insert into directives (thread_id, message_id, answer, author) values (?, ?, ?::jsonb, ?)
+            on conflict (thread_id, message_id) do nothing returning thread_id`, [write.thread_id, write.message_id, JSON.stringify(answer), write.author]);
+          if (inserted.length === 0) {
+            const [first] = await sql<{ answer: DirectiveAnswer; author: string | null }>(
+              'select answer, author from directives where thread_id = ? and message_id = ?', [write.thread_id, write.message_id]);
+            if (first!.author !== null && first!.author !== write.author) return { kind: 'message_id_taken' as const };
+            return { kind: 'repeated' as const, answer: first!.answer };
+          }
+        }
+        const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId), origin: null };
+        const modelId = uuidv7();
+        // The ledger message, the run's model message and the `steered` event in one statement.
+        const [event] = await sql<WireEvent>(`
+          with said as (insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)),
+          prompted as (insert into model_messages (id, run_id, role, content, created_at) values (?, ?, 'user', ?, ?)),
+          last as (select coalesce(max(seq), 0) as seq from events where thread_id = ?)
+          insert into events (thread_id, seq, type, at, data)
+          select ?::uuid, seq + 1, 'steered', now(), ?::jsonb from last
+          returning ${EVENT_COLUMNS}`, [
+          messageId, write.thread_id, write.text, message.created_at,
+          modelId, write.run_id, write.text, uuid7Time(modelId),
+          write.thread_id,
+          write.thread_id, JSON.stringify({ run_id: write.run_id, message }),
+        ]);
+        return { kind: 'steered' as const, answer, message, event: event! };
+      })),
+
     writeDirective: (write) => retriedOnSeqRace(() =>
       transaction(orm, async (sql, rollback) => {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.
@@ -62,7 +105,7 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
           const first = whenBusy.mode === 'interrupt';
           const { item, event } = await enqueueIn(sql, {
             thread_id: write.thread_id, conversation_id: target.id, text: write.text, author: whenBusy.author, first,
-            directory: write.directory, permission_mode: write.permission_mode,
+            directory: write.directory, permission_mode: write.permission_mode, origin: write.origin ?? null,
           });
           const queued: QueuedAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: target.id, queued: { id: item.id, position: item.position } };
           if (write.message_id !== null) {
@@ -71,10 +114,10 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
           return { kind: 'queued', answer: queued, item, event, interrupts: first ? running?.turn_run_id ?? null : null };
         }
         if (conversations.at(-1)!.id !== target.id) return rollback({ kind: 'changed' });
-        const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId) };
+        const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId), origin: write.origin ?? null };
         const run: Run = {
           id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
-          started_at: uuid7Time(runId), ended_at: null,
+          started_at: uuid7Time(runId), ended_at: null, rewound: false,
         };
         const promptId = uuidv7();
         // The claim, the user's message, the run, the prompt as its first model message, and its `message` and
@@ -85,9 +128,9 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
             update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
               turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
             where id = ?),
-          said as (insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)),
-          started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at)
-            values (?, ?, ?, 'running', null, ?, null)),
+          said as (insert into messages (id, thread_id, role, text, artifact_id, created_at, origin) values (?, ?, 'user', ?, null, ?, ?::jsonb)),
+          started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at, message_id)
+            values (?, ?, ?, 'running', null, ?, null, ?)),
           prompted as (insert into model_messages (id, run_id, role, content, created_at) values (?, ?, 'user', ?, ?)),
           last as (select coalesce(max(seq), 0) as seq from events where thread_id = ?)
           insert into events (thread_id, seq, type, at, data)
@@ -95,8 +138,8 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
           union all select ?::uuid, seq + 2, 'run_started', now(), ?::jsonb from last
           returning ${EVENT_COLUMNS}`, [
           write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id,
-          messageId, write.thread_id, write.text, message.created_at,
-          runId, write.conversation_id, write.directory, run.started_at,
+          messageId, write.thread_id, write.text, message.created_at, message.origin === null ? null : JSON.stringify(message.origin),
+          runId, write.conversation_id, write.directory, run.started_at, messageId,
           promptId, runId, write.text, uuid7Time(promptId),
           write.thread_id,
           write.thread_id, JSON.stringify({ run_id: runId, message }),

@@ -32,6 +32,29 @@ with event as (
 )
 select ${EVENT_COLUMNS} from event`;
 
+/**
+ * APPEND_WITH_POSTS under a key (EventLog.append's `key`): the event and its posts are written only
+ * when the thread holds no event under that key (`having`: the aggregate's one row is dropped, so
+ * nothing is inserted); otherwise the statement answers the event stored under it. Two racing for one
+ * key: the unique (thread_id, key) index refuses the second, which runs again and finds the first.
+ */
+export const APPEND_KEYED = `
+with event as (
+  insert into events (thread_id, seq, type, at, data, key)
+  select ?, coalesce(max(seq), 0) + 1, ?, now(), ?::jsonb, ? from events where thread_id = ?
+  having not exists (select 1 from events where thread_id = ? and key = ?)
+  returning seq, type, thread_id, at, data
+), posted as (
+  insert into deliveries (id, channel, place, new_thread, address, title, text, ask, recipient, attempts, due_at, holder)
+  select p.id, p.channel, p.place, p.new_thread, p.address, p.title, p.text, p.ask, p."to", 0, now(), null
+  from jsonb_to_recordset(?::jsonb) as p(id uuid, channel text, place text, new_thread boolean, address jsonb, title text, text text, ask jsonb, "to" text)
+  where exists (select 1 from event)
+  on conflict (id) do nothing
+)
+select ${EVENT_COLUMNS} from event
+union all
+select ${EVENT_COLUMNS} from events where thread_id = ? and key = ? and not exists (select 1 from event)`;
+
 const SINCE = `select ${EVENT_COLUMNS} from events where thread_id = ? and seq > ? order by seq limit ?`;
 
 /** The last entry of the thread's key: one index probe, as for APPEND. */
@@ -45,14 +68,17 @@ const MAX_ATTEMPTS = 50;
  * pool connections) may read the same `max(seq)`: the primary key refuses the second insert, which
  * then runs again and reads the new maximum. Nothing is doubled, nothing lost; under read committed
  * the retried statement sees the winner, which has committed by the time the key refuses. An event
- * with posts is one statement with them (APPEND_WITH_POSTS): a refused one wrote no post either.
+ * with posts is one statement with them (APPEND_WITH_POSTS): a refused one wrote no post either. A
+ * keyed one (APPEND_KEYED) writes nothing when its key is stored, and answers the stored event.
  */
 export function mikroOrmEventLog(orm: MikroORM): EventLog {
   return {
-    async append(threadId, type, data, posts = []) {
-      const [statement, params] = posts.length === 0
-        ? [APPEND, [threadId, type, JSON.stringify(data), threadId]]
-        : [APPEND_WITH_POSTS, [threadId, type, JSON.stringify(data), threadId, JSON.stringify(posts)]];
+    async append(threadId, type, data, posts = [], key) {
+      const [statement, params] = key !== undefined
+        ? [APPEND_KEYED, [threadId, type, JSON.stringify(data), key, threadId, threadId, key, JSON.stringify(posts), threadId, key]]
+        : posts.length === 0
+          ? [APPEND, [threadId, type, JSON.stringify(data), threadId]]
+          : [APPEND_WITH_POSTS, [threadId, type, JSON.stringify(data), threadId, JSON.stringify(posts)]];
       for (let attempt = 1; ; attempt++) {
         try {
           const [event] = await runStatement<WireEvent>(orm, statement, params);

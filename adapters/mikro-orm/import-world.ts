@@ -66,7 +66,7 @@ export async function importWorld(orm: MikroORM, world: World): Promise<void> {
     })), ['id']);
     await upsert(em, RunSchema, runs.map(({ c, r }) => ({
       id: r.id, conversation_id: c.id, directory: r.directory, status: r.status, error: r.error,
-      started_at: timeOf(r.id), ended_at: r.ended_at === null ? null : new Date(r.ended_at),
+      started_at: timeOf(r.id), ended_at: r.ended_at === null ? null : new Date(r.ended_at), rewound: false,
     })), ['id']);
     await upsert(em, ModelMessageSchema, runs.flatMap(({ r }) => r.model_messages.map((m) => ({ ...m, run_id: r.id, created_at: timeOf(m.id) }))), ['id']);
     await upsert(em, PendingSchema, conversations.flatMap(({ c }) => c.pending.map((p) => ({ ...p, conversation_id: c.id }))), ['id']);

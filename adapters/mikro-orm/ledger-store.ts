@@ -18,8 +18,8 @@ function entriesPage(rows: readonly LedgerRow[], limit: number): Page<LedgerEntr
   for (let i = 0; i < count; i++) {
     const row = rows[i]!;
     items.push(row.app_title === null
-      ? { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at }
-      : { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at, app: { title: row.app_title, provider_name: row.app_provider ?? '' } });
+      ? { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at, origin: row.origin }
+      : { id: row.id, role: row.role, text: row.text, artifact_id: row.artifact_id, created_at: row.created_at, origin: row.origin, app: { title: row.app_title, provider_name: row.app_provider ?? '' } });
   }
   return { items, next: rows.length > limit ? items[count - 1]!.id : null };
 }
@@ -31,13 +31,13 @@ function entriesPage(rows: readonly LedgerRow[], limit: number): Page<LedgerEntr
  */
 export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
   return {
-    page(segments, page) {
+    page(segments, page, options) {
       if (segments.length === 0) return Promise.resolve({ items: [], next: null });
       const take = page.limit + 1;
       const parts: string[] = [];
       const params: unknown[] = [];
       for (const segment of segments) {
-        let where = 'thread_id = ?';
+        let where = options?.live === true ? 'thread_id = ? and not rewound' : 'thread_id = ?';
         params.push(segment.thread_id);
         if (segment.upTo !== null) {
           where += ' and id <= ?';
@@ -48,7 +48,7 @@ export function mikroOrmLedgerStore(orm: MikroORM): LedgerStore {
           params.push(page.before);
         }
         params.push(take);
-        parts.push(`(select id, role, text, artifact_id, created_at from messages where ${where} order by id desc limit ?)`);
+        parts.push(`(select id, role, text, artifact_id, created_at, origin from messages where ${where} order by id desc limit ?)`);
       }
       params.push(take);
       // The page is cut first, then each of its (at most limit + 1) references is joined by primary key.

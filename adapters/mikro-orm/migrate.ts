@@ -33,6 +33,15 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0015-directive-authors', load: async () => (await import('./migrations/0015-directive-authors.ts')).DirectiveAuthors },
   { name: '0016-delivery-asks', load: async () => (await import('./migrations/0016-delivery-asks.ts')).DeliveryAsks },
   { name: '0017-accounts', load: async () => (await import('./migrations/0017-accounts.ts')).Accounts },
+  { name: '0018-rewinds', load: async () => (await import('./migrations/0018-rewinds.ts')).Rewinds },
+  { name: '0019-event-keys', load: async () => (await import('./migrations/0019-event-keys.ts')).EventKeys },
+  { name: '0020-channel-defaults', load: async () => (await import('./migrations/0020-channel-defaults.ts')).ChannelDefaults },
+  { name: '0021-hooks', load: async () => (await import('./migrations/0021-hooks.ts')).Hooks },
+  { name: '0022-schedules', load: async () => (await import('./migrations/0022-schedules.ts')).Schedules },
+  { name: '0023-thread-management', load: async () => (await import('./migrations/0023-thread-management.ts')).ThreadManagement },
+  { name: '0024-served-rooms', load: async () => (await import('./migrations/0024-served-rooms.ts')).ServedRooms },
+  { name: '0025-webhooks', load: async () => (await import('./migrations/0025-webhooks.ts')).Webhooks },
+  { name: '0026-directive-origin', load: async () => (await import('./migrations/0026-directive-origin.ts')).DirectiveOrigin },
 ];
 
 /** The table that records applied migrations. */

@@ -92,12 +92,12 @@ function writeMove(orm: MikroORM, move: MoveWrite): Promise<MoveOutcome> {
     if (move.turn !== null) {
       const messageId = uuidv7();
       const runId = uuidv7();
-      const message: Message = { id: messageId, role: 'user', text: move.turn.text, artifact_id: null, created_at: uuid7Time(messageId) };
-      run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
+      const message: Message = { id: messageId, role: 'user', text: move.turn.text, artifact_id: null, created_at: uuid7Time(messageId), origin: null };
+      run = { id: runId, conversation_id: conversation.id, directory: move.turn.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null, rewound: false };
       await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
         [messageId, thread.id, message.text, message.created_at]);
-      await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at) values (?, ?, ?, 'running', null, ?, null)`,
-        [runId, conversation.id, run.directory, run.started_at]);
+      await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at, message_id) values (?, ?, ?, 'running', null, ?, null, ?)`,
+        [runId, conversation.id, run.directory, run.started_at, messageId]);
       [conversation] = await sql<Conversation>(`
         update conversations set turn_running = true, turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
         where id = ? returning ${CONVERSATION}`, [runId, move.turn.lease.holder, move.turn.lease.ms / 1000, conversation.id]) as [Conversation];

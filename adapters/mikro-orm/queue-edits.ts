@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import type { WireEvent } from '../../domain/events.ts';
-import type { Message } from '../../domain/model.ts';
+import type { DirectiveOrigin, Message } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { QueueActor, QueueEdits, QueuedDirective } from '../../ports/queue-edits.ts';
 import { APPEND } from './event-log.ts';
@@ -10,22 +10,25 @@ import { transaction, type Statement } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
 
 /** A queued item as the reads answer it, its position its rank in the thread's queue. */
-export const ITEM = `id, message_id, text, author, (row_number() over (order by ordinal))::int as position, ${iso('created_at')} as created_at`;
+export const ITEM = `id, message_id, text, author, (row_number() over (order by ordinal))::int as position, ${iso('created_at')} as created_at, origin`;
 const QUEUE_OF = `select ${ITEM} from directive_queue where thread_id = ? order by ordinal`;
 
 /** Writes a queued directive inside a transaction holding the thread's lock: its ledger message, its row, its `queued` event. */
 export async function enqueueIn(
   sql: Statement,
-  fields: { thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null },
+  fields: {
+    thread_id: string; conversation_id: string; text: string; author: string; first: boolean; directory: string | null; permission_mode: string | null; origin: DirectiveOrigin | null;
+  },
 ): Promise<{ item: QueuedDirective; event: WireEvent }> {
   const messageId = uuidv7();
   const id = uuidv7();
-  await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'user', ?, null, ?)`,
-    [messageId, fields.thread_id, fields.text, uuid7Time(messageId)]);
+  const origin = fields.origin === null ? null : JSON.stringify(fields.origin);
+  await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at, origin) values (?, ?, 'user', ?, null, ?, ?::jsonb)`,
+    [messageId, fields.thread_id, fields.text, uuid7Time(messageId), origin]);
   // An interrupt goes below the smallest ordinal (it runs first), anything else above the largest.
-  await sql(`insert into directive_queue (id, thread_id, conversation_id, message_id, text, author, ordinal, directory, permission_mode, created_at)
-    select ?, ?, ?, ?, ?, ?, coalesce(${fields.first ? 'min(ordinal) - 1' : 'max(ordinal) + 1'}, 1), ?, ?, ? from directive_queue where thread_id = ?`,
-  [id, fields.thread_id, fields.conversation_id, messageId, fields.text, fields.author, fields.directory, fields.permission_mode, uuid7Time(id), fields.thread_id]);
+  await sql(`insert into directive_queue (id, thread_id, conversation_id, message_id, text, author, ordinal, directory, permission_mode, created_at, origin)
+    select ?, ?, ?, ?, ?, ?, coalesce(${fields.first ? 'min(ordinal) - 1' : 'max(ordinal) + 1'}, 1), ?, ?, ?, ?::jsonb from directive_queue where thread_id = ?`,
+  [id, fields.thread_id, fields.conversation_id, messageId, fields.text, fields.author, fields.directory, fields.permission_mode, uuid7Time(id), origin, fields.thread_id]);
   const item = (await sql<QueuedDirective>(QUEUE_OF, [fields.thread_id])).find((row) => row.id === id)!;
   const [event] = await sql<WireEvent>(APPEND, [fields.thread_id, 'queued', JSON.stringify(item), fields.thread_id]);
   return { item, event: event! };
@@ -71,7 +74,7 @@ export function mikroOrmQueueEdits(orm: MikroORM): QueueEdits {
         if ('kind' in found) return found;
         await sql('delete from directive_queue where id = ?', [itemId]);
         const id = uuidv7();
-        const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id) };
+        const message: Message = { id, role: 'system', text: line, artifact_id: null, created_at: uuid7Time(id), origin: null };
         await sql(`insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, 'system', ?, null, ?)`, [id, threadId, line, message.created_at]);
         const events = [
           ...await sql<WireEvent>(APPEND, [threadId, 'dequeued', JSON.stringify({ id: itemId, run_id: null, withdrawn: true }), threadId]),

@@ -20,7 +20,7 @@ export function mikroOrmRunRecords(orm: MikroORM): RunRecords {
 
     async appendMessage(threadId, fields) {
       const id = uuidv7();
-      const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id) };
+      const message: Message = { id, role: fields.role, text: fields.text, artifact_id: fields.artifact_id, created_at: uuid7Time(id), origin: null };
       await runStatement(orm, 'insert into messages (id, thread_id, role, text, artifact_id, created_at) values (?, ?, ?, ?, ?, ?)',
         [id, threadId, message.role, message.text, message.artifact_id, message.created_at]);
       return message;

@@ -29,6 +29,11 @@ type Waiter = (error: unknown, connection?: unknown) => void;
 interface Lane {
   held: number;
   readonly waiting: Waiter[];
+  /**
+   * The last statement failed for an outage (no connection, or no answer in time), and none has
+   * succeeded since: while one statement tries the database, the others fail at once.
+   */
+  down: boolean;
 }
 
 const lanes = new WeakMap<KnexClient, Lane>();
@@ -36,7 +41,7 @@ const lanes = new WeakMap<KnexClient, Lane>();
 /** The lane of a knex client, made on its first statement. */
 function laneOf(client: KnexClient): Lane {
   let lane = lanes.get(client);
-  if (lane === undefined) lanes.set(client, (lane = { held: 0, waiting: [] }));
+  if (lane === undefined) lanes.set(client, (lane = { held: 0, waiting: [], down: false }));
   return lane;
 }
 
@@ -50,6 +55,9 @@ function laneOf(client: KnexClient): Lane {
  */
 function lease(client: KnexClient, lane: Lane, use: Waiter): void {
   const pool = client.pool;
+  // The database is away: one statement at a time tries it (its success ends the outage); the others
+  // fail at once, where waiting would only cost each a time-out more.
+  if (lane.down && lane.held > 0) return use(new StorageUnavailableError({ cause: new Error('the database did not answer the statements before this one') }));
   if (pool !== undefined && lane.held >= pool.max) {
     lane.waiting.push(use);
     return;
@@ -64,10 +72,21 @@ function acquire(client: KnexClient, lane: Lane, use: Waiter): void {
     (connection) => use(undefined, connection),
     (error: unknown) => {
       lane.held -= 1;
+      if (isConnectionError(error)) outage(lane, error);
       use(error);
       pump(client, lane);
     },
   );
+}
+
+/**
+ * A statement failed for an outage: the statements waiting for a connection would each be handed one
+ * that is as dead (or a new one whose handshake times out) and fail one after another, a time-out
+ * each; they fail now, together, and so does every statement that would wait until one succeeds.
+ */
+function outage(lane: Lane, cause: unknown): void {
+  lane.down = true;
+  for (const waiter of lane.waiting.splice(0)) waiter(new StorageUnavailableError({ cause }));
 }
 
 /** Asks the pool for a connection for each waiting statement there is room for (after a connection went back to it, or an ask failed). */
@@ -133,7 +152,10 @@ export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string, params:
         return reject(listenerError);
       }
       (pooled as PgClient).query(text, (error, result) => {
-        if (error !== null && error !== undefined) discardIfTimedOut(pooled as PgConnection, error);
+        if (error !== null && error !== undefined) {
+          discardIfTimedOut(pooled as PgConnection, error);
+          if (isConnectionError(error)) outage(lane, error);
+        } else lane.down = false;
         giveBack(client, lane, pooled);
         if (error !== null && error !== undefined) return reject(failure(error));
         if (map === undefined) return resolve(result.rows as T);

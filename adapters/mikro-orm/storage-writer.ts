@@ -2,9 +2,11 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { StorageWriter } from '../../ports/storage-writer.ts';
 import { mikroOrmAddressLanding } from './address-landing.ts';
 import { mikroOrmConsoleThreads } from './console-threads.ts';
+import { mikroOrmThreadEdits } from './thread-edits.ts';
 import { mikroOrmDirectiveWrites } from './directive-writes.ts';
 import { mikroOrmMoveWrites } from './move-writes.ts';
 import { mikroOrmForkWrites } from './fork-writes.ts';
+import { mikroOrmRewindWrites } from './rewind-writes.ts';
 import { mikroOrmPendingItems } from './pending-items.ts';
 import { mikroOrmSetPermissionMode } from './posture-writer.ts';
 import { mikroOrmQueueEdits } from './queue-edits.ts';
@@ -21,10 +23,12 @@ import { mikroOrmTurnLeases } from './turn-leases.ts';
 export function mikroOrmStorageWriter(orm: MikroORM): StorageWriter {
   return {
     ...mikroOrmConsoleThreads(orm),
+    ...mikroOrmThreadEdits(orm),
     ...mikroOrmAddressLanding(orm),
     ...mikroOrmDirectiveWrites(orm),
     ...mikroOrmMoveWrites(orm),
     ...mikroOrmForkWrites(orm),
+    ...mikroOrmRewindWrites(orm),
     ...mikroOrmQueueEdits(orm),
     ...mikroOrmTurnHandover(orm),
     ...mikroOrmRunRecords(orm),

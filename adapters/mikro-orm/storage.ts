@@ -4,6 +4,9 @@ import { mikroOrmAccounts } from './accounts.ts';
 import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmChannelLinks } from './channel-links.ts';
+import { mikroOrmHookStore } from './hook-store.ts';
+import { mikroOrmScheduleStore } from './schedule-store.ts';
+import { mikroOrmWebhookStore } from './webhook-store.ts';
 import { mikroOrmChatInbox } from './chat-inbox.ts';
 import { mikroOrmStorageWriter } from './storage-writer.ts';
 import { mikroOrmConversationStore } from './conversation-store.ts';
@@ -54,6 +57,9 @@ export async function createMikroOrmStorage(options: OrmOptions, kept: { readonl
     events: mikroOrmEventLog(orm),
     outbox: mikroOrmDeliveryOutbox(orm),
     links: mikroOrmChannelLinks(orm),
+    hooks: mikroOrmHookStore(orm),
+    schedules: mikroOrmScheduleStore(orm),
+    webhooks: mikroOrmWebhookStore(orm),
     chatInbox: mikroOrmChatInbox(orm),
     importWorld: async (world) => {
       try {

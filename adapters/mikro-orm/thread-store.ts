@@ -1,15 +1,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import type { Thread, ThreadListItem } from '../../domain/model.ts';
-import type { AccessibleThread, ThreadStore } from '../../ports/thread-store.ts';
+import { UNARCHIVED, type AccessibleThread, type ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at, ${t}.archived`;
 
 /** The columns of a thread row, in the shape the reads answer. */
 const THREAD_COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${iso(`${t}.created_at`)} as created_at`;
+  `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${iso(`${t}.created_at`)} as created_at, ${t}.archived`;
 
 /**
  * One query: the thread when the user owns it or is a member (a primary-key probe of
@@ -36,11 +36,23 @@ from threads t left join thread_members m on m.thread_id = t.id and m.user_id = 
 where t.id = ? and (t.owner = ? or m.user_id is not null)`;
 
 /**
- * One query: the newest threads the user owns, and the newest they are a member of, each an index
- * range scan cut at the page size, merged and cut again; each with its activity (its queued directives
- * counted on the queue's (thread_id, ordinal) index, none loaded).
+ * A search word's condition on a thread id (`column`): the word begins a word of the thread's title or of
+ * one of its own ledger messages. Each side is a GIN index probe (migration 0023: the expressions must stay
+ * exactly `to_tsvector('simple', ...)`); the `simple` configuration lower-cases and never stems. The word's
+ * query text is `<word>:*` (a prefix), bound as a parameter: a word is letters and digits only
+ * (domain/thread-search.ts), so it holds no tsquery operator.
  */
-const listAccessible = (cursor: string, memberCursor: string) => `
+const matchesWord = (column: string): string => ` and ${column} in (
+    select s.id from threads s where to_tsvector('simple', s.title) @@ to_tsquery('simple', ?)
+    union select g.thread_id from messages g where to_tsvector('simple', g.text) @@ to_tsquery('simple', ?))`;
+
+/**
+ * One query: the newest threads the user owns, and the newest they are a member of, each an index
+ * range scan cut at the page size after the filter (archived or not, and every search word), merged and
+ * cut again; each with its activity (its queued directives counted on the queue's (thread_id, ordinal)
+ * index, none loaded). The search only narrows what the caller may read: it never reads another thread.
+ */
+const listAccessible = (cursor: string, memberCursor: string, words: number) => `
 select ${THREAD_COLUMNS('t')},
   coalesce(a.turn_running, false) as activity_turn_running, coalesce(a.approvals, 0)::int as activity_approvals,
   coalesce(a.questions, 0)::int as activity_questions,
@@ -54,9 +66,10 @@ left join lateral (
   where c.thread_id = t.id
 ) a on true
 where t.id in (
-  (select id from threads where owner = ?${cursor} order by id desc limit ?)
+  (select id from threads where owner = ? and archived = ?${cursor}${matchesWord('id').repeat(words)} order by id desc limit ?)
   union all
-  (select thread_id from thread_members where user_id = ?${memberCursor} order by thread_id desc limit ?)
+  (select m.thread_id from thread_members m join threads mt on mt.id = m.thread_id
+    where m.user_id = ? and mt.archived = ?${memberCursor}${matchesWord('m.thread_id').repeat(words)} order by m.thread_id desc limit ?)
 )
 order by t.id desc limit ?`;
 
@@ -92,13 +105,15 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
       return (await runStatement<{ id: string }>(orm, 'select id from threads where id = ?', [threadId])).length === 1;
     },
 
-    async listAccessible(userId, page) {
+    async listAccessible(userId, page, filter = UNARCHIVED) {
       const owned = olderThan('id', page.before);
-      const member = olderThan('thread_id', page.before);
+      const member = olderThan('m.thread_id', page.before);
       const take = page.limit + 1;
+      // Each word twice: its title probe and its ledger probe.
+      const words = filter.words.flatMap((word) => [`${word}:*`, `${word}:*`]);
       type Row = Thread & { activity_turn_running: boolean; activity_approvals: number; activity_questions: number; activity_queued: number };
-      const rows = await runStatement<Row>(orm, listAccessible(owned.sql, member.sql), [
-        userId, ...owned.params, take, userId, ...member.params, take, take,
+      const rows = await runStatement<Row>(orm, listAccessible(owned.sql, member.sql, filter.words.length), [
+        userId, filter.archived, ...owned.params, ...words, take, userId, filter.archived, ...member.params, ...words, take, take,
       ]);
       const items = rows.map(({ activity_turn_running, activity_approvals, activity_questions, activity_queued, ...thread }): ThreadListItem => ({
         ...thread,

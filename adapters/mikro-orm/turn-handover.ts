@@ -32,16 +32,16 @@ async function startNextIn(sql: Statement, thread: Thread, conversations: readon
   if (next === undefined) return null;
   await sql('delete from directive_queue where id = ?', [next.id]);
   const runId = uuidv7();
-  const run: Run = { id: runId, conversation_id: latest.id, directory: next.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null };
-  await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at) values (?, ?, ?, 'running', null, ?, null)`,
-    [runId, latest.id, run.directory, run.started_at]);
+  const run: Run = { id: runId, conversation_id: latest.id, directory: next.directory, status: 'running', error: null, started_at: uuid7Time(runId), ended_at: null, rewound: false };
+  await sql(`insert into runs (id, conversation_id, directory, status, error, started_at, ended_at, message_id) values (?, ?, ?, 'running', null, ?, null, ?)`,
+    [runId, latest.id, run.directory, run.started_at, next.message_id]);
   const [conversation] = await sql<Conversation>(`
     update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
       turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
     where id = ? returning ${CONVERSATION}`, [next.permission_mode, runId, lease.holder, lease.ms / 1000, latest.id]);
   const [message] = await sql<Message>(`select ${MESSAGE_OF('m')} from messages m where m.id = ?`, [next.message_id]);
-  const stored = message ?? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id) };
-  const item: QueuedDirective = { id: next.id, message_id: next.message_id, text: next.text, author: next.author, position: 1, created_at: next.created_at };
+  const stored = message ?? { id: next.message_id, role: 'user', text: next.text, artifact_id: null, created_at: uuid7Time(next.message_id), origin: next.origin };
+  const item: QueuedDirective = { id: next.id, message_id: next.message_id, text: next.text, author: next.author, position: 1, created_at: next.created_at, origin: next.origin };
   const [event] = await sql<WireEvent>(APPEND, [thread.id, 'dequeued', JSON.stringify({ id: item.id, run_id: runId, conversation_id: latest.id, message: stored }), thread.id]);
   // Kept until the turn takes it to the agent: a crash before then leaves the run to be started again.
   const unsent: Unsent = { item, message: stored, event: event! };
@@ -100,7 +100,9 @@ export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
       const [thread] = await runStatement<Thread>(orm, `select ${THREAD} from threads where id = ?`, [unsent.thread_id]);
       const [conversation] = await runStatement<Conversation>(orm, `select ${CONVERSATION} from conversations where id = ?`, [run.conversation_id]);
       if (thread === undefined || conversation === undefined) return null;
-      return { thread, conversation, run, ...unsent.started };
+      const { item, message, event } = unsent.started;
+      // One kept before origins were (migration 0026) has none: a person's, as every directive was then.
+      return { thread, conversation, run, event, item: { ...item, origin: item.origin ?? null }, message: { ...message, origin: message.origin ?? null } };
     },
 
     async takeUnsentPrompt(runId, holder) {

@@ -8,7 +8,7 @@ import type { Logger } from '../../ports/logger.ts';
 import { SlackConnection, type Backoff } from './connection.ts';
 import { deliverToSlack, type Openings } from './deliver.ts';
 import { slackInbound, type SlackInbound } from './inbound.ts';
-import { channelPlace, channelThreads, memberChannels, type SlackChannelFacts } from './places.ts';
+import { channelPlace, channelThreads, directChannels, memberChannels, type SlackChannelFacts } from './places.ts';
 
 /** Slack's answers that say a channel is not the bot's to read any more. */
 const GONE = /not_in_channel|channel_not_found/;
@@ -132,7 +132,7 @@ export function slackChannelPort(options: SlackChannelOptions): SlackChannelPort
     listen(handlers: ChatHandlers): ChannelListener {
       if (inbound !== null) throw new Error(`the slack channel ${channelId} listens already`);
       const listening = slackInbound({
-        channelId, connection, handlers, living: () => living(channelId), channels: () => memberChannels(connection), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
+        channelId, connection, handlers, living: () => living(channelId), channels: () => memberChannels(connection), directs: () => directChannels(connection), log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
       });
       inbound = listening;
       return {

@@ -28,6 +28,8 @@ class HeldElsewhere extends Error {
   override readonly name = 'HeldElsewhere';
 }
 
+/** A direct conversation with the bot (Slack's `im` ids start with D). */
+const isDirect = (place: string): boolean => place.startsWith('D') && !place.includes(':');
 const cursorAt = (ts: string): ChatCursor => ({ id: ts, at: new Date(Number(ts) * 1000).toISOString() });
 /** The `ts` just before `ts` (a cursor there reads `ts` next). */
 const justBefore = (ts: string): string => (Number(ts) - 0.000001).toFixed(6);
@@ -55,6 +57,8 @@ export function slackInbound(options: {
   readonly living: () => Promise<readonly { address: string }[]>;
   /** The Slack channels the bot is a member of: their mentions are read again on reconnect. */
   readonly channels: () => Promise<readonly { id: string }[]>;
+  /** The bot's direct conversations (`im`): those it was sent a message in are read again on reconnect. */
+  readonly directs: () => Promise<readonly { id: string }[]>;
   readonly log: Logger;
   readonly claimMs?: number;
 }) {
@@ -96,7 +100,7 @@ export function slackInbound(options: {
     scheduled.add(place);
     later(() => {
       scheduled.delete(place);
-      void (place.includes(':') ? catchUpThread(place) : catchUpChannel(place));
+      void (place.includes(':') ? catchUpThread(place) : isDirect(place) ? catchUpDirect(place) : catchUpChannel(place));
     }, wait);
   }
 
@@ -138,16 +142,34 @@ export function slackInbound(options: {
     });
   }
 
-  async function direct(event: SlackMessageEvent): Promise<void> {
+  /**
+   * Hands a direct message to the protocol; throws when it must be read again (held by another listener, which
+   * may have died with it, or storage away). `live`: one at or before its conversation's cursor is done already.
+   */
+  async function directMessage(event: SlackMessageEvent, live: boolean): Promise<void> {
     const bot = connection.bot;
-    if (bot === null) return;
+    if (bot === null) throw new Error('the bot is not known yet');
     const read = readMessage(channelId, bot.userId, event);
     if (read.kind !== 'direct') return;
+    const ts = read.id.slice(read.im.length + 1);
+    if (live) {
+      const cursor = await inbox.cursor(channelId, read.im);
+      if (cursor !== null && Number(ts) <= Number(cursor.id)) return;
+      // The direct conversation is read back from here on (a sweep, a reconnect): one this listener dies with is not lost.
+      if (cursor === null) await inbox.advance(channelId, read.im, cursorAt(justBefore(ts)));
+    }
     const handled = await chat.direct({ channel: channelId, sender: read.sender, text: read.text, id: read.id }, async (reply) => {
       await connection.call('chat.postMessage', { channel: read.im, text: escapeMrkdwn(reply) });
     });
+    if (handled === 'held') throw new HeldElsewhere(read.id);
     // Never the text: the code links an account until it is used or expires.
     if (handled === 'link') log.info({ from: read.sender }, 'slack link code received');
+  }
+
+  /** A live direct message, in its conversation's order; on failure the conversation is read again from its cursor. */
+  function direct(event: SlackMessageEvent): Promise<void> {
+    const im = event.channel ?? '';
+    return enqueue(im, () => directMessage(event, true)).catch((error: unknown) => readAgain(im, error));
   }
 
   async function click(actions: SlackBlockActions): Promise<void> {
@@ -224,13 +246,33 @@ export function slackInbound(options: {
   }
 
   /**
+   * Reads a direct conversation with the bot from its cursor: one the bot was never sent a message in live has
+   * none and is not read (nothing of it was taken and left half answered).
+   */
+  function catchUpDirect(im: string): Promise<void> {
+    return enqueue(im, async () => {
+      connection.ensureOnline();
+      const cursor = await inbox.cursor(channelId, im);
+      if (cursor === null) return;
+      const messages = await readAfter('conversations.history', { channel: im, oldest: cursor.id });
+      for (const message of messages) {
+        if (Number(message.ts) <= Number(cursor.id)) continue;
+        await directMessage({ ...message, channel: im, channel_type: 'im', thread_ts: undefined }, false);
+        await inbox.advance(channelId, im, cursorAt(message.ts));
+      }
+      waits.delete(im);
+    }).catch((error: unknown) => readAgain(im, error));
+  }
+
+  /**
    * Reads every thread where a conversation lives on the channel from its cursor, and each Slack channel's
    * top-level messages, in `inChannel` only when given. What cannot be listed now is listed again later.
    */
   async function catchUp(inChannel: string | null = null): Promise<void> {
-    const [living, channels] = await Promise.allSettled([
+    const [living, channels, directs] = await Promise.allSettled([
       options.living(),
       inChannel !== null ? Promise.resolve([{ id: inChannel }]) : options.channels(),
+      inChannel !== null ? Promise.resolve([]) : options.directs(),
     ]);
     const threads = living.status === 'fulfilled'
       ? living.value.map(({ address }) => address).filter((address) => {
@@ -238,7 +280,7 @@ export function slackInbound(options: {
         return parsed?.kind === 'thread' && (inChannel === null || parsed.channel === inChannel);
       })
       : [];
-    for (const failed of [living, channels]) {
+    for (const failed of [living, channels, directs]) {
       if (failed.status === 'rejected') {
         log.warn({ err: failed.reason }, 'the slack places to read could not be listed; they are listed again');
         later(() => void catchUp(inChannel), RETRY_MS);
@@ -247,6 +289,7 @@ export function slackInbound(options: {
     await Promise.all([
       ...threads.map((thread) => catchUpThread(thread)),
       ...(channels.status === 'fulfilled' ? channels.value.map(({ id }) => catchUpChannel(id)) : []),
+      ...(directs.status === 'fulfilled' ? directs.value.map(({ id }) => catchUpDirect(id)) : []),
     ]);
   }
 

@@ -436,11 +436,15 @@ function encodeUrl(url: string): string {
  */
 const ATOM = /<[^<>\n]*>|```|&#?[A-Za-z0-9]{1,8};/g;
 
+/** An entity `&…;`, as ATOM matches one (no `<`, `>`, backtick or newline in it: it never straddles another atom). */
+const ENTITY = /&#?[A-Za-z0-9]{1,8};/g;
+
 /**
  * `mrkdwn` in pieces of at most `limit` UTF-16 code units (Slack counts characters; a code unit is
  * never fewer). Each piece is cut at the last line break (else space) of its second half when there
  * is one, never inside an `&…;` entity, a surrogate pair or a `<url|text>` link (a link longer than a
- * piece can hold is the one exception: it is cut). A cut inside a ``` code block closes it with ```
+ * piece can hold is the one exception: it is cut, though still outside an entity, a surrogate pair
+ * or a ``` of its text, with an even number of those ``` in each piece when there is a way). A cut inside a ``` code block closes it with ```
  * at the end of the piece and reopens it with ``` at the start of the next, those fences counted
  * within `limit`. Joined, minus the added fences, the pieces give `mrkdwn` back; an empty text has
  * no piece.
@@ -454,6 +458,10 @@ export function mrkdwnChunks(mrkdwn: string, limit: number = SECTION_TEXT_LIMIT)
   // Whether the text before a position leaves a code block open.
   const code = new Uint8Array(n + 1);
   const fences: number[] = [];
+  // The ``` of a link's text: no fence while the link is whole, but read as one in a piece holding
+  // part of a link cut in two. Whether a position is strictly inside one, and how many end at or before it.
+  const linkFence = new Uint8Array(n + 1);
+  const linkFences = new Int32Array(n + 1);
   let open = 0;
   let from = 0;
   for (const match of s.matchAll(ATOM)) {
@@ -467,10 +475,21 @@ export function mrkdwnChunks(mrkdwn: string, limit: number = SECTION_TEXT_LIMIT)
     if (match[0] === FENCE) {
       fences.push(start);
       open ^= 1;
+    } else if (match[0][0] === '<') {
+      for (const inner of match[0].matchAll(/```/g)) {
+        const at = start + inner.index;
+        linkFence.fill(1, at + 1, at + FENCE.length);
+        linkFences[at + FENCE.length]! += 1;
+      }
     }
     from = end;
   }
   code.fill(open, from, n + 1);
+  for (let k = 1; k <= n; k++) linkFences[k]! += linkFences[k - 1]!;
+  // For a cut position strictly inside an entity, the entity's start, else -1; entities inside a link
+  // too (the atoms above see the link only), for when a link too long for a piece has to be cut.
+  const entity = new Int32Array(n + 1).fill(-1);
+  for (const match of s.matchAll(ENTITY)) entity.fill(match.index, match.index + 1, match.index + match[0].length);
 
   const safe = (c: number) => inside[c] === -1 && !(isHigh(s.charCodeAt(c - 1)) && isLow(s.charCodeAt(c)));
 
@@ -487,6 +506,17 @@ export function mrkdwnChunks(mrkdwn: string, limit: number = SECTION_TEXT_LIMIT)
     }
     let c = end;
     if (inside[c]! > pos) c = inside[c]!;
+    else if (inside[c]! >= 0) {
+      // c is inside a link that starts at pos (or before: a link cut already) and is too long for a
+      // piece: it is cut, but not inside an entity, a surrogate pair or a ``` of its text, and with
+      // an even number of those ``` in the piece (else the piece would leave a code block open).
+      for (let k = c; k > pos; k--) {
+        if (entity[k]! > pos || linkFence[k] === 1 || (isHigh(s.charCodeAt(k - 1)) && isLow(s.charCodeAt(k)))) continue;
+        if ((linkFences[k]! - linkFences[pos]!) % 2 === 0) return k;
+      }
+      // None (an odd number of ``` in the link): at least not inside an entity.
+      if (entity[c]! > pos) c = entity[c]!;
+    }
     if (isHigh(s.charCodeAt(c - 1)) && isLow(s.charCodeAt(c))) c -= 1;
     return c;
   };

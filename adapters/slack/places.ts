@@ -27,19 +27,30 @@ export interface SlackMessage {
 /** At most this many pages of channels are listed (200 each): a workspace's bot is in far fewer. */
 const LIST_PAGES = 10;
 
-/** The public and private channels the bot is a member of. */
-export async function memberChannels(connection: SlackConnection): Promise<SlackChannelFacts[]> {
+/** `conversations.list` of `types`, page by page (at most {@link LIST_PAGES}). */
+async function listConversations(connection: SlackConnection, args: Record<string, unknown>): Promise<SlackChannelFacts[]> {
   const found: SlackChannelFacts[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < LIST_PAGES; page++) {
     const answer = await connection.call<{ channels?: SlackChannelFacts[]; response_metadata?: { next_cursor?: string } }>('conversations.list', {
-      types: 'public_channel,private_channel', exclude_archived: false, limit: 200, ...(cursor === undefined ? {} : { cursor }),
+      ...args, limit: 200, ...(cursor === undefined ? {} : { cursor }),
     });
-    for (const channel of answer.channels ?? []) if (channel.is_member === true) found.push(channel);
+    found.push(...(answer.channels ?? []));
     cursor = answer.response_metadata?.next_cursor || undefined;
     if (cursor === undefined) break;
   }
   return found;
+}
+
+/** The public and private channels the bot is a member of. */
+export async function memberChannels(connection: SlackConnection): Promise<SlackChannelFacts[]> {
+  const listed = await listConversations(connection, { types: 'public_channel,private_channel', exclude_archived: false });
+  return listed.filter((channel) => channel.is_member === true);
+}
+
+/** The bot's direct conversations (`im`), each person's with the bot. */
+export function directChannels(connection: SlackConnection): Promise<SlackChannelFacts[]> {
+  return listConversations(connection, { types: 'im' });
 }
 
 /** Why no conversation can land in a channel, or null when one can: the bot must be able to post there. */

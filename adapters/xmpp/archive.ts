@@ -46,7 +46,8 @@ async function archivePageOnce(connection: XmppConnection, room: string, page: A
   const queryId = randomBytes(6).toString('hex');
   const messages: ArchivedMessage[] = [];
   const stop = connection.listen((stanza: Element) => {
-    if (stanza.attrs.from !== room) return;
+    // The bot's own archive (its direct messages) answers from the account itself: no `from`, which only the server can send.
+    if (stanza.attrs.from !== room && stanza.attrs.from !== undefined) return;
     const result = archivedMessage(stanza, queryId);
     if (result === null) return;
     const facts = messageFacts(result.message, room);

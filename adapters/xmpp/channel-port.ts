@@ -1,3 +1,4 @@
+import type { Element } from '@xmpp/client';
 import type { Channel, ChannelPlace } from '../../domain/model.ts';
 import { parseRoomThread } from '../../domain/xmpp.ts';
 import type { Catalog } from '../../ports/catalog.ts';
@@ -9,6 +10,7 @@ import type { XmppAccount } from '../../domain/xmpp.ts';
 import { XmppConnection, type Backoff } from './connection.ts';
 import { deliverToRoom } from './deliver.ts';
 import { xmppInbound, type XmppInbound } from './inbound.ts';
+import { roomInvitation } from './invitations.ts';
 import { occupantDirectory } from './occupants.ts';
 import { barredReason, publicRooms, roomFacts, roomPlace, roomThreads, threadPlaces, type RoomFacts } from './places.ts';
 
@@ -62,6 +64,16 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
   const inFlight = new Map<string, Promise<void>>();
   let inbound: XmppInbound | null = null;
   const occupants = occupantDirectory(connection);
+  /**
+   * Invitations that came while nobody listened (those the server kept while the bot was offline arrive as soon
+   * as it is online, perhaps before the app is built): handed to the next listener, at most {@link EARLY_INVITATIONS}.
+   */
+  let early: Element[] = [];
+  const stopEarly = connection.listen((stanza) => {
+    if (inbound !== null || roomInvitation(stanza, options.account.muc, options.account.jid.toLowerCase()) === null) return;
+    early.push(stanza);
+    if (early.length > EARLY_INVITATIONS) early.shift();
+  });
 
   const top = (): ChannelPlace[] => rooms.map(({ facts, barred }) => roomPlace(facts, barred, threads.get(facts.jid) ?? []));
 
@@ -119,6 +131,8 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
         channelId, connection, handlers, living: () => living(channelId), occupants, log: options.log, ...(options.claimMs === undefined ? {} : { claimMs: options.claimMs }),
       });
       inbound = listening;
+      for (const invitation of early) listening.take(invitation);
+      early = [];
       // Rooms joined before (a delivery's, an earlier listener's) are read from their cursors now.
       for (const room of connection.rooms()) void listening.catchUp(room);
       return {
@@ -131,6 +145,7 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     },
     async close() {
       inbound?.close();
+      stopEarly();
       occupants.stop();
       await connection.close();
     },
@@ -145,6 +160,9 @@ export function xmppChannelPort(options: XmppChannelOptions): XmppChannelPort {
     threads.set(room, [...list, ...threadPlaces(room, barred, [{ thread, name: delivery.title || `Thread ${thread}` }])]);
   }
 }
+
+/** The most invitations kept for a listener to come. */
+const EARLY_INVITATIONS = 100;
 
 /** Starts the port's connection (kept apart so a test can build it, then start it). */
 export function startXmppChannel(port: XmppChannelPort): XmppChannelPort {

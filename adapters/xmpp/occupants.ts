@@ -23,9 +23,19 @@ export interface OccupantDirectory {
    * those to come (to be remembered past a restart); answers how to stop.
    */
   onLearned(learned: (room: string, occupantId: string, jid: string) => void): () => void;
+  /** The nick under which `jid` (a bare JID) is in `room` now, or undefined (not there, or the room hides it from the bot). */
+  nickOf(room: string, jid: string): string | undefined;
+  /** How many occupants (nicks, occupant ids) it holds now: bounded by {@link OCCUPANTS_MAX} each. */
+  size(): { readonly nicks: number; readonly ids: number };
   /** Stops listening to presence. */
   stop(): void;
 }
+
+/**
+ * The most nicks, and the most occupant ids, held at once: past it the oldest go. A forgotten id is still
+ * known to the inbound side from the chat inbox, where each was remembered as it was learned.
+ */
+export const OCCUPANTS_MAX = 10_000;
 
 /** An id seen for two different JIDs: never trusted again. */
 const AMBIGUOUS = '\u0000ambiguous';
@@ -59,34 +69,58 @@ export function occupantPresence(stanza: Element, mucService: string): { from: s
  * and go). It listens from when the connection is made, not from when the channel listens: a room
  * joined before (for a delivery) sends its occupants' presence once, on the join, and a live message
  * there names its sender by nick only. A nick is forgotten when its occupant leaves (another person
- * may take it); an occupant id is kept (it is the same person's in that room for as long as the room lives).
+ * may take it), and so is their occupant id (the listeners were told it as it was learned, and keep it:
+ * the chat inbox); an id seen for two JIDs is kept while the room is, so it never names anyone again here.
+ * When the bot leaves a room (its own unavailable presence), all of that room goes. At most
+ * {@link OCCUPANTS_MAX} of each are held: the oldest go first.
  */
-export function occupantDirectory(connection: XmppConnection): OccupantDirectory {
+export function occupantDirectory(connection: Pick<XmppConnection, 'listen' | 'account'>, max: number = OCCUPANTS_MAX): OccupantDirectory {
   const nicks = new Map<string, string>();
   const ids = new Map<string, string>();
-  /** Every (room, id, JID) asserted so far, for listeners that come later. */
+  /** Every (room, id, JID) asserted and held, for listeners that come later, by `room id`. */
   const asserted = new Map<string, { room: string; occupantId: string; jid: string }>();
   const listeners = new Set<(room: string, occupantId: string, jid: string) => void>();
+  /** Sets `key` as the newest entry of `map`, the oldest going past the bound. */
+  const hold = <T>(map: Map<string, T>, key: string, value: T) => {
+    map.delete(key);
+    map.set(key, value);
+    while (map.size > max) map.delete(map.keys().next().value!);
+  };
+  const forgetRoom = (room: string) => {
+    for (const map of [nicks, ids, asserted] as Map<string, unknown>[]) {
+      for (const key of [...map.keys()]) if (key.startsWith(`${room}/`) || key.startsWith(`${room} `)) map.delete(key);
+    }
+  };
   const stop = connection.listen((stanza) => {
     const presence = occupantPresence(stanza, connection.account.muc);
     if (presence === null) return;
+    if (presence.gone && presence.from === `${presence.room}/${connection.account.nick}`) return forgetRoom(presence.room);
     if (presence.gone || presence.jid === null) {
       nicks.delete(presence.from);
+      if (presence.gone && presence.occupantId !== null) {
+        const key = `${presence.room} ${presence.occupantId}`;
+        if (ids.get(key) !== AMBIGUOUS) ids.delete(key);
+        asserted.delete(key);
+      }
       return;
     }
-    nicks.set(presence.from, presence.jid);
+    hold(nicks, presence.from, presence.jid);
     if (presence.occupantId === null) return;
     const key = `${presence.room} ${presence.occupantId}`;
     const known = ids.get(key);
-    ids.set(key, known === undefined || known === presence.jid ? presence.jid : AMBIGUOUS);
-    const fact = `${key} ${presence.jid}`;
-    if (asserted.has(fact)) return;
+    hold(ids, key, known === undefined || known === presence.jid ? presence.jid : AMBIGUOUS);
+    if (asserted.get(key)?.jid === presence.jid) return;
     const learned = { room: presence.room, occupantId: presence.occupantId, jid: presence.jid };
-    asserted.set(fact, learned);
+    hold(asserted, key, learned);
     for (const listener of listeners) listener(learned.room, learned.occupantId, learned.jid);
   });
   return {
+    size: () => ({ nicks: nicks.size, ids: ids.size }),
     byNick: (from) => nicks.get(from),
+    nickOf(room, jid) {
+      for (const [from, held] of nicks) if (held === jid && from.startsWith(`${room}/`)) return from.slice(room.length + 1);
+      return undefined;
+    },
     byOccupantId: (room, occupantId) => {
       const jid = ids.get(`${room} ${occupantId}`);
       return jid === AMBIGUOUS ? null : jid;

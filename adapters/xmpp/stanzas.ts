@@ -14,6 +14,12 @@ export const NS = {
   data: 'jabber:x:data',
   delay: 'urn:xmpp:delay',
   occupantId: 'urn:xmpp:occupant-id:0',
+  /** XEP-0249, direct invitations. */
+  conference: 'jabber:x:conference',
+  /** XEP-0461, message replies. */
+  reply: 'urn:xmpp:reply:0',
+  /** XEP-0428, fallback indication (the quoted text a reply carries for clients without XEP-0461). */
+  fallback: 'urn:xmpp:fallback:0',
 } as const;
 
 /**
@@ -39,6 +45,11 @@ export function threadMessage(room: string, thread: string, originId: string, bo
     xml('thread', {}, thread),
     xml('origin-id', { xmlns: NS.sid, id: originId }),
   );
+}
+
+/** A groupchat message in a room outside any thread (what the bot says on joining at an invitation). */
+export function roomMessage(room: string, originId: string, body: string): Element {
+  return xml('message', { to: room, type: 'groupchat', id: originId }, xml('body', {}, xmlText(body)), xml('origin-id', { xmlns: NS.sid, id: originId }));
 }
 
 /** A direct message to one person (an answer to what they sent the bot). */

@@ -28,7 +28,7 @@ export function ledgerMessage(config: ViewerRouting) {
   return (entry: LedgerEntry): LedgerMessage => {
     const app = entry.app;
     if (app === undefined) return entry as Message;
-    const message: Message = { id: entry.id, role: entry.role, text: entry.text, artifact_id: entry.artifact_id, created_at: entry.created_at };
+    const message: Message = { id: entry.id, role: entry.role, text: entry.text, artifact_id: entry.artifact_id, created_at: entry.created_at, origin: entry.origin };
     if (message.artifact_id === null || config.viewerOrigin === null) return message;
     return {
       ...message,

@@ -1,6 +1,8 @@
 import type { Failure } from '../../domain/errors.ts';
 import { answerFromChat, CHAT_TEXT_LIMIT, isStopRequest } from '../../domain/chat-text.ts';
 import { storableText } from '../../domain/text.ts';
+import { routeOf } from '../../domain/vocabulary.ts';
+import type { AgentVocabularies } from '../agents/vocabularies.ts';
 import type { Address, Conversation, Thread, User } from '../../domain/model.ts';
 import type { ChatChoice, ChatMessage, ChoiceHandled } from '../../ports/chat-inbound.ts';
 import type { DirectiveAnswer } from '../../ports/directive-writes.ts';
@@ -22,6 +24,8 @@ export type ChatOutcome =
   | { readonly kind: 'unlinked'; readonly reply: string }
   /** The linked user may not speak there (not a member of the thread), or it could not be taken. */
   | { readonly kind: 'refused'; readonly reply: string }
+  /** Several conversations live in the place and the message named none: the sender is told how to reach one. */
+  | { readonly kind: 'hint'; readonly reply: string }
   /** The conversation's next directive: run now, or queued behind the running turn. */
   | { readonly kind: 'directive'; readonly thread_id: string; readonly answer: DirectiveAnswer }
   /** A new thread on the channel, opened by the message, whose first turn runs it. */
@@ -36,6 +40,10 @@ export const HOW_TO_LINK =
   'I do not know who you are yet. In the console, open your account, ask for a link code for this channel, ' +
   'then send me "link <code>" in a direct message. Nothing was run.';
 
+/** How to reach one of a place's conversations, unless the adapter gives its own (said once per place and sender). */
+export const HOW_TO_REACH =
+  'Several conversations live here. To talk to one, write in its thread or reply to one of its posts. Nothing was run.';
+
 /** The reply to a message longer than a directive may be. */
 export const TOO_LONG = `This message is too long for the agent (at most ${CHAT_TEXT_LIMIT} characters). Nothing was run.`;
 
@@ -45,6 +53,8 @@ export interface ChatInboundDeps {
   readonly storage: { readonly catalog: Catalog; readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
   /** The console user a sender's address is linked to on a channel (the world's links and stored ones), or null. */
   readonly userAt: (channel: string, sender: string) => Promise<string | null>;
+  /** What the agents offer: a thread a message opens takes its agent's first model and default posture where the channel gives none. */
+  readonly vocabularies: Pick<AgentVocabularies, 'one'>;
   readonly startTurn: (turn: TurnStart) => Promise<Result<DirectiveAnswer, Failure>>;
   readonly cancel: (user: User, threadId: string) => Promise<Result<{ run_id: string }, Failure>>;
   readonly answer: (user: User, threadId: string, answers: readonly PendingAnswer[]) => Promise<Result<{ answered: number }, Failure>>;
@@ -54,8 +64,9 @@ export interface ChatInboundDeps {
  * Messages people post on a chat channel (contract section 9, inbound): in a thread where a
  * conversation lives, a linked member's message is its next directive (queued while a turn runs;
  * `stop` cancels; a number or an option's name answers the item the turn waits on); a message that
- * addresses the bot elsewhere opens a new thread there, owned by the sender, with the channel's first
- * agent. An unlinked sender is told how to link. Exactly once: the platform's message id is the
+ * addresses the bot elsewhere opens a new thread there, owned by the sender, with the channel's defaults
+ * (project, route, posture, effort), else its first agent with that agent's first model and default
+ * posture. An unlinked sender is told how to link. Exactly once: the platform's message id is the
  * directive's `message_id`, and a new thread is keyed by the address it opens.
  */
 export function chatInbound(deps: ChatInboundDeps) {
@@ -68,6 +79,8 @@ export function chatInbound(deps: ChatInboundDeps) {
   /** The living conversation's thread, when the linked user may speak there. */
   async function continued(user: User, conversation: Conversation, message: ChatMessage): Promise<ChatOutcome> {
     const thread = await storage.threads.findRow(user.id, conversation.thread_id);
+    // A plain message in the room the sole conversation took: from someone not in it, it was never for the agent.
+    if (thread === null && message.reached === 'sole') return { kind: 'ignored' };
     if (thread === null) return { kind: 'refused', reply: 'You are not a member of this thread in the console, so the agent does not take your messages here.' };
     if (isStopRequest(message.text)) {
       const stopped = await deps.cancel(user, thread.id);
@@ -99,24 +112,41 @@ export function chatInbound(deps: ChatInboundDeps) {
 
   async function open(user: User, message: ChatMessage, at: Address): Promise<ChatOutcome> {
     const channel = (await storage.catalog.channels()).find((candidate) => candidate.id === message.channel);
-    const agentId = channel?.agents[0];
+    const defaults = channel?.defaults ?? null;
+    // The channel's default route (checked against its agents when the world was loaded), else its first agent.
+    const named = defaults?.route == null || channel === undefined ? null : routeOf(defaults.route, channel.agents);
+    const agentId = named?.agent ?? channel?.agents[0];
     if (agentId === undefined) return { kind: 'refused', reply: 'No agent is connected to this channel.' };
+    // What the world leaves open is what the console's composer would pick: the agent's first model and its
+    // default posture, as it offers them (waited for, bounded, while nothing is known of it).
+    const offered = (await deps.vocabularies.one(agentId, true))?.offered ?? null;
     const { thread, conversation } = await storage.writer.createConsoleThread({
       owner: user.id,
       key: `${at.channel}:${at.id}`,
       channel: message.channel,
-      project: null,
+      project: defaults?.project ?? null,
       title: message.text.replace(/\s+/g, ' ').trim().slice(0, 80) || 'Chat thread',
-      conversation: { agent: agentId, model: null, permission_mode: null, effort: null, address: at },
+      conversation: {
+        agent: agentId,
+        model: named?.model ?? offered?.models[0] ?? null,
+        permission_mode: defaults?.permission_mode ?? offered?.default_permission_mode ?? null,
+        effort: defaults?.effort ?? null,
+        address: at,
+      },
     });
     return directive(user, thread, conversation, message, true);
   }
 
   return async function receive(received: ChatMessage): Promise<ChatOutcome> {
+    if (received.reached === 'ambiguous') {
+      // Nothing runs; a linked sender is told how to reach a conversation (an unlinked one, nothing: it named none).
+      return (await deps.userAt(received.channel, received.sender)) === null ? { kind: 'ignored' } : { kind: 'hint', reply: HOW_TO_REACH };
+    }
     const living = await storage.conversations.livingAt(received.address);
     if (living === null && received.opens === null) return { kind: 'ignored' };
     const userId = await deps.userAt(received.channel, received.sender);
-    if (userId === null) return { kind: 'unlinked', reply: HOW_TO_LINK };
+    // A plain message the sole conversation took is a linked member's directive, or nobody's business.
+    if (userId === null) return received.reached === 'sole' ? { kind: 'ignored' } : { kind: 'unlinked', reply: HOW_TO_LINK };
     // A person's text is data: stored as it came, but what cannot be stored (NUL, a lone surrogate) is replaced.
     const message = { ...received, text: storableText(received.text) };
     if (message.text.trim() === '') return { kind: 'ignored' };

@@ -74,9 +74,9 @@ export function chatRelay(deps: {
 
   return (log: EventLog): EventLog => ({
     ...log,
-    async append(threadId, type, data, posts = []) {
+    async append(threadId, type, data, posts = [], key) {
       const own = await postsOf(threadId, { type, data });
-      const event = await log.append(threadId, type, data, [...posts, ...own]);
+      const event = await log.append(threadId, type, data, [...posts, ...own], key);
       if (own.length > 0) deps.poke();
       return event;
     },

@@ -3,6 +3,7 @@ import { CONSOLE_CHANNEL, type Address, type Agent, type User } from '../../doma
 import {
   agentRoutesOn, barredFailure, busyFailure, findPlace, isThreadPlace, movedReason, newThreadAddress, placeAddress, threadOperations, type ChannelAddress, type ThreadOperations,
 } from '../../domain/moves.ts';
+import { moveNotice } from '../../domain/move-notice.ts';
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { channelRoutes, routeNamesAgent } from '../../domain/vocabulary.ts';
 import { ChannelUnavailableError, type ChannelPort } from '../../ports/channel-port.ts';
@@ -18,11 +19,13 @@ import type { LedgerStore } from '../../ports/ledger-store.ts';
 import type { MoveWrites } from '../../ports/move-writes.ts';
 import type { QueueEdits } from '../../ports/queue-edits.ts';
 import { unavailableFailure, type AgentVocabularies } from '../agents/vocabularies.ts';
-import { threadHistory } from '../runs/history.ts';
+import { recentLedger, threadHistory } from '../runs/history.ts';
 import type { BackgroundTurns } from '../runs/turns.ts';
 import { moveContext } from './context.ts';
 
 type Answer<T> = Promise<Result<T, Failure>>;
+/** How many of the newest ledger messages a teleport notice looks through for the last exchange. */
+const MOVE_NOTICE_READS = 20;
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
 /** A teleport as its body gives it. */
@@ -153,13 +156,16 @@ export function threadMoves(deps: {
           return fail(invalid('body.new_thread', `must be true for ${place.name}: it is a room, and a room takes new threads only`));
         }
         const deliveryId = deps.newId();
-        const history = await threadHistory(storage, user.id, thread.id, null);
+        // People there read a short notice; the agent's brief is the agent's, and is never posted.
+        const recent = await recentLedger(storage, user.id, thread.id, MOVE_NOTICE_READS);
+        const from = context.value.channels.find((c) => c.id === thread.channel)?.name ?? thread.channel;
         // The address is decided now, from the delivery's id: the move does not wait for the channel.
         address = { channel: channelId, id: body.new_thread ? newThreadAddress(channel, id, deliveryId) : id };
         where = body.new_thread ? `a new thread in ${place.name} on ${channel.name}` : `${place.name} on ${channel.name}`;
         delivery = {
           id: deliveryId, channel: channelId, place: id, new_thread: body.new_thread, address, title: thread.title,
-          text: [`${user.name} moved the conversation "${thread.title}" here from ${thread.channel}.`, ...(history === null ? [] : [history])].join('\n\n'),
+          // A new thread is headed with the title by the platform: the notice does not say it twice.
+          text: moveNotice({ mover: user.name, title: thread.title, agent: conversation.agent, from, titled: body.new_thread, newestFirst: recent }),
         };
       }
       // The conversation stays its owner's: a member who moves it lands it in the owner's thread, and follows it there as a member.
@@ -169,7 +175,7 @@ export function threadMoves(deps: {
       const to = { thread_id: landing.id, conversation_id: moved.id, channel: channelId, address };
       const agent = context.value.agents.find((a) => a.id === conversation.agent)!;
       // The landing thread is a fork of this one: on a repository project its worktree starts from this thread's branch.
-      const located = body.prompt === null ? null : await deps.runDirectory({ id: landing.id, owner: landing.owner, project: thread.project, worktree: null, fork_of: thread.id });
+      const located = body.prompt === null ? null : await deps.runDirectory({ id: landing.id, owner: landing.owner, project: thread.project, worktree: null, fork_of: thread.id, fork_cutoff: null });
       if (located !== null && !located.ok) return located;
       return move(user, {
         source_thread_id: thread.id,

@@ -4,6 +4,7 @@ import { CONSOLE_CHANNEL, type Conversation, type ModelMessage, type Page, type 
 import { fail, ok, type Result } from '../../domain/result.ts';
 import { agentPostures, channelRoutes, type AgentPostures, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
+import { searchWords } from '../../domain/thread-search.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { LedgerStore } from '../../ports/ledger-store.ts';
@@ -58,7 +59,9 @@ export function consoleReads(storage: { readonly threads: ThreadStore; readonly 
       const linked = (await storage.catalog.channels()).filter((channel) => channel.linked_users.includes(user.id)).flatMap((channel) => channel.agents);
       return agentPostures(standings(await vocabularies.all(linked)));
     },
-    threads: (user: User, page: PageRequest): Promise<Page<ThreadListItem>> => storage.threads.listAccessible(user.id, page),
+    /** The thread list: archived threads only when asked, and with `q` those its every word finds (domain/thread-search.ts). */
+    threads: (user: User, page: PageRequest, filter: { readonly archived: boolean; readonly q: string | null } = { archived: false, q: null }): Promise<Page<ThreadListItem>> =>
+      storage.threads.listAccessible(user.id, page, { archived: filter.archived, words: filter.q === null ? [] : searchWords(filter.q) }),
     thread,
     messages: async (user: User, id: string, page: PageRequest): Read<Page<LedgerMessage>> => {
       const accessible = await storage.threads.findAccessible(user.id, id);

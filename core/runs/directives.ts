@@ -1,19 +1,22 @@
 import type { Failure } from '../../domain/errors.ts';
-import { CONSOLE_CHANNEL, type Agent, type Conversation, type Thread, type User } from '../../domain/model.ts';
+import { CONSOLE_CHANNEL, type Agent, type Conversation, type DirectiveOrigin, type Thread, type User } from '../../domain/model.ts';
 import { movedReason } from '../../domain/moves.ts';
 import { fail, ok, type Issue, type Result } from '../../domain/result.ts';
+import { titleFromDirective } from '../../domain/thread-title.ts';
 import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesAgent, type RouteInfo } from '../../domain/vocabulary.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { ConsoleThreads, NewConsoleThread } from '../../ports/console-threads.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
 import type { DirectiveAnswer, DirectiveWrites } from '../../ports/directive-writes.ts';
 import type { LedgerStore } from '../../ports/ledger-store.ts';
-import type { TurnLease } from '../../ports/turn-leases.ts';
+import type { TurnLease, TurnLeases } from '../../ports/turn-leases.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
 import { FORK_BRIEFED, threadHistory } from './history.ts';
+import { turnSteerer } from './steer.ts';
+import type { DeliverSteer } from './steer-delivery.ts';
 import type { BackgroundTurns } from './turns.ts';
 
 /** A directive as its body gives it (DirectiveBody). */
@@ -28,8 +31,11 @@ export interface Directive {
   readonly when_busy?: WhenBusy | null;
 }
 
-/** How a directive meets a busy thread: refused (409), queued, or run next after cancelling the running turn. */
-export type WhenBusy = 'reject' | 'queue' | 'interrupt';
+/**
+ * How a directive meets a busy thread: refused (409), queued, run next after cancelling the running turn, or
+ * sent into the running turn where its agent steers, else queued (contract section 11).
+ */
+export type WhenBusy = 'reject' | 'queue' | 'interrupt' | 'steer';
 
 /** What a turn's start writes (the directive), and reads for a fresh session's brief (the thread's history). */
 export interface TurnStores {
@@ -47,16 +53,19 @@ const invalid = (path: string, message: string): Failure => ({ code: 'validation
  * as soon as the turn is on its way.
  */
 export function directives(deps: {
-  /** A turn's stores, and the catalog, the thread's conversations and its console thread by key. */
-  readonly storage: TurnStores & { readonly catalog: Catalog; readonly conversations: ConversationStore; readonly writer: ConsoleThreads };
+  /** A turn's stores, and the catalog, the thread's conversations, its console thread by key and its running turn. */
+  readonly storage: TurnStores & { readonly catalog: Catalog; readonly conversations: ConversationStore; readonly writer: ConsoleThreads & Pick<TurnLeases, 'runningTurn'> };
   readonly vocabularies: AgentVocabularies;
   readonly bus: EventBus;
   readonly turns: BackgroundTurns;
   readonly runDirectory: RunDirectory;
   readonly lease: TurnLease;
+  /** Sends a steer to the running turn, wherever it runs (`when_busy: "steer"`). */
+  readonly deliverSteer: DeliverSteer;
 }) {
   const { storage, bus } = deps;
   const startTurn = turnStarter(deps);
+  const steer = turnSteerer({ writer: storage.writer, bus, deliver: deps.deliverSteer, startTurn });
 
   /**
    * The console thread a directive names by row id or key, with its routed conversation; null for a
@@ -94,7 +103,11 @@ export function directives(deps: {
     return { routes: channelRoutes(console, offeredOnly(known)), known };
   }
 
-  return async function submit(user: User, ref: string, body: Directive): Promise<Result<DirectiveAnswer, Failure>> {
+  /**
+   * `origin` is the schedule or hook that sends it, given by the use case that does (core/automation), never by a
+   * request body: the directive route passes none, so a person's directive is stored with null.
+   */
+  return async function submit(user: User, ref: string, body: Directive, origin: DirectiveOrigin | null = null): Promise<Result<DirectiveAnswer, Failure>> {
     // The thread first: one the caller cannot use answers 404 (or its refusal) whatever the body names.
     const whenBusy = body.when_busy === 'reject' ? null : body.when_busy ?? null;
     // The agents are read beside the thread (one round trip, not two): a continued thread's agent is looked up in them.
@@ -155,7 +168,7 @@ export function directives(deps: {
         owner: user.id,
         key: ref,
         project: body.project,
-        title: body.text.replace(/\s+/g, ' ').trim().slice(0, 80),
+        title: titleFromDirective(body.text),
         conversation: {
           agent: agent.id,
           model: route?.model ?? null,
@@ -169,10 +182,12 @@ export function directives(deps: {
       const differs = racedPick(body, thread, conversation);
       if (differs !== null) return fail(differs);
     }
-    return startTurn({
+    const turn: TurnStart = {
       thread, conversation, agent, text: body.text, message_id: body.message_id, author: user.id, permission_mode: body.permission_mode, opened: found.value === null,
-      when_busy: whenBusy === null ? null : { mode: whenBusy, author: user.id },
-    });
+      when_busy: whenBusy === null || whenBusy === 'steer' ? null : { mode: whenBusy, author: user.id },
+      origin,
+    };
+    return whenBusy === 'steer' ? steer(turn) : startTurn(turn);
   };
 }
 
@@ -206,6 +221,8 @@ export interface TurnStart {
   readonly opened: boolean;
   /** Queue it (or interrupt) when the thread is busy, as `author`; null refuses it then. */
   readonly when_busy?: { readonly mode: 'queue' | 'interrupt'; readonly author: string } | null;
+  /** The schedule or hook that sent it (stored on its ledger message); absent or null: a person's. */
+  readonly origin?: DirectiveOrigin | null;
 }
 
 /**
@@ -232,6 +249,7 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
       permission_mode: turn.permission_mode,
       lease: deps.lease,
       when_busy: turn.when_busy ?? null,
+      origin: turn.origin ?? null,
     });
     if (outcome.kind === 'repeated') return ok(outcome.answer);
     if (outcome.kind === 'message_id_taken') return fail({ code: 'message_id_taken' });

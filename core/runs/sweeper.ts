@@ -4,7 +4,7 @@ import { runError } from '../../domain/run-errors.ts';
 import type { DequeuedTurn, TurnHandover } from '../../ports/turn-handover.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
 import type { TurnLeases } from '../../ports/turn-leases.ts';
-import type { Emit } from './emit.ts';
+import { runEndKeys, type Emit } from './emit.ts';
 import type { TurnCheckpoint } from './turn-types.ts';
 
 /**
@@ -62,9 +62,9 @@ export function sweeper(deps: {
           stopWaiting();
         }
         const ended = await writer.finishRun(run.id, 'failed', runError('turn_lease_expired'));
-        await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended });
+        await emit(threadId, 'run_error', { run_id: run.id, code: 'turn_lease_expired', error: ended.error, run: ended }, runEndKeys(run.id).end);
       }
-      await emit(threadId, 'reflex_asleep', { run_id: run.id });
+      await emit(threadId, 'reflex_asleep', { run_id: run.id }, runEndKeys(run.id).asleep);
       // The dead holder's queue goes on here: the next directive starts with the release, in one write.
       const next = await writer.handOverTurn(run.id, lease());
       log.warn({ run: run.id, thread: threadId }, 'swept a turn whose lease lapsed');

@@ -1,5 +1,6 @@
 import type { RunStatus } from '../../domain/model.ts';
 import { waited } from '../clock.ts';
+import { runEndKeys } from './emit.ts';
 import type { InFlight, TurnDeps } from './turn-types.ts';
 
 /** How a turn ended, as its run records it. */
@@ -42,10 +43,12 @@ export async function finish(
       return;
     }
     const [code] = (outcome.error ?? '').split(':', 1);
-    if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }));
-    else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }));
-    else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }));
-    await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }));
+    // Keyed: a step retried after a write whose outcome was unknown (committed, its answer lost) finds the first.
+    const keys = runEndKeys(runId);
+    if (outcome.status === 'succeeded') await step(() => deps.emit(threadId, 'run_finished', { run_id: runId, stop_reason: outcome.stopReason, run: ended }, keys.end));
+    else if (outcome.status === 'cancelled') await step(() => deps.emit(threadId, 'run_cancelled', { run_id: runId, code, reason: outcome.error, run: ended }, keys.end));
+    else await step(() => deps.emit(threadId, 'run_error', { run_id: runId, code, error: outcome.error, run: ended }, keys.end));
+    await step(() => deps.emit(threadId, 'reflex_asleep', { run_id: runId }, keys.asleep));
     // Marked first: a renewal answered after the release is stored, even before this await resumes, is no loss.
     entry.releasing = true;
     // Stopping, the queue waits: a turn started now would end at once with the agents, and each end would start the next.

@@ -61,7 +61,10 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
       model: conversation.model,
       effort: conversation.effort,
       signal: entry.controller.signal,
-      onSession: (sessionId) => writer.setSession(conversation.id, sessionId),
+      onSession: (sessionId) => {
+        entry.sessionId = sessionId;
+        return writer.setSession(conversation.id, sessionId);
+      },
       ...(request.history === undefined ? {} : { history: request.history }),
       ...(request.unsent === true ? { beforePrompt } : {}),
       // Said in the ledger: this agent did not continue a session that knew the thread.

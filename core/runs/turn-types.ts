@@ -76,6 +76,11 @@ export interface TurnDeps {
 /** What this instance knows of a turn in flight. */
 export interface InFlight {
   readonly controller: AbortController;
+  /** The turn's agent, and its session once known: where a steer goes. */
+  readonly agent: Agent;
+  sessionId: string | null;
+  /** The `message_id`s steered into the turn already: a repeat is never sent again. */
+  readonly steered: Set<string>;
   lastActivity: number;
   /** Open permission asks, and when the oldest began: waiting for a person is not agent silence. */
   asking: number;

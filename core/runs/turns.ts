@@ -1,4 +1,5 @@
 import { runError, type RunErrorCode } from '../../domain/run-errors.ts';
+import type { SteerOutcome } from '../../ports/agent-runner.ts';
 import { runTurn } from './turn-run.ts';
 import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
 
@@ -76,7 +77,8 @@ export function backgroundTurns(deps: TurnDeps) {
     start(request: TurnOrder): void {
       const now = clock.now();
       const entry: InFlight = {
-        controller: new AbortController(), lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, releasing: false,
+        controller: new AbortController(), agent: request.agent, sessionId: null, steered: new Set(),
+        lastActivity: now, asking: 0, askedAt: now, renewedAt: now, cancelled: null, lost: false, releasing: false,
       };
       running.set(request.run.id, entry);
       const turn: Promise<void> = runTurn(deps, request, entry)
@@ -89,6 +91,27 @@ export function backgroundTurns(deps: TurnDeps) {
     },
     /** Whether this instance runs the run now. */
     runs: (runId: string): boolean => running.has(runId),
+    /**
+     * Sends `text` into a run this instance runs (contract section 11): null when it does not run here;
+     * `asking` when the turn waits on an approval or a question (nothing is sent: it runs next, as queued);
+     * `promptRequired` when the turn is ending (cancelled, released, lost) or has no session yet; else what
+     * the runner answered. A `messageId` steered into the run already is not sent again (`other`: taken).
+     */
+    async steer(runId: string, text: string, messageId: string | null): Promise<SteerOutcome | 'asking' | null> {
+      const entry = running.get(runId);
+      if (entry === undefined) return null;
+      if (entry.asking > 0) return 'asking';
+      if (entry.cancelled !== null || entry.lost || entry.releasing || entry.sessionId === null) return 'promptRequired';
+      if (messageId !== null) {
+        if (entry.steered.has(messageId)) return 'other';
+        entry.steered.add(messageId);
+      }
+      const outcome = await deps.runner.steer(entry.agent, entry.sessionId, text).catch(() => 'other' as const);
+      // Not sent: a retry of the same message may go.
+      if (messageId !== null && (outcome === 'promptRequired' || outcome === 'unsupported')) entry.steered.delete(messageId);
+      if (outcome === 'injected') entry.lastActivity = clock.now();
+      return outcome;
+    },
     /** Cancels a run if this instance runs it (a user's cancel reaches every instance). */
     cancel: (runId: string): boolean => cancel(runId, 'cancelled'),
     /** Waits for every turn in flight (shutdown). */

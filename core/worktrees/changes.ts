@@ -31,6 +31,11 @@ export function threadChanges(deps: {
   readonly worktrees: Worktrees;
   readonly runDirectory: RunDirectory;
   readonly submit: (user: User, ref: string, body: Directive) => Answer<DirectiveAnswer>;
+  /**
+   * Told of every merge done (the webhooks' `merged`, WebhookStore.enqueue). A merge is git's, not a database
+   * write: this comes after it, and a crash between the two loses the notice, never the merge.
+   */
+  readonly merged?: (notice: { readonly thread_id: string; readonly commit: string; readonly base: string; readonly strategy: MergeStrategy; readonly by: string }) => Promise<void>;
 }) {
   const { storage, worktrees } = deps;
 
@@ -41,7 +46,8 @@ export function threadChanges(deps: {
     // Checked (and repaired: removed by hand, or by the clean-up) before it is read, as before a turn.
     const located = await deps.runDirectory(thread);
     if (!located.ok) return located;
-    return ok({ ...thread, worktree: thread.worktree });
+    // This instance's worktree: where it found (or made) it, whichever instance recorded the path.
+    return ok({ ...thread, worktree: { ...thread.worktree, path: located.value } });
   }
 
   return {
@@ -72,7 +78,11 @@ export function threadChanges(deps: {
       if ((await storage.writer.queued(thread.value.id)).length > 0) return fail({ code: 'queue_not_empty' });
       const { title, worktree } = thread.value;
       const message = body.message ?? `${title.trim() === '' ? `Console thread ${thread.value.id}` : title.trim()}\n\nFrom ${worktree.branch}.`;
-      return worktrees.merge(worktree, { message, strategy: body.strategy });
+      const merged = await worktrees.merge(worktree, { message, strategy: body.strategy });
+      if (merged.ok && deps.merged !== undefined) {
+        await deps.merged({ thread_id: thread.value.id, commit: merged.value.commit, base: merged.value.base, strategy: body.strategy, by: user.id });
+      }
+      return merged;
     },
 
     /** Quotes each comment with the lines around it in a prompt, and sends it as a directive. */

@@ -41,7 +41,7 @@ export function threadCheckpoints(deps: {
     // Checked (and repaired: removed by hand, or by the clean-up) before it is read, as a changes read does.
     const located = await deps.runDirectory(thread);
     if (!located.ok) return located;
-    return deps.worktrees.checkpoints(thread.worktree);
+    return deps.worktrees.checkpoints({ ...thread.worktree, path: located.value });
   };
 }
 

@@ -5,6 +5,10 @@ import type { ConsoleThreads } from '../../ports/console-threads.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import type { ProjectDirectory, RunDirectory } from '../../ports/run-directory.ts';
 import type { Worktrees } from '../../ports/worktrees.ts';
+import type { SettleRewind } from '../rewinds/rewinds.ts';
+import type { RewindWrites } from '../../ports/rewind-writes.ts';
+import { checkpointAt } from '../../domain/worktree.ts';
+import type { Thread } from '../../domain/model.ts';
 
 /** How far up a fork chain a new worktree looks for a branch to start from. */
 const MAX_FORK_DEPTH = 16;
@@ -12,7 +16,8 @@ const MAX_FORK_DEPTH = 16;
 /**
  * A thread's run directory (contract section 8): on a repository project, the thread's own worktree,
  * made (or repaired) before each turn and recorded on the thread the first time, from the base the
- * thread recorded then (a fork's from its parent's branch); on any other project, the project's directory.
+ * thread recorded then (a fork's from its parent's checkpoint at the cutoff, else its branch), a rewind a crash interrupted finished first; on any
+ * other project, the project's directory.
  */
 export function threadDirectories(deps: {
   readonly catalog: Pick<Catalog, 'project'>;
@@ -21,8 +26,25 @@ export function threadDirectories(deps: {
   readonly rows: Pick<ThreadStore, 'findRow'>;
   readonly worktrees: Worktrees;
   readonly projectDirectory: ProjectDirectory;
+  /** Finishes a rewind whose files are not yet restored (core/rewinds): nothing runs, and nothing is read, before. */
+  readonly settle?: SettleRewind;
+  /** A fork's source's runs: which of its checkpoints the fork's cutoff is at. */
+  readonly runs?: Pick<RewindWrites, 'threadRuns'>;
 }): RunDirectory {
-  return async (thread) => {
+  /** The checkpoint of the fork's parent at its cutoff (contract section 11), or null: none kept, or no fork. */
+  async function checkpointOfCutoff(thread: Pick<Thread, 'owner' | 'fork_of' | 'fork_cutoff'>): Promise<string | null> {
+    if (deps.runs === undefined || thread.fork_of === null || thread.fork_cutoff === null) return null;
+    const parent = await deps.rows.findRow(thread.owner, thread.fork_of);
+    if (parent?.worktree == null) return null;
+    // The parent's worktree on this instance (made here when another made it: its checkpoints fetched on a clone).
+    const located = await directory(parent);
+    if (!located.ok) return null;
+    const listed = await deps.worktrees.checkpoints({ ...parent.worktree, path: located.value });
+    if (!listed.ok || listed.value.length === 0) return null;
+    return checkpointAt(await deps.runs.threadRuns(parent.id), thread.fork_cutoff, listed.value);
+  }
+
+  const directory: RunDirectory = async (thread) => {
     const project = thread.project === null ? null : await deps.catalog.project(thread.project);
     const repo = project?.repo ?? null;
     if (repo === null) {
@@ -38,11 +60,17 @@ export function threadDirectories(deps: {
       from = row?.worktree?.branch ?? null;
       ancestor = row?.fork_of ?? null;
     }
-    const made = await deps.worktrees.ensure({ repo, base, threadId: thread.id, from });
+    // A new fork's worktree starts from its parent's checkpoint at the cutoff (its files then), else from the branch.
+    const fromCheckpoint = thread.worktree === null ? await checkpointOfCutoff(thread) : null;
+    const made = await deps.worktrees.ensure({ repo, base, threadId: thread.id, from, fromCheckpoint });
     if (!made.ok) return made;
     const recorded = thread.worktree ?? (await deps.threads.setWorktree(thread.id, made.value)) ?? made.value;
-    return ok(recorded.path);
+    // Where this instance keeps it: the path recorded is the first instance's, and another's disk is not this one's.
+    const here = { ...recorded, path: made.value.path };
+    const settled = deps.settle === undefined || thread.worktree === null ? ok(null) : await deps.settle({ id: thread.id, worktree: here });
+    return settled.ok ? ok(here.path) : settled;
   };
+  return directory;
 }
 
 /** `git worktree prune` in every repository project's repository (at start); never throws, a failure is logged. */

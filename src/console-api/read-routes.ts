@@ -5,7 +5,7 @@ import { json, result, type Reply } from '../http/reply.ts';
 import { AgentPostures, answer, ChannelInfo, Conversation, LedgerMessage, ModelMessage, Page, Pending, RouteInfo, Run, Thread, ThreadListItem } from '../http/response-schemas.ts';
 import { route, type Route } from '../http/route.ts';
 import type { ConsoleReads } from '../../core/reads/console-reads.ts';
-import { ConversationParams, PageQuery, RunParams, ThreadParams } from './schemas.ts';
+import { ConversationParams, PageQuery, RunParams, ThreadListQuery, ThreadParams } from './schemas.ts';
 
 const P = '/api/console';
 
@@ -34,9 +34,10 @@ export function consoleReadRoutes(reads: ConsoleReads): Route[] {
         401: 'No valid credential',
       },
       handle: async ({ user }) => json(200, await reads.permissions(user)) }),
-    route({ method: 'GET', path: `${P}/threads`, summary: 'Page of the threads the caller can access, newest first', auth: true, operationId: 'listThreads',
-      query: PageQuery, responses: { 200: answer('Page of threads, each with its activity: a turn running, approvals and questions waiting, directives queued', Page(ThreadListItem)), 401: 'No valid credential', 422: 'Bad limit or cursor' },
-      handle: async ({ user, query }) => json(200, await reads.threads(user, page(query))) }),
+    route({ method: 'GET', path: `${P}/threads`, operationId: 'listThreads', auth: true, query: ThreadListQuery,
+      summary: 'Page of the threads the caller can access, newest first: those not archived, or with `archived=true` the archived ones only; with `q`, those whose title or own ledger holds every word (each the beginning of a word, in any case)',
+      responses: { 200: answer('Page of threads, each with its activity: a turn running, approvals and questions waiting, directives queued', Page(ThreadListItem)), 401: 'No valid credential', 422: 'Bad limit, cursor, archived or q (over 200 characters or 10 words, or a NUL)' },
+      handle: async ({ user, query }) => json(200, await reads.threads(user, page(query), { archived: query.archived, q: query.q ?? null })) }),
     route({ method: 'GET', path: `${P}/threads/:id`, summary: 'The thread row, without messages', auth: true, operationId: 'getThread',
       params: ThreadParams, responses: { 200: answer('The thread row', Thread), ...UNDER_THREAD },
       handle: ({ user, params }) => reads.thread(user, params.id).then(ok200) }),

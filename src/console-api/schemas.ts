@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { isStorableText } from '../../domain/text.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
+import { SEARCH_TEXT_MAX, SEARCH_WORDS_MAX, searchWords } from '../../domain/thread-search.ts';
 
 /**
  * Refuses text PostgreSQL cannot store (the NUL character, a lone UTF-16 surrogate): it would fail
@@ -33,3 +34,17 @@ export const PageQuery = v.object({
 export const ThreadParams = v.object({ id: UuidParam });
 export const ConversationParams = v.object({ id: UuidParam, cid: UuidParam });
 export const RunParams = v.object({ id: UuidParam, rid: UuidParam });
+
+/** GET /threads: a page, archived threads only with `?archived=true`, and `?q=<words>` (domain/thread-search.ts). */
+export const ThreadListQuery = v.object({
+  ...PageQuery.entries,
+  archived: v.optional(v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((flag) => flag === 'true')), 'false'),
+  q: v.optional(
+    v.pipe(
+      v.string('must be given once'),
+      storable,
+      v.maxLength(SEARCH_TEXT_MAX, `must be at most ${SEARCH_TEXT_MAX} characters`),
+      v.check((q) => searchWords(q).length <= SEARCH_WORDS_MAX, `must hold at most ${SEARCH_WORDS_MAX} words`),
+    ),
+  ),
+});

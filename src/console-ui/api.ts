@@ -15,10 +15,24 @@ api.use({
   },
 });
 
-/** A problem's words, for the page: its detail, else the status. */
+/** A problem's words, for the page: its detail, else its title, else the status. */
 export function problemText(error: unknown, status: number): string {
-  if (typeof error === 'object' && error !== null && typeof (error as { detail?: unknown }).detail === 'string') return (error as { detail: string }).detail;
+  const problem = typeof error === 'object' && error !== null ? (error as { detail?: unknown; title?: unknown }) : {};
+  if (typeof problem.detail === 'string') return problem.detail;
+  if (typeof problem.title === 'string') return problem.title;
   return `HTTP ${status}`;
+}
+
+/**
+ * A refused form's words: what each field was refused for (`errors` of a 422, e.g. "cron: …"), else as
+ * {@link problemText}.
+ */
+export function formProblemText(error: unknown, status: number): string {
+  const errors = typeof error === 'object' && error !== null ? (error as { errors?: unknown }).errors : undefined;
+  if (!Array.isArray(errors) || errors.length === 0) return problemText(error, status);
+  return errors
+    .map((issue: { path?: unknown; message?: unknown }) => `${typeof issue.path === 'string' ? issue.path.replace(/^body\./, '') : 'body'}: ${String(issue.message)}`)
+    .join('; ');
 }
 
 export interface LiveConnection {

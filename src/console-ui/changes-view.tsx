@@ -3,7 +3,7 @@
  * worktree changed against the base (status, +/- counts), the diff of the one selected (drawn as text from
  * the unified diff, see diff-rows.ts), comments on its lines collected into a review and sent as the next
  * directive ("Send review": queued when a turn runs), and Merge with its strategy and an optional message;
- * a conflict shows its files, other refusals show as the page's other problems. Browser code.
+ * a conflict shows its files, another refusal its words beside the button that was refused. Browser code.
  */
 import { useSignal } from '@preact/signals';
 import { Fragment } from 'preact';
@@ -25,6 +25,7 @@ interface Changes {
   readonly branch: string;
   readonly ahead: number;
   readonly behind: number;
+  readonly uncommitted: number;
   readonly files: readonly ChangedFile[];
 }
 export interface ReviewComment {
@@ -73,6 +74,9 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
   const conflicts = useSignal<readonly string[]>([]);
   const status = useSignal('');
   const busy = useSignal(false);
+  /** Why the last review or merge was refused, said beside its button. */
+  const reviewError = useSignal('');
+  const mergeError = useSignal('');
 
   const load = async () => {
     const { data, error, response } = await api.GET('/api/console/threads/{id}/changes', { params: { path: { id: threadId } } });
@@ -84,6 +88,8 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
     } else if (selected.value !== null) await show(selected.value);
   };
   const show = async (path: string) => {
+    // Another file's rows are never drawn under this one's name while its diff is read.
+    if (selected.value !== path) rows.value = null;
     selected.value = path;
     const { data, error, response } = await api.GET('/api/console/threads/{id}/changes/diff', { params: { path: { id: threadId }, query: { path } }, parseAs: 'text' });
     if (data === undefined) return onProblem(problemText(error, response.status));
@@ -104,10 +110,11 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
     if (comments.value.length === 0 || busy.value) return;
     busy.value = true;
     status.value = '';
+    reviewError.value = '';
     const body = { comments: [...comments.value], text: reviewText.value.trim() === '' ? null : reviewText.value, message_id: crypto.randomUUID(), when_busy: 'queue' as const };
     const { error, response } = await api.POST('/api/console/threads/{id}/changes/review', { params: { path: { id: threadId } }, body });
     busy.value = false;
-    if (!response.ok) return onProblem(problemText(error, response.status));
+    if (!response.ok) return void (reviewError.value = problemText(error, response.status));
     status.value = `Review sent: ${comments.value.length} comment${comments.value.length === 1 ? '' : 's'}.`;
     comments.value = [];
     reviewText.value = '';
@@ -118,13 +125,14 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
     busy.value = true;
     status.value = '';
     conflicts.value = [];
+    mergeError.value = '';
     const body = { strategy: strategy.value, message: message.value.trim() === '' ? null : message.value };
     const { data, error, response } = await api.POST('/api/console/threads/{id}/changes/merge', { params: { path: { id: threadId } }, body });
     busy.value = false;
     if (data === undefined) {
       const problem = error as Schemas['Problem'] | undefined;
       if (problem?.code === 'merge_conflict') return void (conflicts.value = problem.files ?? []);
-      return onProblem(problemText(error, response.status));
+      return void (mergeError.value = problemText(error, response.status));
     }
     status.value = `Merged into ${data.base} at ${data.commit.slice(0, 12)}.`;
     message.value = '';
@@ -140,7 +148,10 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
           <button type="button" aria-expanded={open.value} onClick={() => (open.value = !open.value)}>Changes</button>
         </h3>
         {open.value && current !== null && (
-          <p class="meta">{current.branch} · {current.ahead} ahead, {current.behind} behind {current.base}</p>
+          <p class="meta">
+            {current.branch} · {current.ahead} commit{current.ahead === 1 ? '' : 's'} ahead, {current.behind} behind {current.base}
+            {current.uncommitted > 0 && <> · <span class="uncommitted">{current.uncommitted} file{current.uncommitted === 1 ? '' : 's'} changed, not committed</span></>}
+          </p>
         )}
         {open.value && <button type="button" onClick={() => void load()}>Refresh</button>}
       </header>
@@ -206,7 +217,10 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
             )}
             <label for="review-text">Review note (optional)</label>
             <textarea id="review-text" rows={2} value={reviewText.value} onInput={(e) => (reviewText.value = (e.target as HTMLTextAreaElement).value)} />
-            <button type="button" disabled={busy.value || comments.value.length === 0} onClick={() => void sendReview()}>Send review</button>
+            <div class="actions">
+              <button type="button" disabled={busy.value || comments.value.length === 0} onClick={() => void sendReview()}>Send review</button>
+              {reviewError.value !== '' && <span role="alert" class="error">{reviewError.value}</span>}
+            </div>
           </div>
           <form class="merge" onSubmit={merge}>
             <h4>Merge into {current.base}</h4>
@@ -218,7 +232,12 @@ export function ChangesView({ threadId, version, onProblem }: { threadId: string
             </label>
             <label for="merge-message">Commit message (optional)</label>
             <input id="merge-message" type="text" value={message.value} onInput={(e) => (message.value = (e.target as HTMLInputElement).value)} />
-            <button type="submit" disabled={busy.value}>Merge</button>
+            <div class="actions">
+              <button type="submit" disabled={busy.value || current.files.length === 0}
+                title={current.files.length === 0 ? `Nothing to merge: the worktree holds what ${current.base} has` : undefined}>Merge</button>
+              {current.files.length === 0 && <span class="hint">Nothing to merge.</span>}
+              {mergeError.value !== '' && <span role="alert" class="error">{mergeError.value}</span>}
+            </div>
           </form>
           {conflicts.value.length > 0 && (
             <div role="alert" class="conflicts">

@@ -1,6 +1,7 @@
 /**
  * Moving a thread's conversation: teleport (a destination browser one level at a time, barred places
- * shown with their reason, the shared-history warning) and summon (another agent and model, a brief, a
+ * shown with their reason; every browsable channel linked to the user asked for its own places, since a chat
+ * platform knows them only once listed; the shared-history warning) and summon (another agent and model, a brief, a
  * hint). What is offered is what `GET /operations` answers now. Browser code.
  */
 import { useSignal } from '@preact/signals';
@@ -13,6 +14,7 @@ interface OperationsShape {
   readonly source: Place | null;
   readonly teleport: { readonly destinations: readonly Place[]; readonly routes: Readonly<Record<string, readonly { id: string }[]>>; readonly reason: string | null };
   readonly summon: { readonly routes: Readonly<Record<string, readonly { id: string }[]>>; readonly reason: string | null; readonly here: Place | null };
+  readonly barred: Readonly<Record<string, string>>;
 }
 
 /** `version` changes when a run starts or ends: what is offered is asked again, what was typed stays. */
@@ -30,16 +32,24 @@ export function Moves({ threadId, version, onMoved }: { threadId: string; versio
   const done = useSignal('');
 
   const load = async () => {
-    const { data } = await api.GET('/api/console/threads/{id}/operations', { params: { path: { id: threadId } } });
+    const [{ data }, { data: linked }] = await Promise.all([
+      api.GET('/api/console/threads/{id}/operations', { params: { path: { id: threadId } } }),
+      api.GET('/api/console/channels'),
+    ]);
     operations.value = (data ?? null) as OperationsShape | null;
     chosen.value = null;
     if (data === undefined) return void (levels.value = []);
-    // The top level: the console's suggestion as given, and each other channel's own first level, where
-    // barred places show with their reason (the suggestions leave them out).
-    const channels = [...new Set(data.teleport.destinations.map((d) => d.channel).filter((c) => c !== 'console'))];
-    const browsed = await Promise.all(channels.map(async (channel) => {
-      const { data: places } = await api.GET('/api/console/threads/{id}/channels/{channel}/addresses', { params: { path: { id: threadId, channel } } });
-      return places ?? data.teleport.destinations.filter((d) => d.channel === channel);
+    // The top level: the console's suggestion as given, and the first level of every browsable channel linked
+    // to the user, asked of the channel itself: a chat platform's places are known only once listed. Barred
+    // places show with their reason; a channel that cannot take the conversation shows as one row saying why.
+    const browsable = (linked ?? []).filter((channel) => channel.browsable);
+    const browsed = await Promise.all(browsable.map(async (channel): Promise<readonly Place[]> => {
+      const row = (barred: string): Place => ({ channel: channel.id, id: '', shared: channel.shared, metadata: { name: channel.name, barred } });
+      const barred = data.barred[channel.id];
+      if (barred !== undefined) return [row(barred)];
+      if ((data.teleport.routes[channel.id] ?? []).length === 0) return [row("This conversation's agent is not on this channel")];
+      const { data: places, error: problem, response } = await api.GET('/api/console/threads/{id}/channels/{channel}/addresses', { params: { path: { id: threadId, channel: channel.id } } });
+      return places ?? [row(problemText(problem, response.status))];
     }));
     levels.value = [{ title: 'Destinations', places: [...data.teleport.destinations.filter((d) => d.channel === 'console'), ...browsed.flat()] }];
   };

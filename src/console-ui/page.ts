@@ -86,6 +86,26 @@ button.danger{border-color:var(--danger);color:var(--danger)}
 .new-token p{margin:4px 0}
 .new-token code.secret{display:block;padding:6px 8px;border-radius:6px;background:var(--bg);font:14px ui-monospace,monospace;word-break:break-all;user-select:all}
 .admin-users .more{margin-top:8px}
+.automation{max-width:1100px}
+.automation-section{margin-top:20px}
+.automation-section h3{font-size:17px;margin:0 0 4px}
+.automation-section h4{font-size:15px;margin:16px 0 4px}
+.automation-section td.text,.automation-section td.url{overflow-wrap:anywhere}
+.automation-section td.cron{white-space:nowrap}
+.automation-section .row-actions .error{display:block;white-space:normal}
+.automation-form .fields label{width:auto}
+.automation-form .actions{display:flex;gap:8px;align-items:center;margin-top:8px}
+.data-table tr[data-enabled=false] td.state{color:var(--muted)}
+.new-webhook-form label[for=webhook-url]{flex:1;min-width:320px}
+.webhook-events{border:0;padding:0;margin:8px 0 0}
+.webhook-events legend{font-weight:600;padding:0}
+.webhook-events label{display:inline-flex;gap:6px;align-items:center;margin:4px 16px 0 0;font-weight:400}
+.webhook-events input{width:auto}
+.automation-section .deliveries-row>td{background:var(--bg)}
+.webhook-deliveries .refresh{margin-top:6px}
+.webhook-deliveries td.last{overflow-wrap:anywhere}
+.origin{margin-left:8px;font-size:12px;color:var(--accent)}
+.origin code{font-size:11px}
 .threads{border-right:1px solid var(--line);padding:12px;overflow:auto}
 .threads ul{list-style:none;margin:8px 0;padding:0}
 .threads li a{display:block;padding:8px;border-radius:6px;color:inherit;text-decoration:none}
@@ -94,6 +114,12 @@ button.danger{border-color:var(--danger);color:var(--danger)}
 .threads .meta{display:block;color:var(--muted);font-size:13px}
 .threads .activity{display:block;font-size:12px;color:var(--accent)}
 .threads .new{display:inline-block;font-weight:600;color:var(--accent)}
+.threads .search{display:block;width:100%;margin:8px 0 4px}
+.threads label.archived{display:block;font-size:13px;color:var(--muted)}
+.threads li{position:relative}
+.threads .manage{display:flex;gap:6px;padding:0 8px 6px}
+.threads .manage button{font-size:12px;padding:1px 6px}
+.threads input.rename{display:block;width:100%;font-weight:600}
 main{padding:16px;overflow:auto;min-width:0}
 .thread>header{display:flex;flex-wrap:wrap;gap:12px;justify-content:space-between;align-items:flex-start}
 .thread h2{margin:0;font-size:19px}
@@ -104,15 +130,37 @@ main{padding:16px;overflow:auto;min-width:0}
 .ledger>li[data-message-id]{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}
 .ledger>li[data-message-id] p{margin:2px 0;white-space:pre-wrap;word-break:break-word}
 .ledger>li[data-role=user]{border-left:3px solid var(--accent)}
+.markdown{overflow-wrap:anywhere}
+.ledger>li[data-message-id] .markdown p{white-space:normal;margin:6px 0}
+.markdown pre{margin:6px 0;padding:8px;border-radius:6px;overflow:auto;font:13px/1.45 ui-monospace,monospace;background:var(--bg)}
+.markdown code{font:13px ui-monospace,monospace;padding:0 3px;border-radius:4px;background:var(--bg)}
+.markdown pre code{padding:0;background:none}
+.markdown table{border-collapse:collapse;margin:6px 0;display:block;overflow:auto}
+.markdown th,.markdown td{border:1px solid var(--line);padding:3px 8px;text-align:left}
+.markdown a{color:var(--accent)}
+.markdown blockquote{margin:6px 0;padding-left:10px;border-left:3px solid var(--line);color:var(--muted)}
+.hljs-keyword,.hljs-selector-tag,.hljs-literal,.hljs-built_in{color:#a626a4}
+.hljs-string,.hljs-attr,.hljs-addition,.hljs-regexp{color:#50a14f}
+.hljs-number,.hljs-symbol{color:#986801}
+.hljs-comment,.hljs-quote{color:var(--muted);font-style:italic}
+.hljs-title,.hljs-section,.hljs-name,.hljs-type{color:#4078f2}
+.hljs-deletion,.hljs-meta{color:#e45649}
+@media (prefers-color-scheme:dark){.hljs-keyword,.hljs-selector-tag,.hljs-literal,.hljs-built_in{color:#c678dd}.hljs-string,.hljs-attr,.hljs-addition,.hljs-regexp{color:#98c379}.hljs-number,.hljs-symbol{color:#d19a66}.hljs-title,.hljs-section,.hljs-name,.hljs-type{color:#61afef}.hljs-deletion,.hljs-meta{color:#e06c75}}
 .ledger>li.run-entry>.run{margin:0}
 .role{font-size:12px;color:var(--muted);text-transform:uppercase}
 .run,.pending{background:var(--panel);border:1px dashed var(--line);border-radius:8px;padding:8px 12px;margin:8px 0}
 .run[data-status=running]{border-style:solid;border-color:var(--accent)}
+.run[data-rewound=true]{opacity:.6}
+.run .rewound-label{margin-left:8px;padding:0 6px;border:1px solid var(--line);border-radius:6px;font-size:12px;text-transform:uppercase;color:var(--muted)}
+.run .rewind{float:right;display:inline-flex;gap:6px;align-items:center;flex-wrap:wrap}
+.run .rewind button{font-size:12px;padding:1px 6px}
+.run .rewind .error{color:var(--danger);font-size:13px}
 .run .stream{white-space:pre-wrap;margin:4px 0}
 .tool-call{border-top:1px solid var(--line);padding-top:4px;margin-top:4px}
 .tool-call .kind{font-size:12px;text-transform:uppercase;color:var(--muted)}
 .tool-call .status{font-size:12px;color:var(--muted)}
 .diff pre,.output{margin:4px 0;padding:6px;border-radius:6px;overflow:auto;font:12px/1.4 ui-monospace,monospace;background:var(--bg)}
+.diff pre{white-space:pre-wrap;overflow-wrap:anywhere}
 .diff .old{border-left:3px solid var(--danger)}
 .diff .new{border-left:3px solid var(--ok)}
 .diff figcaption{font:12px ui-monospace,monospace;color:var(--muted)}
@@ -185,7 +233,9 @@ label.inline input{width:auto}
 .file-diff .comment .role{display:block}
 .review ol{margin:4px 0;padding-left:20px}
 .review .where{font-family:ui-monospace,monospace}
-.review>button,.merge>button{margin-top:8px}
+.review>button,.merge>button,.review>.actions,.merge>.actions{margin-top:8px}
+.actions>.error{font-size:14px}
+.changes .uncommitted{color:var(--fg)}
 .merge select{width:auto;margin-left:8px}
 .conflicts ul{margin:4px 0;font-family:ui-monospace,monospace}
 .done{color:var(--ok)}

@@ -6,14 +6,16 @@
  */
 import { useSignal } from '@preact/signals';
 import { api, problemText } from './api.ts';
+import { OriginLabel, type ScheduleCrons } from './origin-label.tsx';
 import type { QueuedView } from './timeline.ts';
 
-function QueuedItem({ threadId, item, position, mine, canChange, onProblem }: {
+function QueuedItem({ threadId, item, position, mine, canChange, crons, onProblem }: {
   threadId: string;
   item: QueuedView;
   position: number;
   mine: boolean;
   canChange: boolean;
+  crons: ScheduleCrons;
   onProblem: (text: string) => void;
 }) {
   const editing = useSignal<string | null>(null);
@@ -40,6 +42,7 @@ function QueuedItem({ threadId, item, position, mine, canChange, onProblem }: {
   return (
     <li data-queue-id={item.id} aria-label={`Queued ${position}`}>
       <span class="role">Queued {position} · {mine ? 'you' : item.author}</span>
+      <OriginLabel origin={item.origin} crons={crons} />
       {editing.value === null ? (
         <>
           <p>{item.text}</p>
@@ -66,11 +69,13 @@ function QueuedItem({ threadId, item, position, mine, canChange, onProblem }: {
 }
 
 /** The queue, or nothing when it is empty; `viewer` and `owner` decide who may change an item. */
-export function QueueList({ threadId, items, viewer, owner, onProblem }: {
+export function QueueList({ threadId, items, viewer, owner, crons = null, onProblem }: {
   threadId: string;
   items: readonly QueuedView[];
   viewer: string | null;
   owner: string | null;
+  /** The viewer's schedules' expressions, for an item's origin label. */
+  crons?: ScheduleCrons;
   onProblem: (text: string) => void;
 }) {
   if (items.length === 0) return null;
@@ -80,7 +85,7 @@ export function QueueList({ threadId, items, viewer, owner, onProblem }: {
       <ol aria-label="Queued messages">
         {items.map((item, index) => (
           <QueuedItem key={item.id} threadId={threadId} item={item} position={index + 1} mine={viewer !== null && item.author === viewer}
-            canChange={viewer !== null && (item.author === viewer || owner === viewer)} onProblem={onProblem} />
+            canChange={viewer !== null && (item.author === viewer || owner === viewer)} crons={crons} onProblem={onProblem} />
         ))}
       </ol>
     </section>

@@ -1,5 +1,6 @@
-/** A run as it happens (streamed text, tool calls with their diffs, the plan, its end), and a pending item. Browser code. */
+/** A run as it happens (streamed text, tool calls with their diffs, the plan, its end, a rewind), and a pending item. Browser code. */
 import { useSignal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
 import type { PendingView, RunView, ToolCallView } from './timeline.ts';
 
 function ToolCallContent({ item }: { item: Record<string, unknown> }) {
@@ -27,10 +28,14 @@ export function ToolCall({ call }: { call: ToolCallView }) {
   );
 }
 
-export function RunCard({ run }: { run: RunView }) {
+/** `rewind`: what the card offers to take the run back ("Rewind to before this"), when the viewer may. */
+export function RunCard({ run, rewind = null }: { run: RunView; rewind?: ComponentChildren }) {
   return (
-    <article class="run" data-run-id={run.id} data-status={run.status} aria-label={`Run ${run.status}`}>
-      <header>Run <span class="status">{run.status}</span>{run.error !== null && <span class="error"> {run.error}</span>}</header>
+    <article class="run" data-run-id={run.id} data-status={run.status} data-rewound={run.rewound ? 'true' : undefined} aria-label={`Run ${run.status}${run.rewound ? ', rewound' : ''}`}>
+      <header>
+        Run <span class="status">{run.status}</span>{run.rewound && <span class="rewound-label">Rewound</span>}{run.error !== null && <span class="error"> {run.error}</span>}
+        {rewind}
+      </header>
       {run.plan.length > 0 && (
         <ol class="plan" aria-label="Plan">{run.plan.map((entry, i) => <li key={i} data-status={entry.status}>{entry.content}</li>)}</ol>
       )}

@@ -11,8 +11,13 @@ export type ThreadEntry =
   | { readonly kind: 'message'; readonly message: LedgerMessageShape }
   | { readonly kind: 'run'; readonly run: RunView };
 
-/** A run is drawn while it runs, and after its end when it leaves something to see (tool calls, an error). */
-const worthDrawing = (run: RunView): boolean => run.status === 'running' || run.toolCalls.length > 0 || run.error !== null;
+/**
+ * A run is drawn while it runs, and after its end when it leaves something to see (tool calls, an error, a
+ * rewind that took it back) or, with `everyRun` (the thread's owner), something to do: its card is where a
+ * rewind to before it is asked.
+ */
+const worthDrawing = (run: RunView, everyRun: boolean): boolean =>
+  everyRun || run.status === 'running' || run.toolCalls.length > 0 || run.error !== null || run.rewound;
 
 /**
  * The thread's messages and the runs worth drawing, in time order: a run sits right after the ledger
@@ -23,7 +28,7 @@ const worthDrawing = (run: RunView): boolean => run.status === 'running' || run.
  * place is before the oldest loaded message waits for its page, so it never shows above messages it did
  * not follow.
  */
-export function threadEntries(timeline: Timeline, complete: boolean): readonly ThreadEntry[] {
+export function threadEntries(timeline: Timeline, complete: boolean, everyRun = false): readonly ThreadEntry[] {
   const spot = (messageId: string): string => timeline.dequeuedInto[messageId] ?? messageId;
   const place = (run: RunView): string => {
     const message = timeline.startedBy[run.id];
@@ -31,7 +36,7 @@ export function threadEntries(timeline: Timeline, complete: boolean): readonly T
   };
   const waiting = new Set(timeline.queue.map((item) => item.message_id));
   const oldest = timeline.messages[0]?.id ?? null;
-  const runs = timeline.runs.filter((run) => worthDrawing(run) && (complete || oldest === null || place(run) >= oldest));
+  const runs = timeline.runs.filter((run) => worthDrawing(run, everyRun) && (complete || oldest === null || place(run) >= oldest));
   const entries: ThreadEntry[] = [
     ...timeline.messages.filter((message) => !waiting.has(message.id)).map((message) => ({ kind: 'message' as const, message })),
     ...runs.map((run) => ({ kind: 'run' as const, run })),

@@ -3,21 +3,28 @@
  * event, so a reload loses nothing), pending approvals and questions with their options, the posture
  * switch, cancel, the follow-ups queued while a turn runs, and the composer that continues it: Send runs
  * the message now on an idle thread and queues it on a busy one (`when_busy: "queue"`); "Interrupt and
- * send" cancels the running turn and runs it next (`"interrupt"`). "Fork from here" on each message opens a
- * thread of the caller's that sees the ledger up to it; a fork shows where it was forked from. Browser code.
+ * send" cancels the running turn and runs it next (`"interrupt"`); "Steer", offered while a turn runs when
+ * the conversation's agent steers (GET /permissions says which do) and the turn asks nothing, sends it into
+ * the running turn (`"steer"`; queued where it does not go). "Fork from here" on each message opens a
+ * thread of the caller's that sees the ledger up to it; a fork shows where it was forked from. "Rewind to
+ * before this" on each run, for the owner while nothing runs or waits, takes it and the later runs back
+ * (drawn rewound, as the `rewound` event names them). Browser code.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
+import { AgentText } from './agent-text.tsx';
 import { activityOf, sameActivity, type Activity } from './activity.ts';
 import { api, followThread, problemText } from './api.ts';
 import { ChangesView } from './changes-view.tsx';
 import { InlineApp } from './inline-app.tsx';
 import { Moves } from './moves.tsx';
+import { OriginLabel, type ScheduleCrons } from './origin-label.tsx';
 import { QueueList } from './queue-list.tsx';
+import { RewindRun } from './rewind-run.tsx';
 import { PendingCard, RunCard } from './run-card.tsx';
 import { me } from './session.ts';
 import { threadEntries } from './thread-entries.ts';
-import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, withQueue, type PendingView, type QueuedView, type Timeline } from './timeline.ts';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withoutPending, withQueue, withRewound, type PendingView, type QueuedView, type RunView, type Timeline } from './timeline.ts';
 
 interface ConversationRow {
   readonly id: string;
@@ -36,9 +43,12 @@ interface Lineage {
   readonly message_id: string | null;
 }
 
-/** `onOpened`: a thread this one opened (a move's landing, a fork) is to be shown. */
-export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void }) {
+/** `onOpened`: a thread this one opened (a move's landing, a fork) is to be shown; `renamed`: the last thread the list renamed. */
+export function ThreadView({ id, onOpened, onActivity, renamed }: { id: string; onOpened: (threadId: string) => void; onActivity: (threadId: string, activity: Activity) => void; renamed?: { readonly id: string; readonly title: string } | null }) {
   const title = useSignal('');
+  useEffect(() => {
+    if (renamed?.id === id) title.value = renamed.title;
+  }, [renamed, id]);
   const lineage = useSignal<Lineage | null>(null);
   const forking = useSignal(false);
   const meta = useSignal('');
@@ -46,9 +56,23 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
   /** Whether the thread works in a git worktree of its own (a repository project): then it has Changes. */
   const worktree = useSignal(false);
   const timeline = useSignal<Timeline>(EMPTY_TIMELINE);
+  /** The viewer's schedules' expressions, read once a directive from a schedule shows: its label names the cron. */
+  const crons = useSignal<ScheduleCrons>(null);
+  const fromSchedule = timeline.value.messages.some((m) => m.origin?.kind === 'schedule') || timeline.value.queue.some((q) => q.origin?.kind === 'schedule');
+  useEffect(() => {
+    if (!fromSchedule || crons.value !== null) return;
+    crons.value = {};
+    void api.GET('/api/console/schedules').then(({ data }) => (crons.value = Object.fromEntries((data ?? []).map((s) => [s.id, s.cron]))));
+  }, [fromSchedule]);
   const older = useSignal<string | null>(null);
   const conversation = useSignal<ConversationRow | null>(null);
   const modes = useSignal<readonly string[]>([]);
+  /** Whether the conversation's agent takes messages into its running turn (`when_busy: "steer"`). */
+  const steering = useSignal(false);
+  /** What the last Steer came to, said beside the composer until the next send. */
+  const steerNote = useSignal('');
+  /** Why the last send was refused, said beside the composer's buttons. */
+  const sendError = useSignal('');
   const live = useSignal(false);
   const error = useSignal('');
   const text = useSignal('');
@@ -78,7 +102,9 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
     conversation.value = latest;
     if (latest !== null) {
       const postures = await api.GET('/api/console/permissions');
-      modes.value = postures.data?.find((p) => p.agent === latest.agent)?.modes ?? [];
+      const agent = postures.data?.find((p) => p.agent === latest.agent);
+      modes.value = agent?.modes ?? [];
+      steering.value = agent?.steering ?? false;
     }
   };
 
@@ -174,20 +200,29 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
    * Sends the composer's text: it runs now on an idle thread; on a busy one it is queued, or with `interrupt`
    * the running turn is cancelled and it runs next. Never refused for a turn just ending: it queues then.
    */
-  const send = async (event: Event, whenBusy: 'queue' | 'interrupt' = 'queue') => {
+  const send = async (event: Event, whenBusy: 'queue' | 'interrupt' | 'steer' = 'queue') => {
     event.preventDefault();
     if (text.value.trim() === '' || busy.value) return;
     busy.value = true;
-    error.value = '';
+    sendError.value = '';
+    steerNote.value = '';
     const body = { text: text.value, message_id: crypto.randomUUID(), when_busy: whenBusy };
-    const { error: problem, response } = await api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body });
+    const { data, error: problem, response } = await api.POST('/api/console/threads/{thread}/directives', { params: { path: { thread: id } }, body });
     busy.value = false;
-    if (!response.ok) return void (error.value = problemText(problem, response.status));
+    if (!response.ok) return void (sendError.value = problemText(problem, response.status));
     text.value = '';
+    // A steer the turn did not take (it ended, or asks something now) was queued, or runs now: said so.
+    if (whenBusy === 'steer' && data !== undefined && data.steered === false) steerNote.value = 'The turn could not take it now: your message runs next instead.';
   };
 
   const running = runningRun(timeline.value);
   const moved = conversation.value?.moved_to ?? null;
+  const owns = owner.value !== null && owner.value === me.value?.id;
+  /** A rewind takes the run and every later one of the thread back (ids are UUIDv7: time order). */
+  const rewound = (runId: string) => advance(withRewound(timeline.value, timeline.value.runs.filter((run) => run.id >= runId).map((run) => run.id)));
+  const rewindOf = (run: RunView) => owns && !run.rewound && run.status !== 'running'
+    ? <RewindRun threadId={id} runId={run.id} ready={running === null && timeline.value.queue.length === 0} onRewound={rewound} />
+    : null;
   return (
     <section class="thread" aria-labelledby="thread-title" data-live={live.value ? 'open' : 'closed'}>
       <header>
@@ -218,14 +253,15 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
       )}
       {older.value !== null && <button type="button" onClick={() => void loadOlder()}>Older messages</button>}
       <ol class="ledger" aria-label="Messages">
-        {threadEntries(timeline.value, older.value === null).map((entry) => {
-          if (entry.kind === 'run') return <li key={entry.run.id} class="run-entry"><RunCard run={entry.run} /></li>;
+        {threadEntries(timeline.value, older.value === null, owns).map((entry) => {
+          if (entry.kind === 'run') return <li key={entry.run.id} class="run-entry"><RunCard run={entry.run} rewind={rewindOf(entry.run)} /></li>;
           const { message } = entry;
           return (
             <li key={message.id} data-role={message.role} data-message-id={message.id}>
               <span class="role">{message.role}</span>
+              <OriginLabel origin={message.origin} crons={crons.value} />
               <button type="button" class="fork" disabled={forking.value} onClick={() => void forkAt(message.id)} title="A new thread of yours that sees the messages up to this one">Fork from here</button>
-              <p>{message.text}</p>
+              {message.role === 'assistant' ? <AgentText text={message.text} /> : <p>{message.text}</p>}
               {message.app !== undefined && (
                 <p class="app-ref">
                   <button type="button" aria-expanded={shown.value.has(message.id)} onClick={() => toggleApp(message.id)}>
@@ -244,8 +280,9 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
       </ol>
       {timeline.value.notes.map((note, i) => <p key={i} class="note">{note}</p>)}
       {timeline.value.pending.map((item) => <PendingCard key={item.id} item={item} answer={(r) => void answer(r)} />)}
-      <QueueList threadId={id} items={timeline.value.queue} viewer={me.value?.id ?? null} owner={owner.value} onProblem={(text) => (error.value = text)} />
-      {worktree.value && <ChangesView key={id} threadId={id} version={timeline.value.runs.filter((run) => run.status !== 'running').length} onProblem={(text) => (error.value = text)} />}
+      <QueueList threadId={id} items={timeline.value.queue} viewer={me.value?.id ?? null} owner={owner.value} crons={crons.value} onProblem={(text) => (error.value = text)} />
+      {/* A run's end or a rewind changes the files: the changes are read again. */}
+      {worktree.value && <ChangesView key={id} threadId={id} version={timeline.value.runs.filter((run) => run.status !== 'running').length + timeline.value.runs.filter((run) => run.rewound).length} onProblem={(text) => (error.value = text)} />}
       {/* Always there (what it offers says why it cannot move now), so a replay's passing runs never reset it. */}
       <Moves key={id} threadId={id} version={timeline.value.runs.length + timeline.value.runs.filter((run) => run.status !== 'running').length} onMoved={onOpened} />
       <form class="composer" onSubmit={send}>
@@ -254,12 +291,21 @@ export function ThreadView({ id, onOpened, onActivity }: { id: string; onOpened:
           onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e); }} />
         <div class="actions">
           <button type="submit" disabled={busy.value || moved !== null}>Send</button>
+          {running !== null && moved === null && steering.value && timeline.value.pending.length === 0 && (
+            <button type="button" class="steer" disabled={busy.value} onClick={(e) => void send(e, 'steer')}
+              title="Sends your message into the turn that runs now, without stopping it">Steer</button>
+          )}
           {running !== null && moved === null && (
             <>
               <button type="button" class="interrupt" disabled={busy.value} onClick={(e) => void send(e, 'interrupt')}>Interrupt and send</button>
-              <span class="hint">The agent is working: Send queues your message to run after this turn.</span>
+              <span class="hint">
+                The agent is working: Send queues your message to run after this turn
+                {steering.value && timeline.value.pending.length === 0 ? '; Steer sends it into this turn.' : '.'}
+              </span>
             </>
           )}
+          {steerNote.value !== '' && <span class="hint" role="status">{steerNote.value}</span>}
+          {sendError.value !== '' && <span class="error" role="alert">{sendError.value}</span>}
         </div>
       </form>
     </section>

@@ -1,10 +1,16 @@
 /*
  * What a thread shows, built from its ledger pages and its live events: the ledger's messages (deduped by
  * id, oldest first), each run as it happens (streamed text, thoughts, tool calls merged by id, the plan,
- * its end), the items pending an answer and the directives queued to run next. Pure and immutable (each event gives a new timeline), so the
+ * its end, whether a rewind took it back), the items pending an answer and the directives queued to run next. Pure and immutable (each event gives a new timeline), so the
  * same events in the same order always give the same view, a replayed event changes nothing, and it is
  * tested in Node.
  */
+
+/** Where a directive came from when no person typed it: a schedule's fire or a hook's call (contract section 12). */
+export interface DirectiveOriginShape {
+  readonly kind: 'schedule' | 'hook';
+  readonly id: string;
+}
 
 /** A ledger row as the console answers it (GET /threads/{id}/messages, or a live `message` event). */
 export interface LedgerMessageShape {
@@ -13,6 +19,8 @@ export interface LedgerMessageShape {
   readonly text: string;
   readonly artifact_id: string | null;
   readonly created_at: string;
+  /** The schedule or hook that sent this directive; null (or absent, from an older service) for anything else. */
+  readonly origin?: DirectiveOriginShape | null;
   readonly app?: { readonly artifact_id: string; readonly title: string; readonly provider_name: string; readonly viewer_url: string };
 }
 
@@ -43,6 +51,8 @@ export interface QueuedView {
   /** From 1, the next to run, when it was read or announced. */
   readonly position: number;
   readonly created_at: string;
+  /** The schedule or hook that queued it; null (or absent) for a person's. */
+  readonly origin?: DirectiveOriginShape | null;
 }
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -55,6 +65,8 @@ export interface RunView {
   readonly toolCalls: readonly ToolCallView[];
   readonly plan: readonly { readonly content: string; readonly priority: string; readonly status: string }[];
   readonly error: string | null;
+  /** Taken back by a rewind: still shown, and no later turn sees it (its end's `run` says so, or a `rewound` event names it). */
+  readonly rewound: boolean;
 }
 
 export interface Timeline {
@@ -99,7 +111,7 @@ export function withMessages(messages: readonly LedgerMessageShape[], more: read
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-const newRun = (id: string): RunView => ({ id, status: 'running', text: '', thoughts: '', toolCalls: [], plan: [], error: null });
+const newRun = (id: string): RunView => ({ id, status: 'running', text: '', thoughts: '', toolCalls: [], plan: [], error: null, rewound: false });
 
 function updateRun(timeline: Timeline, runId: unknown, change: (run: RunView) => RunView): Timeline {
   if (typeof runId !== 'string') return timeline;
@@ -174,9 +186,13 @@ export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline 
     case 'run_cancelled': {
       const status = ENDS[event.type]!;
       const error = typeof data.error === 'string' ? data.error : typeof data.reason === 'string' ? data.reason : null;
-      const ended = updateRun(next, data.run_id, (run) => ({ ...run, status, error }));
+      const rewound = isRecord(data.run) && data.run.rewound === true;
+      const ended = updateRun(next, data.run_id, (run) => ({ ...run, status, error, rewound: run.rewound || rewound }));
       return { ...ended, pending: ended.pending.filter((p) => p.run_id !== data.run_id) };
     }
+    case 'steered':
+      // A message sent into the running turn: a ledger message that starts no run of its own.
+      return isRecord(data.message) && typeof data.message.id === 'string' ? { ...next, messages: withMessages(next.messages, [data.message as unknown as LedgerMessageShape]) } : next;
     case 'queued':
       return isQueued(data) ? { ...next, queue: withQueued(next.queue, data) } : next;
     case 'dequeued': {
@@ -194,6 +210,8 @@ export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline 
         ...(starts ? { startedBy: { ...next.startedBy, [runId]: message.id } } : {}),
       };
     }
+    case 'rewound':
+      return Array.isArray(data.runs) ? withRewound(next, data.runs.filter((run): run is string => typeof run === 'string')) : next;
     case 'gateway': {
       const operation = typeof data.operation === 'string' ? data.operation : 'move';
       const hint = typeof data.hint === 'string' && data.hint !== '' ? `: ${data.hint}` : '';
@@ -208,6 +226,15 @@ export function applyEvent(timeline: Timeline, event: LiveEventShape): Timeline 
 export const withoutPending = (timeline: Timeline, ids: readonly string[]): Timeline => ({
   ...timeline,
   pending: timeline.pending.filter((item) => !ids.includes(item.id)),
+});
+
+/**
+ * The runs named read rewound; a run not on the page yet is not made up for it (a rewind names only runs whose
+ * events came before its own).
+ */
+export const withRewound = (timeline: Timeline, runIds: readonly string[]): Timeline => ({
+  ...timeline,
+  runs: timeline.runs.map((run) => (runIds.includes(run.id) && !run.rewound ? { ...run, rewound: true } : run)),
 });
 
 /** The queue as `GET /threads/{id}/queue` answered it: the events after the read say what changed since. */

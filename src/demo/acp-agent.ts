@@ -22,6 +22,11 @@
  * keeps each session there (posture and turn count) and offers `session/resume` (ACP
  * `sessionCapabilities.resume`), so a session outlives the process, as Claude Code's do; a thread's
  * fresh session is prefixed with the history brief, and it says how much history it got.
+ *
+ * Steering (a profile's `steering`, contract section 11): it advertises `_meta.steering.supported` and takes
+ * `_session/steering` while a turn of the session runs (`injected`), else answers `promptRequired`; each steered
+ * text is said in the turn's reply (`Steered: <text>`). `[await-steer]` holds the turn until a steer arrives (or a
+ * cancel); `[steer-late]` answers steers `promptRequired` as if the turn had just ended, and ends it once one came.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -66,6 +71,17 @@ async function keep(sessionId: string): Promise<void> {
 /** The `[wait]` turns, each ended by its session's `session/cancel`. */
 const cancels = new Map<string, () => void>();
 
+/** A session's running turn, as a steer sees it: the texts steered into it, and who waits for the next one. */
+interface RunningTurn {
+  readonly steered: string[];
+  /** `[steer-late]`: steers are answered `promptRequired`, as if the turn had just ended. */
+  late: boolean;
+  wake: () => void;
+}
+const running = new Map<string, RunningTurn>();
+/** Resolves at the turn's next steer (or its cancel). */
+const nextSteer = (turn: RunningTurn) => new Promise<void>((resolve) => (turn.wake = resolve));
+
 /** A session's config options; `efforts` narrows its effort option (as Codex's does to what its model supports). */
 function configOptions(session: DemoSession, efforts: readonly string[] = EFFORTS): acp.SessionConfigOption[] {
   const select = (id: string, name: string, category: string | null, currentValue: string, values: readonly string[]): acp.SessionConfigOption => ({
@@ -101,8 +117,27 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
     if (slow) await sleep(300);
   };
   const say = (words: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: words } });
+  const turn: RunningTurn = { steered: [], late: text.includes('[steer-late]'), wake: () => {} };
+  running.set(params.sessionId, turn);
+  try {
+    return await promptTurn(params.sessionId, session, text, history, turn, update, say, client);
+  } finally {
+    running.delete(params.sessionId);
+  }
+}
 
+async function promptTurn(
+  sessionId: string, session: DemoSession, text: string, history: string[], turn: RunningTurn,
+  update: (update: acp.SessionUpdate) => Promise<void>, say: (words: string) => Promise<void>, client: acp.AgentRequestContext<acp.PromptRequest>['client'],
+): Promise<acp.PromptResponse> {
+  const params = { sessionId };
   await say(`Working on: ${text}\n`);
+  if (text.includes('[await-steer]') || turn.late) {
+    const steered = nextSteer(turn);
+    cancels.set(sessionId, () => turn.wake());
+    await steered;
+    cancels.delete(sessionId);
+  }
   if (history.length > 0) await say(`[demo] history=${history.length} latest=${JSON.stringify(history.at(-1))}\n`);
   if (session.turns === 1) {
     await update({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' } }] });
@@ -172,13 +207,25 @@ async function prompt({ params, client }: acp.AgentRequestContext<acp.PromptRequ
   // One line a test can parse: the posture that arrived, and counters that show session reuse.
   await say(`[demo] mode=${session.mode} model=${session.model} effort=${session.effort} turn=${session.turns} sessions=${sessions.size} pid=${process.pid}\n`);
   await update({ sessionUpdate: 'usage_update', used: 1200 * session.turns, size: 200_000, cost: { amount: 0.01 * session.turns, currency: 'USD' } });
+  // The turn is over for steering from here (a later steer is answered `promptRequired`): each one it took is said.
+  turn.late = true;
+  for (const steered of turn.steered) await say(`Steered: ${steered}\n`);
   return { stopReason: 'end_turn' };
+}
+
+/** `_session/steering`'s params as this agent reads them: the text of its prompt, and whether an idle session answers `promptRequired`. */
+function steerParams(raw: unknown): { sessionId: string; text: string } {
+  const params = (raw ?? {}) as { sessionId?: unknown; prompt?: unknown };
+  if (typeof params.sessionId !== 'string' || !Array.isArray(params.prompt) || params.prompt.length === 0) throw acp.RequestError.invalidParams(undefined, 'steer params need a sessionId and a prompt');
+  const text = (params.prompt as { type?: unknown; text?: unknown }[]).map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
+  return { sessionId: params.sessionId, text };
 }
 
 const app = acp
   .agent({ name: 'demo-agent' })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
+    ...(profile.steering ? { _meta: { steering: { supported: true } } } : {}),
     agentCapabilities: { loadSession: false, ...(resumeDir === null ? {} : { sessionCapabilities: { resume: {} } }) },
     agentInfo: { name: 'demo-agent', version: '0.1.0' },
     authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
@@ -224,6 +271,18 @@ const app = acp
     return { configOptions: configOptions(session) };
   })
   .onRequest(acp.methods.agent.session.prompt, prompt)
+  .onRequest<{ sessionId: string; text: string }, { outcome: string }>('_session/steering', steerParams, ({ params }) => {
+    if (!profile!.steering) throw acp.RequestError.methodNotFound('_session/steering');
+    sessionOf(params.sessionId);
+    const turn = running.get(params.sessionId);
+    if (turn === undefined || turn.late) {
+      turn?.wake();
+      return { outcome: 'promptRequired' };
+    }
+    turn.steered.push(params.text);
+    turn.wake();
+    return { outcome: 'injected' };
+  })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
     cancels.get(params.sessionId)?.();
     cancels.delete(params.sessionId);

@@ -15,6 +15,11 @@ export interface DemoProfile {
   readonly effortOption: { readonly id: string; readonly category: string | null };
   /** Whether the modes are also a `mode` config option, and `set_mode` is answered with a `config_option_update` (Codex). */
   readonly modeOption: boolean;
+  /**
+   * Whether it advertises steering (`_meta.steering.supported` in its `initialize` answer) and takes `_session/steering`:
+   * Claude Code's adapter does; the `codex` profile does not, as the pinned Codex adapter does not (the fallback to the queue).
+   */
+  readonly steering: boolean;
 }
 
 export const DEMO_PROFILES: Readonly<Record<string, DemoProfile>> = {
@@ -24,6 +29,7 @@ export const DEMO_PROFILES: Readonly<Record<string, DemoProfile>> = {
     efforts: ['low', 'medium', 'high'],
     effortOption: { id: 'effort', category: 'thought_level' },
     modeOption: false,
+    steering: true,
   },
   codex: {
     modes: ['read-only', 'auto', 'full-access'],
@@ -31,6 +37,7 @@ export const DEMO_PROFILES: Readonly<Record<string, DemoProfile>> = {
     efforts: ['low', 'medium', 'high'],
     effortOption: { id: 'reasoning_effort', category: null },
     modeOption: true,
+    steering: false,
   },
 };
 

@@ -88,7 +88,7 @@ function responsesOf(route: Route, surface: string): Record<string, unknown> {
   // And a Host the service does not answer to (the sandbox routes answer 404 on any other origin instead).
   if (surface !== 'sandbox') responses['421'] = problemAnswer('The Host is not one this service answers to (ALLOWED_HOSTS)');
   // A route that looks a credential up refuses a client that guessed too often, before the lookup.
-  if (route.auth === true && responses['429'] === undefined) responses['429'] = problemAnswer('Too many failed credentials from this client this minute (Retry-After)');
+  if ((route.auth === true || route.credential !== undefined) && responses['429'] === undefined) responses['429'] = problemAnswer('Too many failed credentials from this client this minute (Retry-After)');
   if (route.path === LIVE_SOCKET_PATH) {
     responses['101'] = { description: 'Switching protocols: from then on each text frame is one LiveEvent', content: { 'application/json': { schema: { $ref: '#/components/schemas/LiveEvent' } } } };
   }
@@ -104,7 +104,7 @@ function operation(route: Route, surface: string): Record<string, unknown> {
     operationId: operationIdOf(route),
     summary: route.summary,
     tags: [surface],
-    security: route.auth === true ? SECURED : [],
+    security: route.auth === true ? SECURED : route.credential !== undefined ? [{ bearer: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
     responses: responsesOf(route, surface),
@@ -121,6 +121,7 @@ const TAGS: Record<string, string> = {
   viewer: 'The artifact viewer page and its script (HTML and JavaScript, console origin)',
   sandbox: 'The sandbox proxy page and script, served only on the configured sandbox origin',
   metrics: 'Prometheus metrics behind METRICS_TOKEN',
+  hooks: "Hooks in: another service sends a directive as a hook's owner, with the hook's secret as bearer",
 };
 
 /** The OpenAPI 3.1 description of every route, generated from the routes' own valibot schemas. */

@@ -5,6 +5,7 @@
  * a field the code adds without saying so fails that test.
  */
 import * as v from 'valibot';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks.ts';
 
 const Uuid = v.pipe(v.string(), v.uuid());
 const Time = v.pipe(v.string(), v.isoTimestamp());
@@ -28,6 +29,40 @@ export const AccessTokenInfo = v.strictObject({
 
 /** A token just created: `token` is shown in this answer only. */
 export const CreatedAccessToken = v.strictObject({ ...AccessTokenInfo.entries, token: v.string() });
+
+/** A hook in as its owner lists it (never its secret): a thread, or a new thread each time with a project and a model. */
+export const HookInfo = v.strictObject({
+  id: Uuid, thread_id: nullable(Uuid), project: nullable(v.string()), model: nullable(v.string()), url: v.string(), created_at: Time,
+});
+
+/** A hook just created: `secret` is shown in this answer only. */
+export const CreatedHookInfo = v.strictObject({ ...HookInfo.entries, secret: v.string() });
+
+/** A schedule as its owner lists it: its expression, zone, text, target, whether it is on, and its next due time. */
+export const ScheduleInfo = v.strictObject({
+  id: Uuid, cron: v.string(), timezone: v.string(), text: v.string(), thread_id: nullable(Uuid), project: nullable(v.string()),
+  model: nullable(v.string()), enabled: v.boolean(), next_run_at: nullable(Time), created_at: Time,
+});
+
+const WebhookType = v.picklist(WEBHOOK_EVENTS);
+
+/** A webhook out as its owner lists it: its URL and events, never its secret; `enabled` false once its receiver answered 410. */
+export const WebhookInfo = v.strictObject({
+  id: Uuid, url: v.string(), events: v.array(WebhookType), thread_ids: nullable(v.array(Uuid)), enabled: v.boolean(), created_at: Time,
+});
+
+/** A webhook just created: its id and its secret, shown in this answer only. */
+export const CreatedWebhookInfo = v.strictObject({ id: Uuid, secret: v.pipe(v.string(), v.startsWith('whsec_')) });
+
+/** One delivery of a webhook: the event it carries (as its body does), where it is, and how its last try went. */
+export const WebhookDeliveryInfo = v.strictObject({
+  id: Uuid, type: WebhookType, thread_id: Uuid, run_id: nullable(v.string()), data: v.record(v.string(), v.unknown()), created_at: Time,
+  status: v.picklist(['pending', 'delivered', 'failed', 'dropped']), attempts: v.number(), next_at: nullable(Time),
+  last_status: nullable(v.number()), last_error: nullable(v.string()),
+});
+
+/** A webhook as GET /webhooks/{id} answers it: with its latest deliveries, newest first. */
+export const WebhookDetail = v.strictObject({ ...WebhookInfo.entries, deliveries: v.array(WebhookDeliveryInfo) });
 
 /** A user as admins see them. `issuer` is null for a world-file user. */
 export const AccountInfo = v.strictObject({
@@ -74,6 +109,8 @@ export const Thread = v.strictObject({
   created_at: Time,
   /** The thread's own git worktree (a repository project, from its first turn), read-only; else null. */
   worktree: nullable(v.strictObject({ branch: v.string(), base: v.string(), path: v.string() })),
+  /** Whether its owner archived it: the thread list leaves it out unless asked for archived threads. */
+  archived: v.boolean(),
 });
 
 /** A thread in the thread list: its row and what is going on in it. */
@@ -89,12 +126,17 @@ export const ThreadListItem = v.strictObject({
 
 export const McpAppOverview = v.strictObject({ artifact_id: Uuid, title: v.string(), provider_name: v.string(), viewer_url: v.string() });
 
+/** Where a directive came from when no person typed it (contract section 12): a schedule's fire or a hook's call. */
+export const DirectiveOrigin = v.strictObject({ kind: v.picklist(['schedule', 'hook']), id: Uuid });
+
 export const LedgerMessage = v.strictObject({
   id: Uuid,
   role: v.string(),
   text: v.string(),
   artifact_id: nullable(Uuid),
   created_at: Time,
+  /** The schedule or hook that sent this directive; null for a person's directive and for every other message. */
+  origin: nullable(DirectiveOrigin),
   app: v.optional(McpAppOverview),
 });
 
@@ -122,6 +164,8 @@ export const Run = v.strictObject({
   error: nullable(v.string()),
   started_at: Time,
   ended_at: nullable(Time),
+  /** Taken back by a rewind: kept, and no later turn sees it. */
+  rewound: v.boolean(),
 });
 
 export const ModelMessage = v.strictObject({ id: Uuid, run_id: Uuid, role: v.string(), content: v.string(), created_at: Time });
@@ -157,6 +201,8 @@ export const AgentPostures = v.strictObject({
   default: nullable(v.string()),
   efforts: v.array(v.string()),
   unavailable: nullable(v.string()),
+  /** It takes a directive's text into its running turn (`when_busy: "steer"`, contract section 11). */
+  steering: v.boolean(),
 });
 
 export const ChannelAddress = v.strictObject({
@@ -187,16 +233,23 @@ export const QueuedDirective = v.strictObject({
   /** From 1, the next to run. */
   position: v.pipe(v.number(), v.integer(), v.minValue(1)),
   created_at: Time,
+  /** The schedule or hook that queued it; null: a person's directive. */
+  origin: nullable(DirectiveOrigin),
 });
 
-/** A directive accepted: its run started (`run_id`), or, sent with `when_busy` to a busy thread, queued (`queued`, no run yet). */
+/**
+ * A directive accepted: its run started (`run_id`), or, sent with `when_busy` to a busy thread, queued (`queued`, no run
+ * yet). Sent with `when_busy: "steer"`, `steered` says whether it went into the running run (`run_id`, true) or not
+ * (queued, or started when the thread was free by then: false).
+ */
 export const DirectiveAccepted = v.union([
-  v.strictObject({ thread_id: Uuid, key: nullable(v.string()), conversation_id: Uuid, run_id: Uuid }),
+  v.strictObject({ thread_id: Uuid, key: nullable(v.string()), conversation_id: Uuid, run_id: Uuid, steered: v.optional(v.boolean()) }),
   v.strictObject({
     thread_id: Uuid,
     key: nullable(v.string()),
     conversation_id: Uuid,
     queued: v.strictObject({ id: Uuid, position: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
+    steered: v.optional(v.literal(false)),
   }),
 ]);
 export const Answered = v.strictObject({ answered: v.pipe(v.number(), v.integer()) });
@@ -204,6 +257,9 @@ export const Cancelled = v.strictObject({ run_id: Uuid });
 export const Teleported = v.strictObject({ thread_id: Uuid, conversation_id: Uuid });
 export const Summoned = v.strictObject({ conversation_id: Uuid });
 export const Forked = v.strictObject({ thread_id: Uuid, key: nullable(v.string()) });
+
+/** A rewind's answer: the checkpoint the worktree went back to, or null on a thread with no worktree. */
+export const Rewound = v.strictObject({ restored: nullable(v.string()) });
 
 export const ArtifactConfig = v.strictObject({ viewer_origin: nullable(v.string()), sandbox_origin: nullable(v.string()), path: v.string() });
 export const McpAppView = v.strictObject({
@@ -226,10 +282,13 @@ export const McpAppView = v.strictObject({
 
 /** What each live event type carries in `data` (docs/api.md, "The live socket"). */
 const RunId = nullable(Uuid);
+/** An event stored before directives kept their origin (migration 0026) replays its message or item without one. */
+const Replayed = { origin: v.optional(nullable(DirectiveOrigin)) };
+const EventMessage = v.strictObject({ ...LedgerMessage.entries, ...Replayed });
 const LIVE_DATA = {
   message: v.looseObject({
     run_id: RunId,
-    message: v.optional(LedgerMessage),
+    message: v.optional(EventMessage),
     delta: v.optional(v.string()),
     update: v.optional(v.union([v.looseObject({ kind: v.literal('thought'), text: v.string() }), v.looseObject({ kind: v.literal('mode'), mode: v.string() })])),
   }),
@@ -244,8 +303,9 @@ const LIVE_DATA = {
   run_error: v.looseObject({ run_id: Uuid, code: v.string(), error: v.string(), run: nullable(Run) }),
   run_cancelled: v.looseObject({ run_id: Uuid, code: v.string(), reason: v.string(), run: nullable(Run) }),
   reflex_asleep: v.looseObject({ run_id: Uuid }),
-  queued: QueuedDirective,
-  dequeued: v.looseObject({ id: Uuid, run_id: RunId, conversation_id: v.optional(Uuid), message: v.optional(LedgerMessage), withdrawn: v.optional(v.boolean()) }),
+  rewound: v.looseObject({ run_id: Uuid, runs: v.array(Uuid), restored: nullable(v.string()) }),
+  queued: v.strictObject({ ...QueuedDirective.entries, ...Replayed }),
+  dequeued: v.looseObject({ id: Uuid, run_id: RunId, conversation_id: v.optional(Uuid), message: v.optional(EventMessage), withdrawn: v.optional(v.boolean()) }),
   gateway: v.looseObject({ operation: v.picklist(['teleport', 'summon']), from: v.unknown(), to: v.unknown(), hint: v.optional(nullable(v.string())) }),
 } as const;
 

@@ -14,17 +14,19 @@ type Schema<T> = v.GenericSchema<unknown, T>;
 export type Guard = (ctx: RequestContext) => Failure | null;
 
 /** The parsed parts of a request, as its route's schemas describe them. */
-export interface RouteInput<Q, B, P> {
+export interface RouteInput<Q, B, P, C = undefined> {
   readonly query: Q;
   readonly body: B;
   readonly params: P;
   readonly ctx: RequestContext;
   /** The calling user; present on routes that declare `auth`. */
   readonly user: User;
+  /** What the route's own `credential` check found; present on routes that declare one. */
+  readonly caller: C;
 }
 
 /** One route: where it is, what it accepts (each part a valibot schema), and the handler. */
-export interface Route<Q = unknown, B = unknown, P = unknown> {
+export interface Route<Q = unknown, B = unknown, P = unknown, C = unknown> {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** A find-my-way path, such as `/api/console/threads/:id`. */
   readonly path: string;
@@ -39,6 +41,12 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
   readonly guards?: readonly Guard[];
   /** Whether the route needs an authenticated user (else the authenticator's refusal: 401 with `WWW-Authenticate: Bearer`, or 429). */
   readonly auth?: boolean;
+  /**
+   * A route's own credential, for a caller that is no user (a hook's secret): checked first, before the
+   * path, query and body are parsed, as `auth` is; its value is the handler's `caller`, else its refusal is
+   * the answer. Described in the OpenAPI description as a bearer credential. Not with `auth`.
+   */
+  readonly credential?: (ctx: RequestContext, params: Record<string, string | undefined>) => Promise<Result<C, Reply>>;
   /**
    * What the path names, checked for the caller only when the query or body is refused (400, 413, 415,
    * 422): a failure here (404: a thread the caller cannot use) is answered instead, so a bad body never
@@ -55,7 +63,7 @@ export interface Route<Q = unknown, B = unknown, P = unknown> {
    * they are (the edge prepares a frozen answer's headers once).
    */
   readonly memo?: RouteMemo;
-  readonly handle: (input: RouteInput<Q, B, P>) => Reply | Promise<Reply>;
+  readonly handle: (input: RouteInput<Q, B, P, C>) => Reply | Promise<Reply>;
 }
 
 /** See {@link Route.memo}. */
@@ -66,7 +74,7 @@ export interface RouteMemo {
 }
 
 /** Declares a route, keeping its schemas' types tied to its handler. */
-export const route = <Q = undefined, B = undefined, P = undefined>(definition: Route<Q, B, P>): Route =>
+export const route = <Q = undefined, B = undefined, P = undefined, C = undefined>(definition: Route<Q, B, P, C>): Route =>
   definition as unknown as Route;
 
 /** The issues of a failed parse as `{path, message}`; `where` prefixes the path (`query`, `body`). */
@@ -132,6 +140,10 @@ export function runRoute(
     }
   }
   // Authentication first: an anonymous caller learns nothing, not even which of its inputs are wrong.
+  const credential = routeDef.credential;
+  if (credential !== undefined) {
+    return credential(ctx, params).then((caller) => (caller.ok ? parsedRoute(routeDef, ctx, params, null, caller.value) : caller.error));
+  }
   if (routeDef.auth === true) {
     return authenticate(ctx).then((caller) => (caller.ok ? parsedRoute(routeDef, ctx, params, caller.value) : caller.error));
   }
@@ -151,7 +163,7 @@ async function refuse(routeDef: Route, user: User | null, params: unknown, failu
 }
 
 /** Path, query and body parsed, then the handler; `user` once authenticated (routes with `auth`). */
-function parsedRoute(routeDef: Route, ctx: RequestContext, rawParams: Record<string, string | undefined>, user: User | null): Reply | Promise<Reply> {
+function parsedRoute(routeDef: Route, ctx: RequestContext, rawParams: Record<string, string | undefined>, user: User | null, caller?: unknown): Reply | Promise<Reply> {
   let params: unknown = rawParams;
   if (routeDef.params !== undefined) {
     const parsed = v.safeParse(routeDef.params, rawParams);
@@ -166,15 +178,15 @@ function parsedRoute(routeDef: Route, ctx: RequestContext, rawParams: Record<str
     if (!parsed.ok) return needsRefusal ? refuse(routeDef, user, params, parsed.error) : problem(parsed.error);
     query = parsed.value;
   }
-  if (routeDef.body !== undefined) return withBody(routeDef, ctx, params, query, user);
-  return routeDef.handle({ query, body: undefined, params, user, ctx } as RouteInput<unknown, unknown, unknown>);
+  if (routeDef.body !== undefined) return withBody(routeDef, ctx, params, query, user, caller);
+  return routeDef.handle({ query, body: undefined, params, user, ctx, caller } as RouteInput<unknown, unknown, unknown, unknown>);
 }
 
 /** The body read and parsed, then the handler. */
-async function withBody(routeDef: Route, ctx: RequestContext, params: unknown, query: unknown, user: User | null): Promise<Reply> {
+async function withBody(routeDef: Route, ctx: RequestContext, params: unknown, query: unknown, user: User | null, caller: unknown): Promise<Reply> {
   const read = await readJsonBody(ctx.req);
   if (!read.ok) return refuse(routeDef, user, params, read.error, read.error.code === 'body_too_large' ? { connection: 'close' } : {});
   const parsed = v.safeParse(routeDef.body!, read.value);
   if (!parsed.success) return refuse(routeDef, user, params, issuesOf('body', parsed.issues));
-  return routeDef.handle({ query, body: parsed.output, params, user, ctx } as RouteInput<unknown, unknown, unknown>);
+  return routeDef.handle({ query, body: parsed.output, params, user, ctx, caller } as RouteInput<unknown, unknown, unknown, unknown>);
 }

@@ -6,8 +6,8 @@ const RUN_ENDS = new Set(['run_finished', 'run_error', 'run_cancelled']);
 
 /** The emitter, counting each run that ends (by the status its row was written with) and its duration. */
 export function measuredEmit(emit: Emit, metrics: Metrics): Emit {
-  return async (threadId, type, data) => {
-    const event = await emit(threadId, type, data);
+  return async (threadId, type, data, key) => {
+    const event = await emit(threadId, type, data, key);
     if (RUN_ENDS.has(type)) {
       const run = data.run as { status?: unknown; started_at?: unknown; ended_at?: unknown } | undefined;
       const status = typeof run?.status === 'string' ? run.status : type === 'run_finished' ? 'succeeded' : type === 'run_cancelled' ? 'cancelled' : 'failed';

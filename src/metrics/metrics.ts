@@ -13,6 +13,8 @@ export interface MetricSources {
   readonly logLinesDropped?: () => number;
   /** The listener's connections: open now, and refused since the start past a client's cap or the global one. */
   readonly connections?: () => { readonly open: number; readonly refused: Readonly<Record<'client' | 'global', number>> };
+  /** The webhooks' outbox: deliveries pending (of every instance: it is the database's), and when the oldest's event was stored. */
+  readonly webhookOutbox?: () => Promise<{ readonly pending: number; readonly oldest: string | null }>;
 }
 
 /**
@@ -43,6 +45,10 @@ export interface Metrics {
   readonly guessRefused: () => void;
   /** A sign-in (`token` or `oidc`) and its outcome: `signed_in`, or the reason it was refused. */
   readonly signIn: (method: 'token' | 'oidc', outcome: string) => void;
+  /** One try of a webhook delivery by this instance, by outcome (core/automation/webhook-sender.ts, TryOutcome). */
+  readonly webhookTry: (outcome: string) => void;
+  /** A scheduled directive stored, `seconds` after its due time. */
+  readonly scheduleLag: (seconds: number) => void;
 }
 
 /** The request and fetch histograms' buckets, in seconds. */
@@ -99,6 +105,32 @@ export function createMetrics(sources: MetricSources): Metrics {
       },
     });
   }
+  const scheduleLag = new Histogram({
+    name: 'console_schedule_lag_seconds', help: "Time from a schedule's due time to its directive stored, on the instance that sent it", buckets: SECONDS, registers: [registry],
+  });
+  const webhookTries = new Counter({
+    name: 'console_webhook_deliveries_total', help: 'Webhook delivery tries made by this instance, by outcome (delivered, retrying, failed, dropped, disabled)', labelNames: ['outcome'], registers: [registry],
+  });
+  if (sources.webhookOutbox !== undefined) {
+    const outbox = sources.webhookOutbox;
+    // One read of the outbox per scrape, shared by the two gauges.
+    let reading: Promise<{ readonly pending: number; readonly oldest: string | null } | null> | null = null;
+    const read = () => (reading ??= outbox().catch(() => null).finally(() => setTimeout(() => { reading = null; }, 0)));
+    new Gauge({
+      name: 'console_webhook_outbox_depth', help: 'Webhook deliveries waiting to be sent (or sent again), all instances', registers: [registry],
+      async collect() {
+        const state = await read();
+        if (state !== null) this.set(state.pending);
+      },
+    });
+    new Gauge({
+      name: 'console_webhook_outbox_oldest_age_seconds', help: 'Age of the oldest event whose webhook delivery still waits (0: none waits)', registers: [registry],
+      async collect() {
+        const state = await read();
+        if (state !== null) this.set(state.oldest === null ? 0 : Math.max(0, (Date.now() - Date.parse(state.oldest)) / 1000));
+      },
+    });
+  }
   if (sources.connections !== undefined) {
     const connections = sources.connections;
     new Gauge({ name: 'console_connections_open', help: 'Connections open on the listener (upgraded websockets included)', registers: [registry], collect() { this.set(connections().open); } });
@@ -132,5 +164,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     credentialFailed: () => credentialFailures.inc(),
     guessRefused: () => guessesRefused.inc(),
     signIn: (method, outcome) => signIns.inc({ method, outcome }),
+    webhookTry: (outcome) => webhookTries.inc({ outcome }),
+    scheduleLag: (seconds) => scheduleLag.observe(seconds),
   };
 }

@@ -21,6 +21,7 @@ const ChangesAnswer = v.strictObject({
   branch: v.string(),
   ahead: count,
   behind: count,
+  uncommitted: count,
   files: v.array(v.strictObject({
     path: v.string(),
     status: v.picklist(CHANGE_STATUSES),

@@ -26,8 +26,11 @@ export const DirectiveBody = v.object({
   project: nullable(word(200)),
   permission_mode: nullable(word(100)),
   effort: nullable(word(100)),
-  /** On a busy thread: refuse (`reject`, or absent), `queue` it, or `interrupt` the running turn and run it next. */
-  when_busy: nullable(v.picklist(['reject', 'queue', 'interrupt'], 'must be reject, queue or interrupt')),
+  /**
+   * On a busy thread: refuse (`reject`, or absent), `queue` it, `interrupt` the running turn and run it next, or
+   * `steer` it into the running turn where the agent takes it (else queued, contract section 11).
+   */
+  when_busy: nullable(v.picklist(['reject', 'queue', 'interrupt', 'steer'], 'must be reject, queue, interrupt or steer')),
 });
 
 const ResponsesBody = v.object({
@@ -59,16 +62,16 @@ export function runRoutes(
     route({
       method: 'POST',
       path: `${P}/threads/:thread/directives`,
-      summary: 'Create or continue a console thread; 202 once the turn is on its way, or once queued on a busy thread (when_busy); idempotent by message_id',
+      summary: 'Create or continue a console thread; 202 once the turn is on its way, once queued on a busy thread (when_busy), or once steered into the running turn (when_busy steer); idempotent by message_id',
       auth: true,
       params: v.object({ thread: UuidParam }),
       body: DirectiveBody,
       operationId: 'sendDirective',
       pathRefusal: ({ user, params }) => access.threadOrKey(user, params.thread),
       responses: {
-        202: answer('Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id)', DirectiveAccepted),
+        202: answer('Accepted: the turn is on its way (run_id), or, on a busy thread with when_busy queue or interrupt, queued (queued, no run_id); with when_busy steer, steered (true: into the running run, run_id) or not (false: queued, or started)', DirectiveAccepted),
         401: 'No valid credential',
-        403: 'Not the thread owner (members may only queue or interrupt)',
+        403: 'Not the thread owner (members may only queue, interrupt or steer)',
         409: 'A differing model, a turn is running (without when_busy), directives are queued, or another user sent this message_id on the thread',
         422: 'Outside a vocabulary',
         429: 'Too many directives this minute (Retry-After), or the queue holds 20 already',

@@ -33,8 +33,10 @@ export function parseWorld(value: unknown): Result<World, Issue[]> {
     projects: file.projects.map((project) => (typeof project === 'string' ? { name: project, directory: null, repo: null, base: null } : project)),
     agents: file.agents.map((agent) => ({ ...agent, command: agent.command ?? null })),
     // A chat channel's linked users are its links; its server, account or tokens are kept apart from the catalog entry.
-    channels: file.channels.map(({ xmpp, slack, links, ...channel }) =>
-      xmpp === undefined && slack === undefined ? channel : { ...channel, linked_users: Object.keys(links ?? {}), addresses: [] }),
+    channels: file.channels.map(({ xmpp, slack, links, defaults, ...entry }) => {
+      const channel = { ...entry, defaults: defaults ?? null };
+      return xmpp === undefined && slack === undefined ? channel : { ...channel, linked_users: Object.keys(links ?? {}), addresses: [] };
+    }),
     xmpp: file.channels.flatMap((channel) =>
       channel.xmpp === undefined ? [] : [{ channel: channel.id, account: channel.xmpp, links: channel.links ?? {} }]),
     slack: file.channels.flatMap((channel) =>

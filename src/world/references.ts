@@ -1,4 +1,5 @@
 import type { Issue } from '../../domain/result.ts';
+import { routeOf } from '../../domain/vocabulary.ts';
 import { BARE_JID_PATTERN, XMPP_KIND } from '../../domain/xmpp.ts';
 import { SLACK_KIND, SLACK_USER_PATTERN } from '../../domain/slack.ts';
 import type { WorldFile } from './schema.ts';
@@ -54,6 +55,7 @@ export function referenceIssues(world: WorldFile): Issue[] {
     channel.agents.forEach((id, j) => agents.has(id) || problem(`channels.${i}.agents.${j}`, `names no agent (${id})`));
     channel.linked_users.forEach((id, j) => user(id, `channels.${i}.linked_users.${j}`));
     chatChannelIssues(channel, `channels.${i}`, user, problem);
+    if (channel.defaults !== undefined && channel.defaults !== null) defaultsIssues(channel, `channels.${i}.defaults`, { agents, projects }, problem);
   });
   // A chat channel's secrets are the service's own: no agent is handed them, even when it names them.
   const secrets = new Map(world.channels.flatMap((channel) => [
@@ -138,6 +140,39 @@ function chatChannelIssues(channel: Channel, at: string, user: (id: string, path
     user(id, `${at}.links.${id}`);
     if (!kind.link.test(address)) problem(`${at}.links.${id}`, `must be ${kind.linkIs}`);
   }
+}
+
+/**
+ * A channel's defaults name what the world has: a project of it, a route whose agent is one of the channel's
+ * (and whose model is one of the agent's, when the world lists them), a posture and an effort of that agent
+ * (the route's, else the channel's first), when the world lists them. Projects are read before channels.
+ */
+function defaultsIssues(
+  channel: Channel,
+  at: string,
+  world: { readonly agents: Map<string, WorldFile['agents'][number]>; readonly projects: ReadonlySet<string> },
+  problem: (path: string, message: string) => void,
+): void {
+  const defaults = channel.defaults!;
+  if (defaults.project !== null && !world.projects.has(defaults.project)) problem(`${at}.project`, `names no project (${defaults.project})`);
+  let agentId = channel.agents[0] ?? null;
+  let model: string | null = null;
+  if (defaults.route !== null) {
+    const route = routeOf(defaults.route, channel.agents);
+    if (route === null) return problem(`${at}.route`, `names no agent of the channel (${channel.agents.join(', ') || 'none'}): write agent or agent:model`);
+    ({ agent: agentId, model } = route);
+  }
+  const agent = agentId === null ? undefined : world.agents.get(agentId);
+  if (agent === undefined) {
+    if (defaults.permission_mode !== null || defaults.effort !== null) problem(at, 'gives a posture or an effort, but the channel has no agent');
+    return;
+  }
+  const outside = (list: readonly string[] | null, value: string | null) => value !== null && list !== null && !list.includes(value);
+  if (outside(agent.models, model)) problem(`${at}.route`, `names ${model}, which is not a model of ${agent.id} (${agent.models!.join(', ') || 'none'})`);
+  if (outside(agent.permission_modes, defaults.permission_mode)) {
+    problem(`${at}.permission_mode`, `is not a permission mode of ${agent.id} (${agent.permission_modes!.join(', ') || 'none'})`);
+  }
+  if (outside(agent.efforts, defaults.effort)) problem(`${at}.effort`, `is not an effort of ${agent.id} (${agent.efforts!.join(', ') || 'none'})`);
 }
 
 /** A fork names an existing thread, has a cutoff that is a message of that thread's ledger, and no cycle. */

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ENV_NAME_PATTERN } from '../../domain/agent-env.ts';
 import { PERMISSION_OPTION_KINDS, RUN_STATUSES } from '../../domain/model.ts';
 import { isStorableText } from '../../domain/text.ts';
-import { isBranchName } from '../../domain/worktree.ts';
+import { isBranchName, isRepositoryUrl, repositoryUrlRefusal } from '../../domain/worktree.ts';
 import { UUID7_PATTERN } from '../../domain/vocabulary.ts';
 import { BARE_JID_PATTERN, DOMAIN_PATTERN, XMPP_SERVICE_PATTERN } from '../../domain/xmpp.ts';
 import { SLACK_API_URL_PATTERN } from '../../domain/slack.ts';
@@ -33,6 +33,21 @@ const absolutePath = v.pipe(
   v.transform((path) => resolve(path)),
 );
 
+/** A project's repository: the absolute path of one on this machine, or a git URL (each instance keeps a clone of its own). */
+const repository = v.pipe(
+  v.string(),
+  v.check(isStorableText, 'must not contain the NUL character or a lone UTF-16 surrogate'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const repo = dataset.value;
+    const refusal = isRepositoryUrl(repo) ? repositoryUrlRefusal(repo)
+      : !isAbsolute(repo) ? 'must be an absolute path or a git URL (file:///…, ssh://, https://, or user@host:path)'
+      : repo.length > 4096 ? 'must be at most 4096 characters' : null;
+    if (refusal !== null) addIssue({ message: refusal });
+  }),
+  v.transform((repo) => (isRepositoryUrl(repo) ? repo : resolve(repo))),
+);
+
 /**
  * A project: its name alone (its directory is `DATA_DIR/projects/<name>`), a name and the absolute
  * path of a directory on disk, where its runs work, or a name, the absolute path of a git
@@ -45,12 +60,13 @@ const Project = v.union(
       v.strictObject({
         name,
         directory: nullable(absolutePath),
-        repo: nullable(absolutePath),
+        repo: nullable(repository),
         base: nullable(v.pipe(v.string(), v.check(isBranchName, 'must be a branch name (letters, digits, ".", "_", "-" and "/", not starting with "-" or ".")'))),
       }),
       v.forward(v.check((p) => p.repo === null || p.directory === null, 'must not be given with repo: a repository project works in worktrees'), ['directory']),
       v.forward(v.check((p) => p.repo === null || p.base !== null, 'must name the branch worktrees start from'), ['base']),
       v.forward(v.check((p) => p.repo !== null || p.base === null, 'needs repo'), ['base']),
+      v.description('A directory project {"name", "directory"} or a repository project {"name", "repo", "base"}: base is given with repo and only with it, directory never with repo.'),
     ),
   ],
   'must be a project name or an object {"name", "directory"} or {"name", "repo", "base"}',
@@ -72,7 +88,8 @@ type PlaceOutput = {
   barred: string | null;
   children: PlaceOutput[];
 };
-const Place: v.GenericSchema<PlaceInput, PlaceOutput> = v.object({
+/** A place of a channel (a room, a thread inside it), with the places inside it. */
+export const Place: v.GenericSchema<PlaceInput, PlaceOutput> = v.object({
   id: name,
   name: v.string(),
   shared: v.optional(v.boolean(), false),
@@ -155,8 +172,29 @@ const Thread = v.object({
   conversations: v.optional(v.array(Conversation), []),
 });
 
+/**
+ * A channel's `defaults`: the project, route, posture and effort of a thread a chat message starts there
+ * (checked against the world in references.ts). Each field absent: none (the channel's first agent, its first
+ * model and default posture, as the console's composer starts a thread).
+ */
+const ChannelDefaults = v.pipe(
+  // Strict: a misspelt field is refused, not silently a default left out.
+  v.strictObject({
+    project: v.pipe(nullable(name), v.description('A project of the world: the thread works in it.')),
+    route: v.pipe(
+      nullable(v.pipe(name, v.regex(/^[^:\s]+(:[^\s]+)?$/, 'must be agent or agent:model'))),
+      v.description("The thread's agent and model, agent:model (or agent alone); the agent is one of the channel's agents."),
+    ),
+    permission_mode: v.pipe(nullable(name), v.description("The conversation's posture: one of the agent's permission_modes.")),
+    effort: v.pipe(nullable(name), v.description("The conversation's effort: one of the agent's efforts.")),
+  }, 'must be an object with project, route, permission_mode and effort only (each optional)'),
+  v.description('What a thread started by a chat message on this channel gets (an XMPP message addressing the bot, a Slack app_mention); a field left out: the console\'s own default.'),
+);
+
 /** The world file (contract section 6), as written: tokens in clear, defaults filled in. */
 export const WorldFileSchema = v.object({
+  // The JSON Schema an editor completes the file with (docs/world.schema.json); the loader ignores it.
+  $schema: v.optional(v.string()),
   users: v.array(v.object({
     id: name, name: v.string(), token: v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters')),
     role: v.optional(v.picklist(ROLES, 'must be admin or member'), 'member'),
@@ -194,6 +232,7 @@ export const WorldFileSchema = v.object({
       slack: v.optional(SlackSettings),
       // Chat addresses by console user: bare JIDs on an xmpp channel, user ids on a slack one (checked by kind).
       links: v.optional(v.record(name, v.pipe(v.string(), v.maxLength(1023, 'must be at most 1023 characters')))),
+      defaults: v.optional(v.nullable(ChannelDefaults)),
     }),
   ),
   installations: v.optional(

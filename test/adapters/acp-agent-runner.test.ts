@@ -205,6 +205,63 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
     assert.equal(second.posture.mode, 'acceptEdits');
   });
 
+  it('steers a running turn: injected while it runs (the agent says it in its reply), promptRequired once it ended', { timeout: TEST_TIMEOUT }, async () => {
+    let sessionId: string | null = null;
+    let working!: () => void;
+    const atWork = new Promise<void>((resolve) => (working = resolve));
+    const running = turn(runner, {
+      prompt: 'hold [await-steer]',
+      onSession: async (id) => void (sessionId = id),
+      onUpdate: async (update) => {
+        if (update.kind === 'text' && update.text.includes('Working on')) working();
+      },
+    });
+    await within(atWork);
+    assert.equal(await within(runner.steer(demo, sessionId!, 'mind the tests')), 'injected');
+    const done = await running;
+    assert.match(done.text, /Steered: mind the tests\n/);
+    // The turn has ended: nothing is sent (no turn of the session is in flight here).
+    assert.equal(await within(runner.steer(demo, done.result.sessionId, 'too late')), 'promptRequired');
+    assert.equal(await within(runner.steer(demo, 'no-such-session', 'nowhere')), 'promptRequired');
+  });
+
+  it('an agent whose turn ended at its end first answers promptRequired (the race against the turn\'s end)', { timeout: TEST_TIMEOUT }, async () => {
+    let sessionId: string | null = null;
+    let working!: () => void;
+    const atWork = new Promise<void>((resolve) => (working = resolve));
+    const running = turn(runner, {
+      prompt: 'ending [steer-late]',
+      onSession: async (id) => void (sessionId = id),
+      onUpdate: async (update) => {
+        if (update.kind === 'text' && update.text.includes('Working on')) working();
+      },
+    });
+    await within(atWork);
+    assert.equal(await within(runner.steer(demo, sessionId!, 'late')), 'promptRequired');
+    assert.doesNotMatch((await running).text, /Steered:/);
+  });
+
+  it('an agent that does not advertise steering is never sent one: unsupported', { timeout: TEST_TIMEOUT }, async () => {
+    const codex: Agent = { ...demo, id: 'demo-codex', permission_modes: ['read-only', 'auto'], default_permission_mode: 'auto', env: { DEMO_AGENT_PROFILE: 'codex' } };
+    let sessionId: string | null = null;
+    let working!: () => void;
+    const atWork = new Promise<void>((resolve) => (working = resolve));
+    const controller = new AbortController();
+    const running = turn(runner, {
+      agent: codex,
+      prompt: 'hold [wait]',
+      signal: controller.signal,
+      onSession: async (id) => void (sessionId = id),
+      onUpdate: async (update) => {
+        if (update.kind === 'text' && update.text.includes('Working on')) working();
+      },
+    }).catch((error: unknown) => error);
+    await within(atWork);
+    assert.equal(await within(runner.steer(codex, sessionId!, 'no')), 'unsupported');
+    controller.abort();
+    await running;
+  });
+
   it('runs two turns on two sessions of one process at the same time', { timeout: TEST_TIMEOUT }, async () => {
     const started = Date.now();
     const [one, two] = await Promise.all([turn(runner, { prompt: 'one [slow]' }), turn(runner, { prompt: 'two [slow]' })]);

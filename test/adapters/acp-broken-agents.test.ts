@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import * as acp from '@agentclientprotocol/sdk';
 import { lineSplitter, MAX_STDERR_LINE } from '../../adapters/acp/agent-diagnostics.ts';
+import { startAgentProcess } from '../../adapters/acp/agent-process.ts';
 import { type AcpAgentRunnerOptions, createAcpAgentRunner } from '../../adapters/acp/agent-runner.ts';
 import type { Agent } from '../../domain/model.ts';
 import type { TurnRequest } from '../../ports/agent-runner.ts';
@@ -38,7 +40,7 @@ function broken(id: string, how: string, extra: Partial<Agent> = {}): { agent: A
   const pidFile = join(scratch, `${id}.pid`);
   const agent: Agent = {
     id, models: null, efforts: null, permission_modes: null, default_permission_mode: null,
-    command: [process.execPath, BROKEN, how, 'PROVIDER_KEY'], env: { BROKEN_AGENT_PID: pidFile }, env_pass: ['PROVIDER_KEY'], ...extra,
+    command: [process.execPath, BROKEN, how, 'PROVIDER_KEY', pidFile], env: { BROKEN_AGENT_PID: pidFile }, env_pass: ['PROVIDER_KEY'], ...extra,
   };
   const asked = () => (existsSync(`${pidFile}.asked`) ? readFileSync(`${pidFile}.asked`, 'utf8').split('\n').filter(Boolean) : []);
   return { agent, pid: () => pidOf(pidFile), asked };
@@ -47,6 +49,23 @@ function broken(id: string, how: string, extra: Partial<Agent> = {}): { agent: A
 async function pidOf(file: string): Promise<number> {
   for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(50);
   return Number(readFileSync(file, 'utf8'));
+}
+
+/**
+ * Processes whose command line holds `marker` (the broken agent gets its pid file as an argument it ignores):
+ * found even when the agent was ended before it could write its pid, as a busy machine may do to a 300 ms bound.
+ */
+function runningWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker)) found.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return found;
 }
 
 function isAlive(pid: number): boolean {
@@ -83,12 +102,12 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
 
   it('an agent that never answers initialize: the turn fails within the start-up bound and no process is left', { timeout: TEST_TIMEOUT }, async () => {
     const runner = createAcpAgentRunner({ demoAgent: builtDemoAgent(), log: pino({ level: 'silent' }), startTimeoutMs: 300 });
-    const { agent, pid } = broken('silent', 'silent');
+    const { agent } = broken('silent', 'silent');
     try {
       const started = Date.now();
       await assert.rejects(within(runner.runTurn(turn(agent)), 5_000), /^Error: the agent could not start: did not answer initialize within 300 ms$/);
       assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
-      assert.equal(isAlive(await pid()), false);
+      assert.deepEqual(runningWith(join(scratch, 'silent.pid')), []);
       // A bare command that never answers, as a misconfigured agent would be: the same.
       const bare = { ...agent, id: 'bare', command: SILENT };
       await assert.rejects(within(runner.runTurn(turn(bare)), 5_000), /did not answer initialize within 300 ms/);
@@ -111,6 +130,22 @@ describe('the ACP agent runner, against agents that hang or misbehave', { timeou
     } finally {
       await runner.close();
     }
+  });
+
+  it("two bounded requests on one process: each is refused as what it asked, though the other's bound ended the process first", { timeout: TEST_TIMEOUT }, async () => {
+    // As the runner's probe session/new beside a turn's session/load: the first bound ends the process before the second's passes.
+    const pidFile = join(scratch, 'two-bounds.pid');
+    const proc = await startAgentProcess([process.execPath, BROKEN, 'no-session'], pino({ level: 'silent' }), { env: { BROKEN_AGENT_PID: pidFile }, startTimeoutMs: 2_000 });
+    const cwd = join(scratch, 'work');
+    const first = proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
+    first.catch(() => {});
+    await sleep(500);
+    const second = proc.bounded(proc.agent.request(acp.methods.agent.session.load, { sessionId: 'earlier', cwd, mcpServers: [] }), 'session/load');
+    await assert.rejects(within(first, 8_000), /^Error: the agent did not answer session\/new within 2 s$/);
+    await assert.rejects(within(second, 8_000), /^Error: the agent did not answer session\/load within 2 s$/);
+    assert.equal(isAlive(await pidOf(pidFile)), false);
+    // Sent once the process was taken for broken: refused at once, as how it ended.
+    await assert.rejects(within(proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new'), 1_000), /^Error: the agent process was stopped by SIGTERM$/);
   });
 
   it('a cancel while the agent starts rejects the turn at once; close() then ends the start promptly', { timeout: TEST_TIMEOUT }, async () => {

@@ -11,7 +11,7 @@ import { builtDemoAgent } from '../support/built.ts';
 const codex: Agent = {
   id: 'codex', models: null, efforts: null, permission_modes: null, default_permission_mode: null, command: null, env: { DEMO_AGENT_PROFILE: 'codex' },
 };
-const CODEX = { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-only', models: ['gpt-5-codex', 'gpt-5'], efforts: ['low', 'medium', 'high'] };
+const CODEX = { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-only', models: ['gpt-5-codex', 'gpt-5'], efforts: ['low', 'medium', 'high'], steering: false };
 
 describe('what the agent offers is learned from its probe session only', { timeout: 60_000 }, () => {
   it("a turn's session narrowing its options (config_option_update) does not change what the agent offers", async () => {

@@ -16,11 +16,11 @@ agentOffersContract('ACP runner against the demo agent', async () => {
     working: [
       {
         agent: agent('claude'),
-        offer: { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'] },
+        offer: { modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], currentMode: 'default', models: ['opus', 'sonnet', 'haiku'], efforts: ['low', 'medium', 'high'], steering: true },
       },
       {
         agent: agent('codex', { env: { DEMO_AGENT_PROFILE: 'codex' } }),
-        offer: { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-only', models: ['gpt-5-codex', 'gpt-5'], efforts: ['low', 'medium', 'high'] },
+        offer: { modes: ['read-only', 'auto', 'full-access'], currentMode: 'read-only', models: ['gpt-5-codex', 'gpt-5'], efforts: ['low', 'medium', 'high'], steering: false },
       },
     ],
     broken: agent('ghost', { command: ['/nonexistent/acp-agent'] }),

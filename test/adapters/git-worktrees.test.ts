@@ -253,8 +253,10 @@ describe('git worktrees: two merges into one base at once', () => {
 
   // The probe's low finding: a merge that found the base's checkout while another merge was moving it (the base's
   // ref moved, the checkout's index not yet) answered base_checkout_dirty, though nothing in the checkout was
-  // anyone's uncommitted work. The first merge is held just before it moves the checkout (a git that waits there).
-  it("answers base_moved, not base_checkout_dirty, while another merge is moving the base's checkout", { timeout: 60_000 }, async () => {
+  // anyone's uncommitted work; issue 41: it answered base_moved then, though merging after the first was the truthful
+  // answer. The first merge is held just before it moves the checkout (a git that waits there); the second waits
+  // for the base's lock, and lands once the first is done.
+  it("lands a merge after another that is moving the base's checkout: no base_checkout_dirty, no base_moved", { timeout: 60_000 }, async () => {
     const repo = gitRepository();
     const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
     const gate = gatedGit('read-tree -u');
@@ -267,13 +269,17 @@ describe('git worktrees: two merges into one base at once', () => {
     write(b.value.path, 'second.txt', 'second\n');
     const first = held.merge(a.value, { message: 'First', strategy: 'squash' });
     await until(gate.reached, 30_000, 'the first merge about to move the checkout of main');
-    const second = await free.merge(b.value, { message: 'Second', strategy: 'squash' });
-    assert.equal(!second.ok && second.error.code, 'base_moved', JSON.stringify(second));
+    let secondDone = false;
+    const second = free.merge(b.value, { message: 'Second', strategy: 'squash' }).finally(() => { secondDone = true; });
+    // The second has committed its worktree (its thread's lock is its own) and now waits for main's.
+    await until(() => git(b.value.path, 'status', '--porcelain') === '', 30_000, 'the second merge committed its worktree');
+    assert.equal(secondDone, false, 'the second waits while the first holds main');
     gate.release();
-    const landed = await first;
+    const [landed, later] = await Promise.all([first, second]);
     assert.ok(landed.ok, JSON.stringify(landed));
-    const again = await free.merge(b.value, { message: 'Second', strategy: 'squash' });
-    assert.ok(again.ok, JSON.stringify(again));
+    assert.ok(later.ok, JSON.stringify(later));
+    assert.equal(git(repo, 'rev-parse', 'main'), later.value.commit);
+    assert.equal(git(repo, 'rev-parse', 'main~1'), landed.value.commit);
     assert.equal(git(repo, 'status', '--porcelain'), '');
     assert.deepEqual([readFileSync(join(repo, 'first.txt'), 'utf8'), readFileSync(join(repo, 'second.txt'), 'utf8')], ['first\n', 'second\n']);
   });

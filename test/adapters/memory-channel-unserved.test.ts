@@ -18,7 +18,7 @@ import { createLogger } from '../../src/logging.ts';
 async function storageWithUnservedXmppChannel() {
   const storage = createMemoryStorage();
   const world = fixtureWorld();
-  const xmpp: Channel = { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] };
+  const xmpp: Channel = { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] };
   await storage.importWorld({ ...world, channels: [...world.channels, xmpp] });
   return storage;
 }
@@ -68,7 +68,7 @@ test('a delivery to an xmpp channel with no adapter stays in the outbox, retried
 test('a slack channel with no adapter on this instance is away too: its places answer unavailable and its delivery is refused', async () => {
   const storage = createMemoryStorage();
   const world = fixtureWorld();
-  const slack: Channel = { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] };
+  const slack: Channel = { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] };
   await storage.importWorld({ ...world, channels: [...world.channels, slack] });
   const port = memoryChannelPort(storage.catalog);
   await assert.rejects(port.places('team-slack', null), ChannelUnavailableError);

@@ -53,6 +53,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       listTokens: () => storage.accounts.listTokens('alice'),
       listAccessible: () => storage.threads.listAccessible('alice', page),
       'listAccessible after a cursor': () => storage.threads.listAccessible('alice', { limit: 2, before: F.shared }),
+      'listAccessible searched, archived ones': () => storage.threads.listAccessible('alice', { limit: 2, before: F.shared }, { archived: true, words: ['fix', 'root'] }),
       listByThread: () => storage.conversations.listByThread(F.root),
       runsPage: () => storage.conversations.runsPage(F.root, F.conv, page),
       'runsPage of a conversation without runs': () => storage.conversations.runsPage(F.root, F.conv2, page),

@@ -24,7 +24,7 @@ channelPortContract('slack (a local Slack speaking the Web API and Socket Mode)'
   const world = fixtureWorld();
   await storage.importWorld({
     ...world,
-    channels: [...world.channels, { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+    channels: [...world.channels, { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
   });
   const build = () => startSlackChannel(slackChannelPort({
     channelId: 'team-slack',

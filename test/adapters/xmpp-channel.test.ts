@@ -54,7 +54,7 @@ if (missing !== null) {
     const storage = createMemoryStorage();
     await storage.importWorld({
       ...world,
-      channels: [...world.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      channels: [...world.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
     });
     const account: XmppAccount = { service: server.service, domain: server.domain, muc: server.muc, jid: `console@${server.domain}`, password_env: 'XMPP_PASSWORD', nick: 'console' };
     const build = () => startXmppChannel(xmppChannelPort({

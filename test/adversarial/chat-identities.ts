@@ -49,7 +49,7 @@ export async function chatIdentities(): Promise<{ sent: number } | { skipped: st
     const fixture = fixtureWorld();
     const world: World = {
       ...fixture,
-      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
       threads: [...fixture.threads, {
         id: THREAD, key: null, channel: 'console', owner: 'alice', members: [], project: null, title: 'Probe target', fork_of: null, fork_cutoff: null,
         messages: [{ id: testId(52_001), role: 'user', text: 'the target', artifact_id: null }],

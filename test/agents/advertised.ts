@@ -12,6 +12,8 @@ export interface Advertised {
   readonly currentModel: string | null;
   /** Select config options by category: their values. */
   readonly configOptions: { id: string; category: string | null; values: string[]; current: string }[];
+  /** Whether its `initialize` answer advertises steering (`_meta.steering.supported: true`, beside `agentCapabilities`). */
+  readonly steering: boolean;
 }
 
 /**
@@ -35,14 +37,16 @@ export async function probeAdvertised(argv: readonly string[], env: Record<strin
   const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin!), Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>));
   const timer = setTimeout(() => kill('SIGKILL'), 60_000);
   try {
-    await connection.agent.request(acp.methods.agent.initialize, {
+    const init = await connection.agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     });
     const session = await connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     // `models` is an unstable ACP field, outside the SDK's stable types: read as the agents send it.
     const { models } = session as { models?: { availableModels: { modelId: string }[]; currentModelId: string } | null };
+    const meta = (init._meta ?? {}) as { steering?: { supported?: unknown } };
     return {
+      steering: meta.steering?.supported === true,
       modes: session.modes?.availableModes.map((mode) => mode.id) ?? [],
       currentMode: session.modes?.currentModeId ?? null,
       models: models?.availableModels.map((model) => model.modelId) ?? null,

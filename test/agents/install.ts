@@ -30,9 +30,10 @@ export const AGENT_PACKAGES: readonly AgentPackage[] = [
   },
   {
     name: 'claude',
-    pkg: '@zed-industries/claude-agent-acp',
-    version: '0.23.1',
-    argv: (dir) => [process.execPath, modules(dir, '@zed-industries', 'claude-agent-acp', 'dist', 'index.js')],
+    // Moved from @zed-industries (last 0.23.1) to the ACP organisation; 0.101.0 advertises steering (`_session/steering`).
+    pkg: '@agentclientprotocol/claude-agent-acp',
+    version: '0.101.0',
+    argv: (dir) => [process.execPath, modules(dir, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')],
   },
   {
     name: 'gemini',

@@ -9,7 +9,7 @@ import { probeSandbox } from '../../adapters/acp/sandbox-probe.ts';
 import { WorldFileSchema } from '../../src/world/schema.ts';
 import { typesOf } from '../support/live-client.ts';
 import { probeAdvertised, type Advertised } from './advertised.ts';
-import type { FakeModel } from './fakes/server.ts';
+import { HOLD_MARKER, type FakeModel } from './fakes/server.ts';
 import { AGENT_PACKAGES, agentCacheDir, installedAgent } from './install.ts';
 import { git } from '../support/git-repo.ts';
 import { processesMentioning, REPO_PROJECT, removeScratch, scratchDir, startService, type Service, type WorldAgent } from './service.ts';
@@ -284,6 +284,7 @@ export function describeRealAgent(spec: RealAgentSpec): void {
           ?? advertised.configOptions.find((option) => ['thought_level', 'reasoning_effort', 'effort'].includes(option.id));
         if (agent.efforts === undefined) assert.deepEqual(postures.efforts, effort?.values ?? []);
         assert.equal(postures.unavailable, null);
+        assert.equal(postures.steering, advertised.steering, 'steering as the agent advertises it');
         const expected = advertisedModels.length === 0 ? [agent.id] : advertisedModels.map((model) => `${agent.id}:${model}`);
         assert.deepEqual(ours.map((route: { id: string }) => route.id).sort(), expected.sort());
       } else {
@@ -292,6 +293,37 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         for (const mode of postures.modes) assert.ok(advertised.modes.includes(mode), `${mode} is not a mode of ${spec.name} (${advertised.modes.join(', ')})`);
         assert.equal(postures.default, agent.default_permission_mode);
         for (const route of ours) if (route.model !== null) assert.ok(advertisedModels.includes(route.model), `${route.model} is not a model of ${spec.name}`);
+      }
+    });
+
+    it('steers a message into the running turn where the agent advertises steering: the model\'s next call in that turn carries it', { timeout: spec.turnMs + 30_000 }, async (t) => {
+      if (!advertised.steering || fake.holds === undefined) {
+        t.skip(advertised.steering ? 'its fake model cannot hold a call open yet' : `${pkg.pkg}@${pkg.version} does not advertise steering (a steer is queued: test/http/steer.test.ts)`);
+        return;
+      }
+      const turn = await directive(`${HOLD_MARKER}, then answer.`, 'steer', spec.freeMode);
+      try {
+        // The turn waits on its model: its first call is held open by the fake.
+        const first = await Promise.race([fake.holds.held().then(() => 'held'), turn.live.until(ended, spec.turnMs).then(() => 'ended', () => 'no end')]);
+        assert.equal(first, 'held', 'the turn ended before its model was called');
+        const held = fake.requests.length;
+        const steered = await service.api('POST', `/threads/${turn.thread_id}/directives`, { text: 'Also mention the word STEERED-4711.', when_busy: 'steer' });
+        assert.equal(steered.status, 202, JSON.stringify(steered.json));
+        assert.deepEqual([steered.json.steered, steered.json.run_id], [true, turn.run_id], JSON.stringify(steered.json));
+        fake.holds.release();
+        const events = await turn.live.until(ended, spec.turnMs).catch(diagnose);
+        const types = typesOf(events);
+        assert.ok(types.includes('run_finished'), types.join(', '));
+        assert.equal(types.filter((type) => type === 'run_started').length, 1, 'no run of its own');
+        assert.deepEqual(events.filter((e) => e.type === 'steered').map((e) => e.data.run_id), [turn.run_id]);
+        // A later model call of the same turn carries the steered text among the user's messages.
+        const later = fake.requests.slice(held).filter((request) => Array.isArray(request.body?.messages));
+        const carried = later.some((request) => request.body.messages.some((message: any) => message?.role === 'user' && JSON.stringify(message.content).includes('STEERED-4711')));
+        assert.ok(carried, `no model call after the steer carried it: ${later.length} calls`);
+        assert.equal((await runOf(turn.thread_id, turn.conversation_id, turn.run_id)).status, 'succeeded');
+      } finally {
+        fake.holds.release();
+        turn.live.close();
       }
     });
 

@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TOKEN = 'agent-tier-alice';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 /** One project per scenario, so no scenario sees another's files. */
-export const PROJECTS = ['approve', 'posture', 'refuse', 'plain'] as const;
+export const PROJECTS = ['approve', 'posture', 'refuse', 'plain', 'steer'] as const;
 /** The repository project (contract section 8): a git repository made in the scratch directory, each thread in a worktree of its own. */
 export const REPO_PROJECT = 'repo';
 

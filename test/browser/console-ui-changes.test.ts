@@ -88,11 +88,22 @@ describe("a thread's Changes in the console UI", { skip: findChromium() === null
     // What the agent might write: markup in a file stays text on the page.
     changeLine3(t.path, '<img src=x onerror="document.title=\'owned\'"> line three');
     write(t.path, 'notes.md', 'one\ntwo\n');
+    // A long line with no space to break at: the diff wraps it rather than scroll sideways.
+    write(t.path, 'long.txt', `${'x'.repeat(600)}\n`);
     await openChanges(t.id, 'Tidy the app');
     const files = await page.locator('.changes .files li button').evaluateAll((buttons) => buttons.map((b) =>
       [b.querySelector('.status')?.textContent, b.querySelector('.path')?.textContent, b.querySelector('.counts')?.textContent]));
-    assert.deepEqual(files, [['added', 'notes.md', '+2 -0'], ['modified', 'src/app.js', '+1 -1']]);
-    assert.match((await page.locator('.changes > header .meta').textContent()) ?? '', new RegExp(`console/${t.id} · \\d+ ahead, 0 behind main`));
+    assert.deepEqual(files, [['added', 'long.txt', '+1 -0'], ['added', 'notes.md', '+2 -0'], ['modified', 'src/app.js', '+1 -1']]);
+    // The agent committed nothing: the header says what waits uncommitted, not just "0 ahead".
+    assert.match((await page.locator('.changes > header .meta').textContent()) ?? '', new RegExp(`console/${t.id} · \\d+ commits? ahead, 0 behind main · 3 files changed, not committed`));
+    assert.equal(await page.getByRole('button', { name: 'Merge', exact: true }).isDisabled(), false);
+
+    await page.locator('.changes .files button', { hasText: 'long.txt' }).click();
+    const long = page.getByRole('table', { name: 'Diff of long.txt' });
+    await long.waitFor({ timeout: WAIT });
+    const widths = await page.locator('figure.file-diff').evaluate((figure) => ({ scroll: figure.scrollWidth, client: figure.clientWidth, row: figure.querySelector('tr.added')!.getBoundingClientRect().height, line: parseFloat(getComputedStyle(figure.querySelector('td.code')!).lineHeight) }));
+    assert.ok(widths.scroll <= widths.client, `the diff does not overflow sideways (${widths.scroll} > ${widths.client})`);
+    assert.ok(widths.row > 2 * widths.line, 'the long line wraps onto several');
 
     await page.locator('.changes .files button', { hasText: 'src/app.js' }).click();
     const diff = page.getByRole('table', { name: 'Diff of src/app.js' });
@@ -139,6 +150,10 @@ describe("a thread's Changes in the console UI", { skip: findChromium() === null
     assert.equal(git(repo, 'log', '-1', '--format=%P', 'main').split(' ').length, 1, 'squashed: one parent');
     assert.match(git(repo, 'show', 'main:src/app.js'), /^<img src=x onerror="document.title='owned'"> line three$/m);
     assert.equal(git(repo, 'show', 'main:notes.md'), 'one\ntwo');
+    // Merged, the worktree holds what main has: nothing to merge, so Merge is off.
+    await page.locator('.changes .hint', { hasText: 'No changes against main.' }).waitFor({ timeout: WAIT });
+    assert.equal(await page.getByRole('button', { name: 'Merge', exact: true }).isDisabled(), true);
+    assert.match((await page.locator('form.merge').textContent()) ?? '', /Nothing to merge\./);
     assert.deepEqual(errors.map(String), []);
   });
 
@@ -159,14 +174,15 @@ describe("a thread's Changes in the console UI", { skip: findChromium() === null
     assert.equal(git(repo, 'status', '--porcelain'), '');
     await shot('changes-conflict');
 
-    // Other refusals show as the page's other problems do: a turn running refuses the merge.
+    // Another refusal is said beside the Merge button, not in a banner: a turn running refuses the merge.
     const held = await service.ask({ method: 'POST', path: `${P}/${t.id}/directives`, headers: ALICE, body: JSON.stringify({ text: 'hold [wait]' }) });
     assert.equal(held.status, 202, held.text);
     await page.waitForSelector('article.run[data-status="running"]', { timeout: WAIT });
     await page.getByRole('button', { name: 'Merge', exact: true }).click();
-    const alert = page.locator('section.thread > p[role="alert"]');
+    const alert = page.locator('form.merge .actions [role="alert"]');
     await alert.waitFor({ timeout: WAIT });
     assert.match((await alert.textContent()) ?? '', /turn/i);
+    assert.equal(await page.locator('section.thread > p[role="alert"]').count(), 0);
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await idle(t.id);
     assert.equal(git(repo, 'rev-parse', 'main'), before);

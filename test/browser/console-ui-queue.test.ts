@@ -167,9 +167,11 @@ describe('queued follow-ups and interrupts in the console UI', { skip: chromiumP
     assert.deepEqual(new Set(statuses), new Set([202]));
     await page.waitForFunction(() => document.querySelectorAll('section.queue li').length === 20, undefined, { timeout: WAIT });
     await send('one too many');
-    const alert = page.locator('section.thread > p[role="alert"]');
+    // Said beside the button that was refused, not in a banner at the top of the thread.
+    const alert = page.locator('form.composer .actions [role="alert"]');
     await alert.waitFor({ timeout: WAIT });
     assert.match((await alert.textContent()) ?? '', /20 directives queued/);
+    assert.equal(await page.locator('section.thread > p[role="alert"]').count(), 0);
     assert.equal(await composer().inputValue(), 'one too many', 'what was typed stays');
     // Left for another thread: the list read again says what waits there.
     const reread = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/console/threads', { timeout: WAIT });

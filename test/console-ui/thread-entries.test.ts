@@ -1,7 +1,8 @@
 // Where the console draws a thread's runs, in Node: each run right after the ledger message that started it
 // (the `message` event stored with the run, before its `run_started`), not after all the messages; a run with
 // no message of its own at its own time; a run whose place is in an older page not loaded yet waits for it; a
-// queued follow-up waits in the queue, not the ledger, and once started is drawn after the turn it waited for.
+// queued follow-up waits in the queue, not the ledger, and once started is drawn after the turn it waited for;
+// a run with nothing to see is drawn when rewound, or for the owner (its card offers the rewind).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -92,5 +93,19 @@ describe('where a thread draws its runs', () => {
   it("never takes the agent's reply for the message that started the run", () => {
     const timeline = turns(1).reduce(applyEvent, EMPTY_TIMELINE);
     assert.deepEqual(timeline.startedBy, { [id(1)]: id(2) });
+  });
+
+  it('draws a run that left nothing to see once rewound, and for the owner, whose card offers "Rewind to before this"', () => {
+    const plain: LiveEventShape[] = [
+      { seq: 1, type: 'message', thread_id: THREAD, at: '', data: { run_id: id(1), message: message(2, 'user') } },
+      { seq: 2, type: 'run_started', thread_id: THREAD, at: '', data: { run_id: id(1) } },
+      { seq: 3, type: 'message', thread_id: THREAD, at: '', data: { run_id: id(1), message: message(3, 'assistant') } },
+      { seq: 4, type: 'run_finished', thread_id: THREAD, at: '', data: { run_id: id(1), run: {} } },
+    ];
+    const timeline = plain.reduce(applyEvent, EMPTY_TIMELINE);
+    assert.deepEqual(threadEntries(timeline, true).map(label), ['user 2', 'assistant 3']);
+    assert.deepEqual(threadEntries(timeline, true, true).map(label), ['user 2', 'run 01', 'assistant 3']);
+    const rewound = applyEvent(timeline, { seq: 5, type: 'rewound', thread_id: THREAD, at: '', data: { run_id: id(1), runs: [id(1)], restored: null } });
+    assert.deepEqual(threadEntries(rewound, true).map(label), ['user 2', 'run 01', 'assistant 3']);
   });
 });

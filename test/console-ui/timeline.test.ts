@@ -1,10 +1,11 @@
 // The console UI's timeline rules, in Node: events build the same view whatever is replayed, tool calls
 // merge by id, a run's end closes its pending items, ledger messages appear once, in id order, and the queue
-// follows its read and its events (an interrupt first, an edit in place, a start or a withdrawal removes).
+// follows its read and its events (an interrupt first, an edit in place, a start or a withdrawal removes); a
+// run reads rewound when its end's `run` says so or a `rewound` event names it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withQueue, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
+import { applyEvent, EMPTY_TIMELINE, runningRun, withMessages, withQueue, withRewound, type LiveEventShape, type Timeline } from '../../src/console-ui/timeline.ts';
 
 const RUN = '01900000-0000-7000-8000-000000000001';
 const THREAD = '01900000-0000-7000-8000-0000000000aa';
@@ -46,6 +47,16 @@ describe('the console timeline', () => {
     assert.deepEqual(done.messages.map((m) => m.text), ['m1', 'm2']);
     assert.equal(done.lastSeq, events.length);
     assert.equal(runningRun(done), null);
+  });
+
+  it('a steered message joins the ledger and starts no run: the running run goes on, started by its own message', () => {
+    const events = aRun();
+    const steered = { ...events[5]!, type: 'steered', data: { run_id: RUN, message: message(3) } };
+    const midway = replay([...events.slice(0, 5), steered]);
+    assert.deepEqual(midway.messages.map((m) => m.text), ['m1', 'm3']);
+    assert.deepEqual(midway.startedBy, { [RUN]: message(1).id });
+    assert.equal(midway.runs.length, 1);
+    assert.equal(runningRun(midway)?.id, RUN);
   });
 
   it('gives the same view whatever is delivered again (a reconnect replays from after)', () => {
@@ -98,5 +109,28 @@ describe('the console timeline', () => {
         assert.deepEqual(merged.map((m) => m.text), expected);
       }),
     );
+  });
+
+  it('marks the runs a `rewound` event names, and a run whose end already reads rewound; a run not on the page is not made up', () => {
+    const first = aRun();
+    const later = '01900000-0000-7000-8000-000000000009';
+    const unseen = '01900000-0000-7000-8000-00000000000f';
+    const events = [
+      ...first,
+      event('run_started', { run_id: later }),
+      event('run_finished', { run_id: later, run: { id: later, rewound: false } }),
+      event('message', { run_id: null, message: message(20, 'system') }),
+      event('rewound', { run_id: later, runs: [later, unseen], restored: null }),
+    ];
+    const timeline = replay(events);
+    assert.deepEqual(timeline.runs.map((run) => [run.id, run.rewound]), [[RUN, false], [later, true]]);
+    assert.deepEqual(replay(events, timeline), timeline, 'a replay changes nothing');
+    assert.deepEqual(replay(events.slice(0, first.length)).runs.map((run) => run.rewound), [false]);
+    // A run read after a rewind (its end's `run` says so).
+    const read = replay([event('run_started', { run_id: RUN }), event('run_cancelled', { run_id: RUN, reason: 'cancelled', run: { rewound: true } })]);
+    assert.equal(read.runs[0]?.rewound, true);
+    assert.equal(read.runs[0]?.error, 'cancelled');
+    // What the rewind's own answer marks, before its event comes.
+    assert.deepEqual(withRewound(replay(first), [RUN]).runs.map((run) => run.rewound), [true]);
   });
 });

@@ -96,7 +96,7 @@ async function inboundApp(f: ChannelFixture) {
   const storage = createMemoryStorage();
   const world = fixtureWorld();
   const channels = world.channels.some((c) => c.id === f.channel.id) ? world.channels : [...world.channels, {
-    id: f.channel.id, kind: f.channel.kind, name: 'Under contract', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [],
+    id: f.channel.id, kind: f.channel.kind, name: 'Under contract', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [],
   }];
   await storage.importWorld({
     ...world,
@@ -113,6 +113,8 @@ async function inboundApp(f: ChannelFixture) {
   const inbound: ChatInboundDeps = {
     storage,
     userAt: async (_channel, sender) => (sender === f.people.alice.address ? 'alice' : null),
+    // Nothing is known of what the agents offer here: a thread a message opens takes what the channel gives.
+    vocabularies: { one: async () => null },
     startTurn: async (turn) => {
       runs.push(turn);
       return { ok: true, value: { thread_id: turn.thread.id, key: null, conversation_id: turn.conversation.id, run_id: uuidv7() } };
@@ -134,6 +136,7 @@ async function inboundApp(f: ChannelFixture) {
       await deliverEventually(f.port, d);
     },
     inbox: storage.chatInbox,
+    userAt: inbound.userAt,
     linkAttempt: () => true,
     newId: uuidv7,
     derivedId: derivedUuid,

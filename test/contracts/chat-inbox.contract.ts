@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { ChatInbox } from '../../ports/chat-inbox.ts';
+import { SERVED_PLACES_MAX, type ChatInbox } from '../../ports/chat-inbox.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import type { OpenedStorage } from '../support/storage-kinds.ts';
@@ -108,6 +108,25 @@ export function chatInboxContract(name: string, open: () => Promise<OpenedStorag
       assert.equal(await other.chatInbox.claim(c, 'recent-done', 'b', 60_000), false, 'a recent done claim still blocks');
       assert.equal(await other.chatInbox.isDone(c, 'recent-done'), true);
       assert.equal(await other.chatInbox.claim(c, 'recent-held', 'b', 60_000), false, 'a recent held claim still blocks');
+    });
+
+    it('a served place is kept for every instance, once, oldest first, per channel', async () => {
+      const c = channel();
+      assert.deepEqual(await inbox().served(c), []);
+      assert.equal(await inbox().serve(c, 'b@muc'), 'added');
+      assert.equal(await other.chatInbox.serve(c, 'a@muc'), 'added');
+      assert.equal(await other.chatInbox.serve(c, 'b@muc'), 'known', 'served already');
+      assert.deepEqual(await other.chatInbox.served(c), ['b@muc', 'a@muc']);
+      assert.deepEqual(await inbox().served(channel()), [], 'per channel');
+    });
+
+    it(`a channel serves at most ${SERVED_PLACES_MAX} places: one more is declined, one served already is still known`, async () => {
+      const c = channel();
+      for (let i = 0; i < SERVED_PLACES_MAX; i++) assert.equal(await inbox().serve(c, `room-${i}@muc`), 'added');
+      assert.equal(await other.chatInbox.serve(c, 'one-more@muc'), 'full');
+      assert.equal(await other.chatInbox.serve(c, 'room-7@muc'), 'known');
+      assert.equal((await inbox().served(c)).length, SERVED_PLACES_MAX);
+      assert.equal(await inbox().serve(channel(), 'one-more@muc'), 'added', 'another channel has its own bound');
     });
 
     it('livingOn lists the conversations living on a channel with their titles, in address order, not those of other channels', async () => {

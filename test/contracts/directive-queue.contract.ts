@@ -102,6 +102,39 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       assert.deepEqual(await storage().writer.queued(t.thread.id), []);
     });
 
+    it("keeps a directive's origin (a schedule's, a hook's) on its ledger message, on its queued item and on the message when the item runs; a person's is null", async () => {
+      const scheduled = { kind: 'schedule' as const, id: randomUUID() };
+      const hooked = { kind: 'hook' as const, id: randomUUID() };
+      const t = await newThread();
+      const started = await storage().writer.writeDirective(directive(t, { text: 'scheduled', origin: scheduled }));
+      assert.ok(started.kind === 'started');
+      assert.deepEqual(started.message.origin, scheduled);
+      assert.deepEqual((started.event.data as { message: { origin: unknown } }).message.origin, scheduled, 'its message event carries it');
+      const fromHook = queuedItem(await queue(t, 'hooked', { origin: hooked }));
+      const byPerson = queuedItem(await queue(t, 'typed'));
+      assert.deepEqual([fromHook.origin, byPerson.origin], [hooked, null]);
+      assert.deepEqual((await storage().writer.queued(t.thread.id)).map((q) => q.origin), [hooked, null], 'the queue reads it');
+      const queuedEvents = (await storage().events.since(t.thread.id, 0, 100)).filter((e) => e.type === 'queued');
+      assert.deepEqual(queuedEvents.map((e) => (e.data as { origin: unknown }).origin), [hooked, null]);
+      // Read by another instance: what is stored, not what this one remembers.
+      const read = async (on: Storage) => (await on.ledger.page([{ thread_id: t.thread.id, upTo: null }], { limit: 200, before: null })).items;
+      for (const on of [storage(), other]) {
+        const byId = new Map((await read(on)).map((m) => [m.id, m.origin]));
+        assert.deepEqual([byId.get(started.message.id), byId.get(fromHook.message_id), byId.get(byPerson.message_id)], [scheduled, hooked, null]);
+      }
+      const next = await endTurn(started.run.id);
+      assert.ok(next !== null);
+      assert.deepEqual([next.item.origin, next.message.origin], [hooked, hooked], 'a queued directive keeps its origin when it runs');
+      assert.deepEqual((next.event.data as { message: { origin: unknown } }).message.origin, hooked);
+      assert.deepEqual((await other.writer.unsentTurn(next.run.id))?.message.origin, hooked, 'and when its turn is started again elsewhere');
+      const last = await endTurn(next.run.id);
+      assert.deepEqual([last?.item.origin, last?.message.origin], [null, null]);
+      await endTurn(last!.run.id);
+      const plain = await storage().writer.writeDirective(directive(t, { text: 'typed again' }));
+      assert.ok(plain.kind === 'started');
+      assert.equal(plain.message.origin, null, "a person's directive has none");
+    });
+
     it("counts a thread's queued directives in the thread list's activity, as they are queued, withdrawn and started", async () => {
       const t = await busyThread();
       const listed = async () => {

@@ -169,6 +169,32 @@ export function eventLogContract(name: string, factory: EventLogFactory): void {
         await drain();
       });
 
+      it('an append under a key the thread holds stores nothing, posts nothing, and answers the first (issue 41)', async () => {
+        await drain();
+        const thread = await freshThread();
+        const other = await freshThread();
+        const first = await storage.events.append(thread, 'run_error', { try: 1 }, [post('The turn failed')], 'run/r1/end');
+        await storage.events.append(thread, 'message', { between: true });
+        const again = await storage.events.append(thread, 'run_error', { try: 2 }, [post('The turn failed again')], 'run/r1/end');
+        assert.deepEqual(again, first, 'the first event, as stored');
+        assert.equal(await storage.events.lastSeq(thread), 2, 'nothing stored the second time');
+        assert.equal((await queued()).length, 1, 'its post stored once');
+        // A key is the thread's own: another thread, or another key, stores as usual.
+        assert.equal((await storage.events.append(other, 'run_error', {}, [], 'run/r1/end')).seq, 1);
+        assert.equal((await storage.events.append(thread, 'reflex_asleep', {}, [], 'run/r1/asleep')).seq, 3);
+        await drain();
+      });
+
+      it('concurrent appends under one key store one event and its posts once', async () => {
+        await drain();
+        const thread = await freshThread();
+        const events = await Promise.all(Array.from({ length: 8 }, (_, i) => storage.events.append(thread, 'run_finished', { i }, [post(`end ${i}`)], 'run/r2/end')));
+        assert.equal(new Set(events.map((e) => e.seq)).size, 1, 'every append answers the one event');
+        assert.equal(await storage.events.lastSeq(thread), 1);
+        assert.equal((await queued()).length, 1);
+        await drain();
+      });
+
       it('concurrent appends with posts each store their own: none lost, none doubled', async () => {
         await drain();
         const thread = await freshThread();

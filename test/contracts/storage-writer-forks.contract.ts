@@ -34,7 +34,7 @@ export function forkTests({ storage }: WriterSuite): void {
       assert.ok(written.kind === 'forked');
       assert.deepEqual(written.thread, {
         id: fork.id, key: null, channel: 'console', owner: 'bob', project: 'acme-web', title: 'A fork',
-        fork_of: F.root, fork_cutoff: F.rootMsgs[1], created_at: uuid7Time(fork.id), worktree: null,
+        fork_of: F.root, fork_cutoff: F.rootMsgs[1], created_at: uuid7Time(fork.id), worktree: null, archived: false,
       });
       assert.deepEqual(written.conversation, {
         id: fork.conversation.id, thread_id: fork.id, agent: 'claude', model: 'sonnet', permission_mode: 'plan', effort: 'high',

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Conversation, Run, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveWrite } from '../../ports/directive-writes.ts';
+import type { DirectiveWrite, SteeredWrite } from '../../ports/directive-writes.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { forkTests } from './storage-writer-forks.contract.ts';
+import { rewindTests } from './storage-writer-rewinds.contract.ts';
 import { pendingAndRunsTests } from './storage-writer-pending.contract.ts';
 import { oneTurnPerThreadTests } from './storage-writer-races.contract.ts';
 import { turnLeaseTests } from './storage-writer-turns.contract.ts';
@@ -66,7 +67,7 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
         const { thread, conversation } = await newThread(key);
         assert.deepEqual(thread, {
           id: thread.id, key, channel: 'console', owner: 'alice', project: 'acme-web', title: 'New thread',
-          fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id), worktree: null,
+          fork_of: null, fork_cutoff: null, created_at: uuid7Time(thread.id), worktree: null, archived: false,
         });
         assert.deepEqual(conversation, {
           id: conversation.id, thread_id: thread.id, agent: 'claude', model: 'opus', permission_mode: 'default', effort: 'high',
@@ -123,10 +124,10 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
         assert.deepEqual(outcome.answer, { thread_id: t.thread.id, key: t.thread.key, conversation_id: t.conversation.id, run_id: outcome.run.id });
         assert.deepEqual(outcome.run, {
           id: outcome.run.id, conversation_id: t.conversation.id, directory: '/srv/acme', status: 'running', error: null,
-          started_at: uuid7Time(outcome.run.id), ended_at: null,
+          started_at: uuid7Time(outcome.run.id), ended_at: null, rewound: false,
         });
         assert.deepEqual(outcome.message, {
-          id: outcome.message.id, role: 'user', text: 'Run the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id),
+          id: outcome.message.id, role: 'user', text: 'Run the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id), origin: null,
         });
         assert.deepEqual(await ledger(t.thread.id), [outcome.message]);
         assert.deepEqual(await runs(t), [outcome.run]);
@@ -227,6 +228,58 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
       });
     });
 
+    describe('DirectiveWrites: a directive steered into the running turn', () => {
+      const steered = (t: Created, runId: string, fields: Partial<SteeredWrite> = {}): SteeredWrite => ({
+        thread_id: t.thread.id, conversation_id: t.conversation.id, run_id: runId, message_id: randomUUID(), author: 'alice', text: 'mind the tests', ...fields,
+      });
+
+      it('writes the ledger message, the run\'s user model message and the `steered` event naming the run; answers steered', async () => {
+        const t = await newThread();
+        const started = await storage.writer.writeDirective(directive(t));
+        assert.ok(started.kind === 'started');
+        const write = steered(t, started.run.id);
+        const outcome = await storage.writer.writeSteered(write);
+        assert.ok(outcome.kind === 'steered');
+        assert.deepEqual(outcome.answer, { thread_id: t.thread.id, key: t.thread.key, conversation_id: t.conversation.id, run_id: started.run.id, steered: true });
+        assert.deepEqual(outcome.message, { id: outcome.message.id, role: 'user', text: 'mind the tests', artifact_id: null, created_at: uuid7Time(outcome.message.id), origin: null });
+        assert.deepEqual((await ledger(t.thread.id)).map((m) => m.id), [outcome.message.id, started.message.id]);
+        assert.deepEqual([outcome.event.type, outcome.event.data], ['steered', { run_id: started.run.id, message: outcome.message }]);
+        assert.deepEqual((await storage.events.since(t.thread.id, 0, 100)).at(-1), outcome.event);
+        const page = await storage.conversations.modelMessagesPage(t.thread.id, started.run.id, { limit: 10, before: null });
+        assert.deepEqual(page!.items.map((m) => [m.role, m.content]).reverse(), [['user', 'Fix the build'], ['user', 'mind the tests']]);
+        // The turn is untouched: the run still runs, and no other run was started.
+        assert.equal((await conversationOf(t)).turn_running, true);
+        assert.equal((await runs(t)).length, 1);
+        // Kept for a retry: its author's answer again, another's message_id_taken; nothing more written either way.
+        assert.deepEqual(await storage.writer.keptAnswer(t.thread.id, write.message_id!, 'alice'), { kind: 'repeated', answer: outcome.answer });
+        assert.deepEqual(await storage.writer.keptAnswer(t.thread.id, write.message_id!, 'bob'), { kind: 'message_id_taken' });
+        assert.deepEqual(await storage.writer.writeSteered(write), { kind: 'repeated', answer: outcome.answer });
+        assert.deepEqual(await storage.writer.writeSteered({ ...write, author: 'bob' }), { kind: 'message_id_taken' });
+        assert.equal((await ledger(t.thread.id)).length, 2);
+      });
+
+      it('keptAnswer is null for a message_id never sent; a queued directive\'s answer is kept too', async () => {
+        const t = await newThread();
+        assert.equal(await storage.writer.keptAnswer(t.thread.id, randomUUID(), 'alice'), null);
+        const started = await storage.writer.writeDirective(directive(t));
+        assert.ok(started.kind === 'started');
+        const queued = directive(t, { when_busy: { mode: 'queue', author: 'alice' } });
+        const outcome = await storage.writer.writeDirective(queued);
+        assert.ok(outcome.kind === 'queued');
+        assert.deepEqual(await storage.writer.keptAnswer(t.thread.id, queued.message_id!, 'alice'), { kind: 'repeated', answer: outcome.answer });
+      });
+
+      it('two steers with one message_id at once: one is written, the other repeats it', async () => {
+        const t = await newThread();
+        const started = await storage.writer.writeDirective(directive(t));
+        assert.ok(started.kind === 'started');
+        const write = steered(t, started.run.id);
+        const outcomes = await Promise.all([storage.writer.writeSteered(write), storage.writer.writeSteered(write)]);
+        assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['repeated', 'steered']);
+        assert.equal((await ledger(t.thread.id)).length, 2);
+      });
+    });
+
     describe('SetPermissionMode', () => {
       it('sets a conversation posture and answers the row; an unknown conversation answers null', async () => {
         const t = await newThread();
@@ -251,7 +304,7 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
       it('appends ledger and model messages that the reads then show', async () => {
         const t = await newThread();
         const message = await storage.writer.appendMessage(t.thread.id, { role: 'assistant', text: 'Done', artifact_id: F.artifact });
-        assert.deepEqual(message, { id: message.id, role: 'assistant', text: 'Done', artifact_id: F.artifact, created_at: uuid7Time(message.id) });
+        assert.deepEqual(message, { id: message.id, role: 'assistant', text: 'Done', artifact_id: F.artifact, created_at: uuid7Time(message.id), origin: null });
         assert.deepEqual(await ledger(t.thread.id), [{ ...message, app: { title: 'Forecast', provider_name: 'Weather' } }]);
         const started = await storage.writer.writeDirective(directive(t));
         assert.ok(started.kind === 'started');
@@ -304,5 +357,6 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
     turnLeaseTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     oneTurnPerThreadTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     forkTests({ storage: () => storage, newThread, directive, runs, conversationOf });
+    rewindTests({ storage: () => storage, newThread, directive, runs, conversationOf });
   });
 }

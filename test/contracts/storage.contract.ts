@@ -6,6 +6,8 @@ import type { Page, PageRequest } from '../../domain/model.ts';
 import type { LedgerEntry } from '../../ports/ledger-store.ts';
 import type { World, WorldThread } from '../../domain/world.ts';
 import type { Storage } from '../../ports/storage.ts';
+import { UNARCHIVED, type ThreadListFilter } from '../../ports/thread-store.ts';
+import { matchesEveryWord, searchWords } from '../../domain/thread-search.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { sha256, testId } from '../support/ids.ts';
 
@@ -33,7 +35,8 @@ async function walk<T extends { id: string }>(read: (page: PageRequest) => Promi
 
 /**
  * The storage contract: every adapter (memory, embedded PGlite, PostgreSQL) must pass it as is.
- * It describes the reads the console answers, the fork-visibility rule and idempotent import.
+ * It describes the reads the console answers, the fork-visibility rule, idempotent import, and managing
+ * threads (archive, rename, the thread list's search).
  */
 export function storageContract(name: string, factory: StorageFactory): void {
   describe(`storage contract: ${name}`, () => {
@@ -66,7 +69,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const found = await storage.threads.findAccessible('alice', F.root);
       assert.deepEqual(found?.row, {
         id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
-        fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null,
+        fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null, archived: false,
       });
       assert.equal(await storage.threads.findAccessible('bob', F.root), null);
       assert.equal((await storage.threads.findAccessible('alice', F.shared))?.row.owner, 'bob', 'a member reads it');
@@ -135,9 +138,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const thread = await storage.threads.findAccessible('alice', F.root);
       const page = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 2, before: null });
       assert.deepEqual(page.items, [
-        { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: F.artifact, created_at: '2026-01-01T00:00:01.005Z',
+        { id: F.rootMsgs[4], role: 'user', text: 'root 4', artifact_id: F.artifact, created_at: '2026-01-01T00:00:01.005Z', origin: null,
           app: { title: 'Forecast', provider_name: 'Weather' } },
-        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z' },
+        { id: F.rootMsgs[3], role: 'assistant', text: 'root 3', artifact_id: null, created_at: '2026-01-01T00:00:01.004Z', origin: null },
       ] satisfies LedgerEntry[]);
       assert.equal(page.next, F.rootMsgs[3]);
       const rest = await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 10, before: page.next });
@@ -216,7 +219,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
       const page = await storage.conversations.runsPage(F.root, F.conv, { limit: 2, before: null });
       assert.deepEqual(page?.items[0], {
         id: F.runs[2], conversation_id: F.conv, directory: null, status: 'running', error: null,
-        started_at: '2026-01-01T00:00:07.003Z', ended_at: null,
+        started_at: '2026-01-01T00:00:07.003Z', ended_at: null, rewound: false,
       });
       assert.deepEqual(ids(page!), [F.runs[2], F.runs[1]]);
       assert.deepEqual(await walk((p) => storage.conversations.runsPage(F.root, F.conv, p), 1), desc(F.runs));
@@ -297,6 +300,127 @@ export function storageContract(name: string, factory: StorageFactory): void {
       assert.equal((await storage.ledger.page(ledgerSegments(thread!.chain), { limit: 50, before: null })).items.length, 5);
       assert.equal((await storage.conversations.pendingByThread(F.root)).length, 2);
       assert.equal((await storage.catalog.agents()).length, 2);
+    });
+
+    describe('thread management (contract section 4): archive, rename, search', () => {
+      const T = { deploy: testId(20_000), flaky: testId(20_100), idle: testId(20_200), shared: testId(20_300), daveOnly: testId(20_400), fork: testId(20_500) };
+      const msg = (n: number, text: string) => ({ id: testId(n), role: 'user', text, artifact_id: null });
+      const search = (q: string, archived = false) => ({ archived, words: searchWords(q) });
+      const list = async (user: string, filter: ThreadListFilter, limit = 50) => walk((page) => storage.threads.listAccessible(user, page, filter), limit);
+      before(async () => {
+        const base = fixtureWorld();
+        const thread = (t: Pick<WorldThread, 'id' | 'owner' | 'title'> & Partial<WorldThread>): WorldThread =>
+          ({ key: null, channel: 'console', members: [], project: null, fork_of: null, fork_cutoff: null, messages: [], conversations: [], ...t });
+        await storage.importWorld({
+          ...base,
+          users: [...base.users, { id: 'carol', name: 'Carol', token_hash: sha256('token-carol'), role: 'member' }, { id: 'dave', name: 'Dave', token_hash: sha256('token-dave'), role: 'member' }],
+          threads: [
+            thread({ id: T.deploy, owner: 'carol', title: 'Deploy the staging cluster', messages: [msg(20_001, 'Check the Kubernetes manifests'), msg(20_002, 'rollback plan ready')] }),
+            thread({ id: T.flaky, owner: 'carol', title: 'Fix flaky tests', messages: [msg(20_101, 'the deploy job timed out')] }),
+            thread({ id: T.idle, owner: 'carol', title: 'Nothing much' }),
+            thread({ id: T.shared, owner: 'dave', members: ['carol'], title: 'Shared notes', messages: [msg(20_301, 'staging credentials rotated')] }),
+            thread({ id: T.daveOnly, owner: 'dave', title: 'Deploy staging secretly', messages: [msg(20_401, 'kubernetes quokka')] }),
+            thread({ id: T.fork, owner: 'carol', title: 'A fork', fork_of: T.deploy, fork_cutoff: testId(20_001), messages: [msg(20_501, 'something else')] }),
+          ],
+        });
+      });
+
+      it('lists a thread not archived by default, and archived ones only when asked', async () => {
+        assert.deepEqual(await list('carol', UNARCHIVED), desc([T.deploy, T.flaky, T.idle, T.shared, T.fork]));
+        assert.deepEqual(await walk((page) => storage.threads.listAccessible('carol', page), 2), desc([T.deploy, T.flaky, T.idle, T.shared, T.fork]), 'no filter: the threads not archived');
+        assert.deepEqual(await list('carol', { archived: true, words: [] }), []);
+      });
+
+      it("edits a thread by its owner only, answering the row as it is after; a member's or a stranger's edit finds nothing", async () => {
+        const before = (await storage.threads.findRow('carol', T.idle))!;
+        const renamed = await storage.writer.editThread('carol', T.idle, { title: 'Quiet for now' });
+        assert.deepEqual(renamed, { ...before, title: 'Quiet for now' });
+        assert.deepEqual(await storage.threads.findRow('carol', T.idle), renamed);
+        const archived = await storage.writer.editThread('carol', T.idle, { archived: true });
+        assert.deepEqual(archived, { ...before, title: 'Quiet for now', archived: true });
+        assert.deepEqual(await storage.writer.editThread('carol', T.idle, {}), archived, 'no change: the row');
+        assert.equal(await storage.writer.editThread('carol', T.shared, { title: 'Mine now' }), null, 'a member is no owner');
+        assert.equal(await storage.writer.editThread('dave', T.idle, { archived: false }), null, 'a stranger');
+        assert.equal(await storage.writer.editThread('carol', testId(99_999), { archived: true }), null, 'unknown');
+        assert.equal(await storage.writer.editThread('carol', 'not-a-uuid', { archived: true }), null, 'not a UUID');
+        assert.equal((await storage.threads.findRow('dave', T.shared))!.title, 'Shared notes');
+        assert.equal((await storage.threads.findRow('carol', T.idle))!.archived, true);
+      });
+
+      it('keeps an archived thread out of the list, in the archived list only, for its members too, until it is unarchived', async () => {
+        assert.deepEqual(await list('carol', UNARCHIVED), desc([T.deploy, T.flaky, T.shared, T.fork]));
+        assert.deepEqual(await list('carol', { archived: true, words: [] }), [T.idle]);
+        await storage.writer.editThread('dave', T.shared, { archived: true });
+        assert.deepEqual(await list('carol', { archived: true, words: [] }, 1), desc([T.idle, T.shared]), 'a member sees it archived');
+        await storage.writer.editThread('dave', T.shared, { archived: false });
+        assert.deepEqual(await list('carol', UNARCHIVED, 1), desc([T.deploy, T.flaky, T.shared, T.fork]));
+      });
+
+      it('finds the threads whose title or own ledger holds every word, each as the beginning of a word, in any case', async () => {
+        assert.deepEqual(await list('carol', search('deploy')), desc([T.deploy, T.flaky]), 'a title, and a message');
+        assert.deepEqual(await list('carol', search('DEPLOY Staging')), [T.deploy], 'every word');
+        assert.deepEqual(await list('carol', search('depl stag')), [T.deploy], 'prefixes');
+        assert.deepEqual(await list('carol', search('staging rollback')), [T.deploy], 'one word in the title, one in a message');
+        assert.deepEqual(await list('carol', search('staging'), 1), desc([T.deploy, T.shared]), "a member's thread, page by page");
+        assert.deepEqual(await list('carol', search('ploy')), [], 'not inside a word');
+        assert.deepEqual(await list('carol', search('nowhere')), []);
+        assert.deepEqual(await list('carol', search('"&|!:*()')), desc([T.deploy, T.flaky, T.shared, T.fork]), 'no word: no search');
+      });
+
+      it("never finds a thread the caller cannot read, nor matches on its text, nor on what a fork inherits", async () => {
+        assert.deepEqual(await list('carol', search('kubernetes')), [T.deploy], "not dave's private thread, not the fork's inherited message");
+        assert.deepEqual(await list('carol', search('quokka')), [], "a word only dave's private thread holds");
+        assert.deepEqual(await list('carol', search('secretly')), []);
+        assert.deepEqual(await list('dave', search('kubernetes')), [T.daveOnly]);
+        assert.deepEqual(await list('dave', search('rollback')), [], "carol's own thread");
+        assert.deepEqual(await list('nobody', search('deploy')), []);
+      });
+
+      it('searches archived threads when asked for them', async () => {
+        assert.deepEqual(await list('carol', search('quiet', true)), [T.idle]);
+        assert.deepEqual(await list('carol', search('quiet')), []);
+        assert.deepEqual(await list('carol', search('deploy', true)), []);
+      });
+
+      it('model-based: a search finds what the domain rule finds (every word the beginning of a word of the title or an own message)', async () => {
+        const vocabulary = ['alpha', 'Alps', 'beta', 'bet', 'gamma-ray', 'snake_case', 'Delta', '42', 'déjà', 'vu'];
+        const text = fc.array(fc.constantFrom(...vocabulary), { maxLength: 4 }).map((words) => words.join(' '));
+        const shape = fc.array(fc.record({ title: text, messages: fc.array(text, { maxLength: 3 }), archived: fc.boolean() }), { minLength: 1, maxLength: 6 });
+        const query = fc.array(fc.constantFrom('al', 'alp', 'ALPHA', 'be', 'bet', 'ray', 'gam', 'snake', 'case', 'del', '4', 'dé', 'vu', 'zzz'), { maxLength: 3 });
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(shape, fc.array(query, { minLength: 1, maxLength: 4 }), async (threads, queries) => {
+            run += 1;
+            const owner = `searcher-${run}`;
+            const base = fixtureWorld();
+            const made = threads.map((t, i) => ({
+              id: testId(30_000 + i * 10, run), owner, title: t.title === '' ? 'untitled' : t.title, archived: t.archived,
+              messages: t.messages.map((m, j) => ({ id: testId(30_001 + i * 10 + j, run), role: 'user', text: m, artifact_id: null })),
+            }));
+            await storage.importWorld({
+              ...base,
+              users: [...base.users, { id: owner, name: owner, token_hash: sha256(owner), role: 'member' }],
+              threads: made.map(({ archived: _, ...t }) => ({ key: null, channel: 'console', members: [], project: null, fork_of: null, fork_cutoff: null, conversations: [], ...t })),
+            });
+            for (const t of made) if (t.archived) await storage.writer.editThread(owner, t.id, { archived: true });
+            for (const words of queries) {
+              for (const archived of [false, true]) {
+                const filter = search(words.join(' '), archived);
+                const expected = made.filter((t) => t.archived === archived && matchesEveryWord(filter.words, [t.title, ...t.messages.map((m) => m.text)])).map((t) => t.id);
+                assert.deepEqual(await list(owner, filter, 2), desc(expected), `${JSON.stringify(words)} archived=${archived}`);
+              }
+            }
+          }),
+          { numRuns: 12 },
+        );
+      });
+
+      it('answers any words without failing: other scripts, digits, odd letters, long words', async () => {
+        for (const q of ['日本語', 'Ärger ß', '½ ² ٣', '0', 'x'.repeat(200), "o'brien; drop table threads; --", 'a:* & b', '\\ %_ ?', 'e\u0301']) {
+          const page = await storage.threads.listAccessible('carol', { limit: 5, before: null }, search(q));
+          assert.ok(Array.isArray(page.items), q);
+        }
+      });
     });
 
     it('model-based: ledger pages of random fork trees match the model', async () => {

@@ -154,6 +154,8 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(changes.branch, worktree.branch);
       assert.equal(changes.ahead, 1);
       assert.equal(changes.behind, 1);
+      // The rename, the removal, the untracked text and the binary file are in no commit yet; src/app.js is.
+      assert.equal(changes.uncommitted, 4);
       const byPath = Object.fromEntries(changes.files.map((file) => [file.path, file]));
       assert.deepEqual(Object.keys(byPath).sort(), ['image.bin', 'new-name.txt', 'remove-me.txt', 'src/app.js', 'untracked.txt']);
       assert.deepEqual(byPath['src/app.js'], { path: 'src/app.js', status: 'modified', additions: 2, deletions: 1, binary: false });
@@ -192,7 +194,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(readFileSync(join(repo, 'feature.txt'), 'utf8'), 'feature\n', "the repository's checkout of main moved with it");
       assert.equal(git(repo, 'status', '--porcelain'), '', 'and is clean');
       const after = unwrap(await worktrees.changes(squashed));
-      assert.deepEqual([after.files, after.ahead, after.behind], [[], 0, 0], 'the branch goes on from the squashed commit');
+      assert.deepEqual([after.files, after.ahead, after.behind, after.uncommitted], [[], 0, 0, 0], 'the branch goes on from the squashed commit');
 
       const merged = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: uuidv7() }));
       write(merged.path, 'other.txt', 'other\n');
@@ -303,6 +305,191 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(git(repo, 'show', `${detached.commit}:detached.txt`), 'detached');
       assert.equal(git(repo, 'rev-parse', `${detached.commit}^`), onBranch.commit);
       assert.equal(unwrap(await worktrees.checkpoints(worktree)).length, 2);
+    });
+
+    it('restores a checkpoint: files (modified, deleted, added, committed), the branch where it was and checked out, the index; again changes nothing; ignored files stay', async () => {
+      const { repo, worktrees } = setup();
+      const id = uuidv7();
+      const worktree = unwrap(await worktrees.ensure({ repo, base: 'main', threadId: id }));
+      const at = worktree.path;
+      write(at, '.gitignore', '*.log\n');
+      write(at, 'uncommitted.txt', 'there before\n');
+      const tip = git(at, 'rev-parse', 'HEAD');
+      const kept = unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId: uuidv7(), messageId: null }))!;
+      // What a later turn did: a file changed, one deleted, a commit, a detached HEAD, an untracked file, an ignored one.
+      write(at, 'src/app.js', 'changed later\n');
+      rmSync(join(at, 'remove-me.txt'));
+      write(at, 'later.txt', 'committed later\n');
+      git(at, 'add', '-A');
+      git(at, '-c', 'user.email=a@example.com', '-c', 'user.name=A', 'commit', '-qm', 'later');
+      const later = git(at, 'rev-parse', 'HEAD');
+      git(at, 'checkout', '-q', '--detach');
+      write(at, 'untracked.txt', 'untracked later\n');
+      write(at, 'build.log', 'ignored\n');
+      const runId = uuidv7();
+      unwrap(await worktrees.checkpoint({ threadId: id, path: at, runId, messageId: null }));
+      assert.equal(unwrap(await worktrees.restore(worktree, { commit: kept.commit, runId })), null);
+      assert.equal(git(at, 'symbolic-ref', 'HEAD'), `refs/heads/console/${id}`, 'HEAD on the branch again');
+      assert.equal(git(at, 'rev-parse', 'HEAD'), tip, 'the branch where it was');
+      assert.equal(git(repo, 'rev-parse', `refs/console/rewound/${id}/${runId}`), later, 'the tip it left is kept');
+      assert.equal(readFileSync(join(at, 'src/app.js'), 'utf8'), readFileSync(join(repo, 'src/app.js'), 'utf8'));
+      assert.ok(existsSync(join(at, 'remove-me.txt')));
+      assert.ok(!existsSync(join(at, 'later.txt')) && !existsSync(join(at, 'untracked.txt')));
+      assert.equal(readFileSync(join(at, 'uncommitted.txt'), 'utf8'), 'there before\n');
+      assert.equal(readFileSync(join(at, 'build.log'), 'utf8'), 'ignored\n', 'an ignored file is left alone');
+      const status = git(at, 'status', '--porcelain');
+      assert.equal(status, '?? .gitignore\n?? uncommitted.txt'.replace(/\n/g, '\n'), 'uncommitted as it was, nothing staged');
+      // A second settle of the same rewind (a turn began meanwhile and wrote): what it wrote stays.
+      write(at, 'written-since.txt', 'by the turn after the rewind\n');
+      unwrap(await worktrees.restore(worktree, { commit: kept.commit, runId }));
+      assert.equal(readFileSync(join(at, 'written-since.txt'), 'utf8'), 'by the turn after the rewind\n', 'a second restore changes nothing');
+      rmSync(join(at, 'written-since.txt'));
+      assert.equal(git(at, 'status', '--porcelain'), status);
+      assert.equal(git(repo, 'rev-parse', `refs/console/rewound/${id}/${runId}`), later);
+      const refused = await worktrees.restore(worktree, { commit: later, runId });
+      assert.equal(!refused.ok && refused.error.code, 'checkpoint_unavailable', 'only a checkpoint of the thread');
+    });
+
+    it("two instances over one repository, each with a root of its own: each turn starts from the other's latest checkpoint", async () => {
+      const { repo, root, worktrees: a } = setup();
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(otherRoot);
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo, base: 'main', threadId: id }));
+      assert.equal(onA.path, join(root, id));
+      write(onA.path, 'from-a.txt', 'uncommitted on A\n');
+      unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }));
+      // B makes its own worktree of the thread: A's files come with it, uncommitted as they were.
+      const onB = unwrap(await b.ensure({ repo, base: 'main', threadId: id }));
+      assert.equal(onB.path, join(otherRoot, id));
+      assert.equal(readFileSync(join(onB.path, 'from-a.txt'), 'utf8'), 'uncommitted on A\n');
+      assert.equal(git(onB.path, 'status', '--porcelain'), '?? from-a.txt');
+      write(onB.path, 'from-b.txt', 'written on B\n');
+      unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }));
+      // A's next use finds B's checkpoint the latest: its worktree is brought to it.
+      unwrap(await a.ensure({ repo, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onA.path, 'from-b.txt'), 'utf8'), 'written on B\n');
+      // And B, whose worktree holds the latest, keeps what it holds (an edit since is not undone).
+      write(onB.path, 'from-a.txt', 'edited on B after its checkpoint\n');
+      unwrap(await b.ensure({ repo, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'from-a.txt'), 'utf8'), 'edited on B after its checkpoint\n');
+    });
+
+    it('a repository reached by a git URL: each instance its own clone; turns push branch and checkpoint, the other starts from them; merges push the base', async () => {
+      const { repo, root, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      git(remote, 'clone', '--bare', '--quiet', repo, join(remote, 'shared.git'));
+      const url = `file://${join(remote, 'shared.git')}`;
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(onA.path, join(root, id));
+      assert.ok(!git(onA.path, 'rev-parse', '--git-common-dir').startsWith(repo), "the worktree is of this instance's clone");
+      write(onA.path, 'from-a.txt', 'uncommitted on A\n');
+      const runA = uuidv7();
+      const taken = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: runA, messageId: null }))!;
+      const shared = join(remote, 'shared.git');
+      assert.equal(git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${runA}`), taken.commit, 'the checkpoint is pushed');
+      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), 'the branch too');
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'from-a.txt'), 'utf8'), 'uncommitted on A\n', "B rebuilt the worktree from A's checkpoint");
+      write(onB.path, 'from-b.txt', 'written on B\n');
+      unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }));
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onA.path, 'from-b.txt'), 'utf8'), 'written on B\n');
+      const mergedAt = unwrap(await a.merge(onA, { message: 'Both', strategy: 'squash' }));
+      assert.equal(git(shared, 'rev-parse', 'refs/heads/main'), mergedAt.commit, 'the merge is pushed');
+      assert.equal(git(shared, 'show', 'main:from-b.txt'), 'written on B');
+      // The remote gone: nothing runs or is read on a copy that may be stale.
+      git(remote, 'init', '--quiet');
+      const { renameSync } = await import('node:fs');
+      renameSync(shared, `${shared}.away`);
+      const refused = await b.ensure({ repo: url, base: 'main', threadId: id });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
+      renameSync(`${shared}.away`, shared);
+      unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+    });
+
+    it('a remote not reached at a turn\'s end: tried again for a while; still down, the checkpoint is kept and pushed at the next use', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const { renameSync } = await import('node:fs');
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      // Down for a moment: back within the tries.
+      write(onA.path, 'blip.txt', 'pushed after a blip\n');
+      renameSync(shared, `${shared}.away`);
+      setTimeout(() => renameSync(`${shared}.away`, shared), 150);
+      const blip = uuidv7();
+      const taken = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: blip, messageId: null }))!;
+      assert.equal(git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${blip}`), taken.commit);
+      // Down for longer: kept here, told, pushed at the next use once back.
+      write(onA.path, 'later.txt', 'pushed at the next use\n');
+      renameSync(shared, `${shared}.away`);
+      const down = uuidv7();
+      const refused = await a.checkpoint({ threadId: id, path: onA.path, runId: down, messageId: null });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
+      assert.ok(git(onA.path, 'rev-parse', `refs/console/checkpoints/${id}/${down}`).length === 40, 'recorded here');
+      renameSync(`${shared}.away`, shared);
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${down}`), git(onA.path, 'rev-parse', `refs/console/checkpoints/${id}/${down}`));
+      const onB = unwrap(await factory(otherRoot).ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'later.txt'), 'utf8'), 'pushed at the next use\n', 'another instance starts from it');
+    });
+
+    it('two instances racing to push a turn of one thread: one wins; the loser keeps its checkpoint aside and rebuilds from the winner\'s', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'winner.txt', 'A pushed first\n');
+      write(onB.path, 'loser.txt', 'B pushed second\n');
+      const won = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
+      const lost = uuidv7();
+      const refused = await b.checkpoint({ threadId: id, path: onB.path, runId: lost, messageId: null });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
+      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), "the remote holds the winner's branch");
+      assert.ok(git(onB.path, 'rev-parse', `refs/console/rejected/${id}/${lost}`).length === 40, "the loser's checkpoint is kept aside");
+      unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'winner.txt'), 'utf8'), 'A pushed first\n', "the loser rebuilt from the winner's checkpoint");
+      assert.ok(!existsSync(join(onB.path, 'loser.txt')));
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit).at(-1), won.commit);
+    });
+
+    it("a rewind on one instance is the thread's latest state on the other: its restore is recorded as a checkpoint, not listed", async () => {
+      const { repo, worktrees: a } = setup();
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(otherRoot);
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo, base: 'main', threadId: id }));
+      const kept = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
+      write(onA.path, 'rewound.txt', 'taken back\n');
+      const later = uuidv7();
+      unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: later, messageId: null }));
+      const onB = unwrap(await b.ensure({ repo, base: 'main', threadId: id }));
+      assert.ok(existsSync(join(onB.path, 'rewound.txt')));
+      unwrap(await a.restore(onA, { commit: kept.commit, runId: later }));
+      assert.deepEqual(unwrap(await a.checkpoints(onA)).map((c) => c.run_id).at(-1), later, 'the record of the restore is not listed');
+      unwrap(await b.ensure({ repo, base: 'main', threadId: id }));
+      assert.ok(!existsSync(join(onB.path, 'rewound.txt')), 'B holds the state the rewind put back');
+      unwrap(await a.ensure({ repo, base: 'main', threadId: id }));
+      assert.ok(!existsSync(join(onA.path, 'rewound.txt')), 'and A keeps it');
     });
 
     it('refuses to merge into a checkout of the base with uncommitted changes', async () => {

@@ -14,6 +14,7 @@ import { deliveryDispatcher } from '../../core/moves/delivery-dispatch.ts';
 import { threadMoves } from '../../core/moves/moves.ts';
 import { threadForks } from '../../core/forks/forks.ts';
 import { directives } from '../../core/runs/directives.ts';
+import { steerDelivery } from '../../core/runs/steer-delivery.ts';
 import { emitter } from '../../core/runs/emit.ts';
 import { backgroundTurns } from '../../core/runs/turns.ts';
 import { PendingWaiters } from '../../core/runs/pending-waiters.ts';
@@ -76,6 +77,7 @@ function scriptedRunner(): AgentRunner & { prompts: string[]; forget(): void } {
       return { sessionId: id!, stopReason: 'end_turn' };
     },
     setMode: async () => null,
+    steer: async () => 'unsupported' as const,
     close: async () => {},
   };
 }
@@ -96,7 +98,8 @@ async function core(channels?: (storage: ReturnType<typeof createMemoryStorage>)
   const port = channels?.(storage) ?? memoryChannelPort(storage.catalog);
   const deliveries = deliveryDispatcher({ outbox: storage.outbox, channels: port, log: quiet, holder: 'core-test', intervalMs: 20, retryMs: 10, maxRetryMs: 40, claimMs: 1_000, clock });
   const starting = { storage, vocabularies, bus, turns, runDirectory: async () => ok('projects/acme-web'), lease: { holder: 'core-test', ms: 60_000 } };
-  const submit = directives(starting);
+  const steering = steerDelivery({ bus, clock, newId, log: quiet, holder: 'core-test', local: turns.steer });
+  const submit = directives({ ...starting, deliverSteer: steering.deliver });
   const moves = threadMoves({ ...starting, channels: port, deliveries, newId });
   const fork = threadForks({ storage, vocabularies, newId, submit });
   const reads = consoleReads(storage, vocabularies, { viewerOrigin: null, viewerPath: '/artifacts' });
@@ -169,6 +172,39 @@ describe('the use cases on memory, free of any runtime', () => {
     const prompt = c.runner.prompts.at(-1)!;
     assert.match(prompt, /\[user\] Step one/);
     assert.match(prompt, /Review it$/);
+    await c.close();
+  });
+
+  it('a teleport posts people a short notice on the memory channel (title once, who moved it, the last exchange), never the agent brief', async () => {
+    let port: ReturnType<typeof memoryChannelPort> | undefined;
+    const c = await core((storage) => (port = memoryChannelPort(storage.catalog)));
+    const first = await c.submit(alice, 'key-notice', { text: 'Make the **release** notes\nfor 2.0', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null });
+    assert.ok(first.ok);
+    const source = first.value.thread_id;
+    await c.until(c.asleep(source, 1));
+    const title = (await c.storage.threads.findRow(alice.id, source))!.title;
+
+    const moved = await c.moves.teleport(alice, source, { destination: { channel: 'team-chat', id: 'general' }, new_thread: true, prompt: null });
+    assert.ok(moved.ok, JSON.stringify(moved));
+    await c.until(() => port!.read('team-chat', 'general').length === 1);
+    const [post] = port!.read('team-chat', 'general');
+    assert.equal(post!.text.split('\n').filter((line) => line === title).length, 1, `the title heads it once: ${post!.text}`);
+    assert.equal(post!.text, `${title}\n\nAlice moved the conversation here from Console.\nLast exchange:\nAsked: Make the release notes for 2.0\nclaude answered: turn=1`);
+    assert.doesNotMatch(post!.text, /Context:|\[user\]|\[assistant\]|The new message follows/, 'no part of the agent brief');
+
+    // Into an existing thread: no title heads the post, so the notice names it, once.
+    const back = await c.moves.teleport(alice, moved.value.thread_id, { destination: { channel: 'team-chat', id: 'general/t1' }, new_thread: false, prompt: null });
+    assert.ok(back.ok, JSON.stringify(back));
+    await c.until(() => port!.read('team-chat', 'general/t1').length === 1);
+    assert.equal(port!.read('team-chat', 'general/t1')[0]!.text,
+      'Alice moved the conversation "Make the release notes" here from Team chat.\nLast exchange:\nAsked: Make the release notes for 2.0\nclaude answered: turn=1');
+
+    // The agent's brief is unchanged: a fresh session still starts from the framed history.
+    c.runner.forget();
+    const console2 = await c.moves.teleport(alice, back.value.thread_id, { destination: { channel: 'console', id: 'new' }, new_thread: true, prompt: 'Carry on' });
+    assert.ok(console2.ok, JSON.stringify(console2));
+    await c.until(c.asleep(console2.value.thread_id, 1));
+    assert.match(c.runner.prompts.at(-1)!, /^Context: this conversation continues a thread[^]*\[user\] Make the \*\*release\*\* notes\n  for 2\.0\n[^]*Carry on$/);
     await c.close();
   });
 

@@ -89,10 +89,10 @@ describe('thread access', () => {
 describe('vocabularies', () => {
   it('routes are agent:model per model, or the agent alone', () => {
     const agents = [
-      { id: 'claude', models: ['opus'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default', command: null },
-      { id: 'codex', models: [], efforts: [], permission_modes: ['auto'], default_permission_mode: 'auto', command: null },
+      { id: 'claude', models: ['opus'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default', steering: false, command: null },
+      { id: 'codex', models: [], efforts: [], permission_modes: ['auto'], default_permission_mode: 'auto', steering: false, command: null },
     ];
-    const channel = { id: 'console', kind: 'console', name: 'C', shared: false, browsable: false, agents: ['codex', 'claude', 'ghost'], linked_users: [], addresses: [] };
+    const channel = { id: 'console', kind: 'console', name: 'C', shared: false, browsable: false, agents: ['codex', 'claude', 'ghost'], defaults: null, linked_users: [], addresses: [] };
     assert.deepEqual(channelRoutes(channel, agents), [
       { id: 'codex', agent: 'codex', model: null },
       { id: 'claude:opus', agent: 'claude', model: 'opus' },

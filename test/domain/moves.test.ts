@@ -9,7 +9,7 @@ const AGENTS = ['claude', 'codex', 'gemini'];
 const USERS = ['alice', 'bob'];
 
 const agentArb: fc.Arbitrary<OfferedAgent[]> = fc.constant(
-  AGENTS.map((id, i) => ({ id, models: i === 1 ? [] : ['m1', 'm2'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default' })),
+  AGENTS.map((id, i) => ({ id, models: i === 1 ? [] : ['m1', 'm2'], efforts: [], permission_modes: ['default'], default_permission_mode: 'default', steering: false })),
 );
 const placeArb = (prefix: string): fc.Arbitrary<ChannelPlace[]> =>
   fc.array(
@@ -26,7 +26,7 @@ const channelArb = (id: string): fc.Arbitrary<Channel> =>
     shared: fc.boolean(),
     browsable: fc.boolean(),
     addresses: id === 'console' ? fc.constant([]) : placeArb(id),
-  }).map((c) => ({ id, kind: id === 'console' ? 'console' : 'chat', name: id, ...c }));
+  }).map((c) => ({ id, kind: id === 'console' ? 'console' : 'chat', name: id, defaults: null, ...c }));
 
 const inputArb: fc.Arbitrary<OperationsInput> = fc
   .record({
@@ -130,7 +130,7 @@ describe('teleport and summon availability', () => {
 
   it('opens one level of places by their inside value', () => {
     const channel: Channel = {
-      id: 'c', kind: 'chat', name: 'c', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'],
+      id: 'c', kind: 'chat', name: 'c', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'],
       addresses: [{ id: 'g', name: '#g', shared: true, inside: 'g', barred: null, children: [{ id: 'g/1', name: 't', shared: true, inside: null, barred: null, children: [] }] }],
     };
     assert.deepEqual(placesInside(channel, null)!.map((p) => p.id), ['g']);

@@ -28,11 +28,13 @@ import { startFakeSlack, type FakeSlack, type SlackMessage } from '../support/fa
 import { groupAlive, startNpm, waitUntil, type NpmStarted } from '../support/npm-start.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratch-database.ts';
 
+/** The services' turn lease. */
+const TURN_LEASE_MS = 15_000;
 /**
- * The services' turn lease: a chat message's claim holds two of it (src/main.ts), 30 s here, longer than a
+ * How long a chat message's claim holds once its instance stopped renewing it (CHAT_CLAIM_MS), 30 s here, longer than a
  * restart takes to read the thread from its cursor, so a claim the killed instance left is still held when it does.
  */
-const TURN_LEASE_MS = 15_000;
+const CHAT_CLAIM_MS = 30_000;
 const GENERAL = 'C0GENERAL';
 const ALICE = 'U0ALICE';
 const databaseUrl = process.env.TEST_DATABASE_URL;
@@ -148,7 +150,7 @@ describe('kill -9 of npm start with a slack channel, then a restart', { skip: sk
     writeFileSync(join(dir, 'world.json'), JSON.stringify(world));
     env = {
       CONSOLE_WORLD: join(dir, 'world.json'), KILL_SLACK_APP_TOKEN: slack.appToken, KILL_SLACK_BOT_TOKEN: slack.botToken,
-      CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url, DATA_DIR: join(dir, 'data'), TURN_LEASE_MS: String(TURN_LEASE_MS),
+      CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url, DATA_DIR: join(dir, 'data'), TURN_LEASE_MS: String(TURN_LEASE_MS), CHAT_CLAIM_MS: String(CHAT_CLAIM_MS),
     };
     await start();
     await eventually('the channel listed', async () => {

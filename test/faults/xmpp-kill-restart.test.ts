@@ -10,7 +10,10 @@
 //    read again after the restart, it runs nothing twice (its stanza id is the directive's message_id); the
 //    turn the kill cut short is swept (turn_lease_expired) and its error line is the one post alice reads;
 // c. a post stored in the delivery outbox and not yet posted (the XMPP server was down) when killed: posted
-//    once after the restart.
+//    once after the restart;
+// d. (issue 41) a `link <code>` direct message claimed and not answered when killed (the test holds the code's
+//    row): read again from the bot's own archive after the restart, answered once, linked once. Before, a
+//    direct message was only ever read live, and the restarted service never saw it again.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,11 +27,13 @@ import { prosodyMissing, startPrivateProsody, type PrivateProsody } from '../sup
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratch-database.ts';
 
 const PASSWORD = 'bot-kill9-password-5';
+/** The services' turn lease. */
+const TURN_LEASE_MS = 15_000;
 /**
- * The services' turn lease: a chat message's claim holds two of it (src/main.ts), 30 s here, longer than a
+ * How long a chat message's claim holds once its instance stopped renewing it (CHAT_CLAIM_MS), 30 s here, longer than a
  * restart takes to read the room's archive, so a claim the killed instance left is still held when it does.
  */
-const TURN_LEASE_MS = 15_000;
+const CHAT_CLAIM_MS = 30_000;
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const skip = prosodyMissing() ?? (databaseUrl === undefined ? 'TEST_DATABASE_URL is not set (the faults hold row locks in PostgreSQL)' : null);
 
@@ -139,7 +144,7 @@ describe('kill -9 of npm start with an xmpp channel, then a restart', { skip: sk
     writeFileSync(join(dir, 'world.json'), JSON.stringify(world));
     env = {
       CONSOLE_WORLD: join(dir, 'world.json'), XMPP_PASSWORD: PASSWORD, CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url,
-      DATA_DIR: join(dir, 'data'), TURN_LEASE_MS: String(TURN_LEASE_MS),
+      DATA_DIR: join(dir, 'data'), TURN_LEASE_MS: String(TURN_LEASE_MS), CHAT_CLAIM_MS: String(CHAT_CLAIM_MS),
     };
     await start();
     await eventually('the room listed', async () => {
@@ -238,6 +243,33 @@ describe('kill -9 of npm start with an xmpp channel, then a restart', { skip: sk
     await eventually('the message done', async () => (await heldClaims()).length === 0, 90_000);
     const post = await once(text, runsBefore, mark);
     assert.equal(post, failed);
+  });
+
+  it('d. a `link <code>` direct message claimed when killed is answered after the restart, once (issue 41)', async () => {
+    const made = await fetch(`http://127.0.0.1:${service!.port}/api/account/links`, {
+      method: 'POST', headers: { authorization: 'Bearer dev-bob-token', 'content-type': 'application/json' }, body: JSON.stringify({ channel: 'team-xmpp' }),
+    });
+    assert.equal(made.status, 201, await made.clone().text());
+    const { code } = (await made.json()) as { code: string };
+    const dmClaims = async () =>
+      (await db.query("select key, done from chat_claims where channel = 'team-xmpp' and key like $1", [`dm/bob@${server.domain}/%`])).rows as { key: string; done: boolean }[];
+    // The code's row held: the redemption waits there, the message claimed and nothing answered.
+    const codeLock = await holding("select code_hash from channel_link_codes where user_id = 'bob' and channel = 'team-xmpp' for update", []);
+    const mark = bob.direct.length;
+    await bob.sendDirect(`console@${server.domain}`, `link ${code}`);
+    await eventually('the direct message claimed', async () => (await dmClaims()).some((c) => !c.done));
+    await kill();
+    await endOrphans();
+    await release(codeLock, 'rollback');
+    assert.equal(await count("select count(*) as n from channel_links where user_id = 'bob' and channel = 'team-xmpp'", []), 0, 'killed before the link');
+    await start();
+    // Before, the restarted service never read it again: lost, and bob never answered.
+    const linked = await eventually('bob told he is linked', () => bob.direct.slice(mark).find((m) => m.from === `console@${server.domain}` && m.body.startsWith('Linked:')), 90_000);
+    assert.match(linked.body, new RegExp(`bob@${server.domain}`));
+    await eventually('the direct message done', async () => (await dmClaims()).every((c) => c.done));
+    await sleep(3_000);
+    assert.deepEqual(bob.direct.slice(mark).filter((m) => m.from === `console@${server.domain}`).map((m) => m.body), [linked.body], 'answered once');
+    assert.equal(await count("select count(*) as n from channel_links where user_id = 'bob' and channel = 'team-xmpp'", []), 1, 'linked once');
   });
 
   it('c. a post in the outbox, not yet posted when killed, is posted once after the restart', async () => {

@@ -67,11 +67,12 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
 
   it("GET /permissions lists the agents' own modes and efforts, the default being the mode a session starts in; an unavailable agent says why", async () => {
     assert.deepEqual((await get(`${P}/permissions`)).json(), [
-      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], default: 'default', efforts: ['low', 'medium', 'high'], unavailable: null },
+      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], default: 'default', efforts: ['low', 'medium', 'high'], unavailable: null, steering: true },
       // The world's efforts narrow the agent's: max is not advertised, low and medium are left out.
-      { agent: 'codex', modes: ['read-only', 'auto', 'full-access'], default: 'read-only', efforts: ['high'], unavailable: null },
-      { agent: 'ghost', modes: [], default: null, efforts: [], unavailable: 'the agent could not start: its command was not found' },
-      { agent: 'locked', modes: [], default: null, efforts: [], unavailable: AUTH },
+      // Claude Code's adapter steers (the demo agent's claude profile says so in its initialize answer); the pinned Codex's does not.
+      { agent: 'codex', modes: ['read-only', 'auto', 'full-access'], default: 'read-only', efforts: ['high'], unavailable: null, steering: false },
+      { agent: 'ghost', modes: [], default: null, efforts: [], unavailable: 'the agent could not start: its command was not found', steering: false },
+      { agent: 'locked', modes: [], default: null, efforts: [], unavailable: AUTH, steering: false },
     ]);
   });
 
@@ -79,7 +80,7 @@ describe('what the agent offers is the truth: routes, permissions and checks', (
     const doc = (await service.ask({ path: '/api/openapi.json' })).json();
     const schema = doc.paths['/api/console/permissions'].get.responses['200'].content['application/json'].schema;
     assert.equal(schema.type, 'array');
-    assert.deepEqual(Object.keys(schema.items.properties).sort(), ['agent', 'default', 'efforts', 'modes', 'unavailable']);
+    assert.deepEqual(Object.keys(schema.items.properties).sort(), ['agent', 'default', 'efforts', 'modes', 'steering', 'unavailable']);
     assert.deepEqual(schema.items.properties.efforts, { type: 'array', items: { type: 'string' } });
   });
 

@@ -69,12 +69,20 @@ for (const kind of storageKinds('chat_inbound')) {
         messages: [],
         conversations: [{ id: ids.conversation, agent: 'claude', model: 'opus', permission_mode: 'default', effort: null, address: ids.address, turn_running: false, pending: [], runs: [] }],
       });
-      await opened.storage.importWorld({ ...world, threads: [...world.threads, chatThread(SHARED, ['bob'], 'Shared'), chatThread(PRIVATE, [], 'Private')] });
+      // A channel whose defaults name a project, a route that is not its first agent's, a posture and an effort.
+      const devChat = {
+        id: 'dev-chat', kind: 'chat', name: 'Dev chat', shared: true, browsable: true, agents: ['codex', 'claude'], linked_users: ['alice'],
+        addresses: [{ id: 'dev', name: '#dev', shared: true, inside: null, barred: null, children: [] }],
+        defaults: { project: 'infra', route: 'claude:sonnet', permission_mode: 'plan', effort: 'high' },
+      };
+      await opened.storage.importWorld({
+        ...world, channels: [...world.channels, devChat], threads: [...world.threads, chatThread(SHARED, ['bob'], 'Shared'), chatThread(PRIVATE, [], 'Private')],
+      });
       channels = recordingChannels(opened.storage);
       service = await startService({}, {
         storage: opened.storage,
         channels: channels.port,
-        chatLinks: async (channel, sender) => (channel === 'team-chat' ? LINKS[sender] ?? null : null),
+        chatLinks: async (channel, sender) => (channel === 'team-chat' || channel === 'dev-chat' ? LINKS[sender] ?? null : null),
         deliveryTiming: { intervalMs: 100, retryMs: 50, maxRetryMs: 200 },
       });
       receive = service.receiveChat;
@@ -190,10 +198,29 @@ for (const kind of storageKinds('chat_inbound')) {
       const [conversation] = (await service.ask({ path: `${P}/${thread}/conversations`, headers: ALICE })).json();
       assert.deepEqual(conversation.address, opens);
       assert.equal(conversation.agent, 'claude', 'the channel\'s first agent');
+      // No defaults on the channel: what the console's composer would pick, shown like any other thread.
+      assert.equal(row.project, null);
+      assert.equal(conversation.model, 'opus', "the agent's first model");
+      assert.equal(conversation.permission_mode, 'default', "the agent's default posture");
+      assert.equal(conversation.effort, null);
       assert.equal((await idle(thread)).length, 1);
       await eventually('the reply in the new thread', () => postsAt(opens).length > 0);
       // Now it lives there: the next message in that thread continues it.
       assert.equal((await receive(message({ address: opens, sender: 'alice@chat.example', text: 'more' }))).kind, 'directive');
+    });
+
+    it("a thread a message opens takes the channel's defaults: project, route, posture and effort, and runs in them", async () => {
+      const opens = { channel: 'dev-chat', id: `dev/new-${process.pid}-${kind.name}` };
+      const outcome = await receive(message({ channel: 'dev-chat', address: { channel: 'dev-chat', id: 'dev' }, opens, sender: 'alice@chat.example', text: 'Which mode?' }));
+      assert.equal(outcome.kind, 'opened', JSON.stringify(outcome));
+      const thread = outcome.kind === 'opened' ? outcome.thread_id : '';
+      const row = (await service.ask({ path: `${P}/${thread}`, headers: ALICE })).json();
+      assert.equal(row.project, 'infra');
+      const [conversation] = (await service.ask({ path: `${P}/${thread}/conversations`, headers: ALICE })).json();
+      assert.deepEqual([conversation.agent, conversation.model, conversation.permission_mode, conversation.effort], ['claude', 'sonnet', 'plan', 'high']);
+      assert.equal((await idle(thread)).length, 1);
+      const ledger = (await service.ask({ path: `${P}/${thread}/messages?limit=50`, headers: ALICE })).json().items as { role: string; text: string }[];
+      assert.match(ledger.find((m) => m.role === 'assistant')?.text ?? '', /mode=plan/, 'the turn ran in the posture');
     });
   });
 }

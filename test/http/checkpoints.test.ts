@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { git, gitRepository, write } from '../support/git-repo.ts';
+import { idleThread } from '../support/http.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
@@ -43,15 +44,7 @@ for (const kind of storageKinds('checkpoints')) {
     const send = (ref: string, body: Record<string, unknown>) =>
       service.ask({ method: 'POST', path: `${P}/${ref}/directives`, headers: ALICE, body: JSON.stringify(body) });
     const get = (path: string, headers = ALICE) => service.ask({ path: `${P}/${path}`, headers });
-    /** Waits until no turn runs on the thread. */
-    const idle = async (threadId: string) => {
-      for (let i = 0; i < 600; i += 1) {
-        const conversations = (await get(`${threadId}/conversations`)).json() as { turn_running: boolean }[];
-        if (!conversations.some((c) => c.turn_running)) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      assert.fail('the turn did not end');
-    };
+    const idle = (threadId: string) => idleThread(service.port, threadId, ALICE);
     /** A turn on thread `ref`, over; `opens`: a new key, a new thread on the repository project. */
     const turn = async (ref: string, text: string, opens = false) => {
       const res = await send(ref, opens ? { text, project: 'repo-web', model: 'claude:opus' } : { text });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EMBEDDED_POOL_SIZE, MEMORY_DATA_DIR, startEmbeddedPostgres, type EmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
+import { isBackgroundStatement } from '../support/background-statements.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { startService, type TestService } from '../support/service.ts';
 
@@ -17,7 +18,7 @@ describe('statements per console read over HTTP', () => {
 
   before(async () => {
     server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
-    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery: (sql) => sent.push(sql) });
+    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, onQuery: (sql) => void (isBackgroundStatement(sql) || sent.push(sql)) });
     await storage.importWorld(fixtureWorld());
     // A long lease: no periodic sweep runs during the counts; the one at start is waited out.
     service = await startService({ TURN_LEASE_MS: '3600000' }, { storage });

@@ -64,8 +64,8 @@ describe('console reads', () => {
   it('GET /projects and /permissions', async () => {
     assert.deepEqual((await alice.GET('/api/console/projects')).data, ['acme-web', 'infra']);
     assert.deepEqual((await alice.GET('/api/console/permissions')).data, [
-      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan'], default: 'default', efforts: ['low', 'high'], unavailable: null },
-      { agent: 'codex', modes: ['auto', 'read-only'], default: 'auto', efforts: [], unavailable: null },
+      { agent: 'claude', modes: ['default', 'acceptEdits', 'plan'], default: 'default', efforts: ['low', 'high'], unavailable: null, steering: true },
+      { agent: 'codex', modes: ['auto', 'read-only'], default: 'auto', efforts: [], unavailable: null, steering: false },
     ]);
   });
 
@@ -87,7 +87,7 @@ describe('console reads', () => {
     assert.equal(res.response.status, 200);
     assert.deepEqual(res.data, {
       id: F.root, key: null, channel: 'console', owner: 'alice', project: 'acme-web', title: 'Fix the build',
-      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null,
+      fork_of: null, fork_cutoff: null, created_at: '2026-01-01T00:00:01.000Z', worktree: null, archived: false,
     });
   });
 
@@ -163,6 +163,6 @@ describe('console reads', () => {
     assert.equal((await get(`${P}/nothing`)).status, 404);
     const res = await service.ask({ method: 'DELETE', path: `${P}/threads/${F.root}`, headers: ALICE });
     assert.equal(res.status, 405);
-    assert.equal(res.headers.allow, 'GET, HEAD');
+    assert.equal(res.headers.allow, 'GET, HEAD, PATCH', 'the thread row is read, or changed by PATCH (managing threads)');
   });
 });

@@ -135,7 +135,7 @@ describe("a thread's replay after many edits of a queued directive", () => {
     const last = queuedEvents.at(-1)!;
     // Each earlier one names the event that replaced it: the chain ends at the one with the text.
     for (const [i, event] of queuedEvents.slice(0, -1).entries()) {
-      assert.deepEqual(event.data, { id: item, message_id: last.data.message_id, author: 'alice', position: 1, created_at: last.data.created_at, superseded_by: queuedEvents[i + 1]!.seq });
+      assert.deepEqual(event.data, { id: item, message_id: last.data.message_id, author: 'alice', position: 1, created_at: last.data.created_at, origin: null, superseded_by: queuedEvents[i + 1]!.seq });
     }
     const bytes = events.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
     // Before, this replay held every version: EDITS x SIZE bytes (2 MB here).

@@ -88,7 +88,7 @@ describe('routes that wait on nothing, and kept answers', () => {
     assert.equal(first.status, 200);
     assert.equal(runRoute(page, contextFor(target), {}, noAuth), first);
     // The kept answer is the very answer the handler makes afresh: status, headers and bytes.
-    const made = page.handle({ query: { policy: url.searchParams.get('policy') }, body: undefined, params: {}, ctx: contextFor(target), user: undefined as never }) as Reply;
+    const made = page.handle({ query: { policy: url.searchParams.get('policy') }, body: undefined, params: {}, ctx: contextFor(target), user: undefined as never, caller: undefined }) as Reply;
     assert.equal(made.status, first.status);
     assert.deepEqual({ ...made.headers }, { ...first.headers });
     assert.ok(Buffer.from(made.body as Uint8Array).equals(Buffer.from(first.body as Uint8Array)));

@@ -49,6 +49,7 @@ const fields = (): Field[] => {
     { name: 'a member summons on the owner thread', method: 'POST', path: () => `${P}/threads/${F.shared}/summon`, user: 'alice', body: '{"route": "codex", "brief": "x @"}', at: 'body.brief' },
     { name: 'fork text', method: 'POST', path: () => `${P}/threads/${F.bobThread}/fork`, user: 'bob', body: `{"message_id": "${F.bobMsg}", "text": "go @"}`, at: 'body.text' },
     { name: 'fork model', method: 'POST', path: () => `${P}/threads/${F.bobThread}/fork`, user: 'bob', body: `{"message_id": "${F.bobMsg}", "model": "claude@"}`, at: 'body.model' },
+    { name: 'thread title', method: 'PATCH', path: () => `${P}/threads/${F.bobThread}`, user: 'bob', body: '{"title": "x @"}', at: 'body.title' },
     { name: 'session token', method: 'POST', path: () => '/api/session', user: 'alice', body: '{"token": "token-alice@"}', at: 'body.token' },
   ];
 };
@@ -93,7 +94,7 @@ describe('text PostgreSQL cannot store is refused with 422 at the edge, and noth
   });
 
   it('in a query or a path segment (NUL is all percent-encoding can carry: invalid UTF-8 decodes to U+FFFD)', async () => {
-    for (const path of [`${P}/threads/${F.bobThread}/channels/team-chat/addresses?inside=gen%00eral`, `${P}/threads/${F.bobThread}/channels/team%00chat/addresses`]) {
+    for (const path of [`${P}/threads?q=deploy%00x`, `${P}/threads/${F.bobThread}/channels/team-chat/addresses?inside=gen%00eral`, `${P}/threads/${F.bobThread}/channels/team%00chat/addresses`]) {
       const res = await service.ask({ path, headers: as('bob') });
       assert.equal(res.status, 422, `${path}: ${res.text}`);
     }

@@ -302,8 +302,8 @@ for (const kind of kinds) {
       assert.equal(posted.length, 1);
       assert.equal(posted[0]!.place, 'general');
       assert.deepEqual(posted[0]!.address, conversation.address);
-      assert.match(posted[0]!.text, /moved the conversation "First step" here from console/);
-      assert.match(posted[0]!.text, /\[user\] Second step/, 'the history goes with it');
+      assert.match(posted[0]!.text, /^Alice moved the conversation here from Console\.\nLast exchange:\nAsked: Second step\n/, 'a notice for people: the platform heads it with the title');
+      assert.doesNotMatch(posted[0]!.text, /\[user\]|Context:/, "never the agent's brief");
       assert.deepEqual(await opened.storage.outbox.claimDue('test', 1_000, 10), [], 'nothing is left in the outbox');
     });
   });
@@ -382,7 +382,7 @@ for (const kind of kinds) {
           for (let waited = 0; up.posted.length === 0 && waited < 10_000; waited += 20) await sleep(20);
           await sleep(200); // a window in which no second delivery must come
           assert.equal(up.posted.length, 1, 'delivered once by the instance that came next');
-          assert.match(up.posted[0]!.text, /\[user\] Take this along/);
+          assert.match(up.posted[0]!.text, /Asked: Take this along/);
           const [conversation] = (await second.ask({ path: `${P}/${res.json().thread_id}/conversations`, headers: ALICE })).json();
           assert.deepEqual(up.posted[0]!.address, conversation.address);
         } finally {

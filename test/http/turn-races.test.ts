@@ -43,6 +43,7 @@ const holdingRunner: AgentRunner = {
     return { sessionId: 'held', stopReason: 'end_turn' };
   },
   setMode: async () => null,
+  steer: async () => 'unsupported' as const,
   close: async () => {},
 };
 const OFFERS = fakeAgentOffers({

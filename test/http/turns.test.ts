@@ -209,6 +209,7 @@ describe('racing first directives', () => {
       storage, bus: createMemoryEventBus(), runDirectory: async () => ok('projects/console-race'), lease: { holder: 'h', ms: 60_000 },
       vocabularies: agentVocabularies(storage.catalog, fakeAgentOffers({ claude, codex: 'broken' })),
       turns: { start: (request: { run: { id: string } }) => void started.push(request.run.id) } as never,
+      deliverSteer: async () => 'unreached' as const,
     });
     const alice = { id: 'alice', name: 'Alice' };
     const body = { text: 'Hi', message_id: null, model: 'claude:opus', project: 'acme-web', permission_mode: null, effort: null };

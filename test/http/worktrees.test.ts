@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { git, gitRepository, write } from '../support/git-repo.ts';
 import { plantGitDirectory, ran } from '../support/hostile-worktree.ts';
+import { idleThread } from '../support/http.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
@@ -40,15 +41,7 @@ for (const kind of storageKinds('worktrees')) {
       service.ask({ method: 'POST', path: `${P}/${ref}/directives`, headers, body: JSON.stringify(body) });
     const get = (path: string, headers = ALICE) => service.ask({ path: `${P}/${path}`, headers });
     const post = (path: string, body: unknown, headers = ALICE) => service.ask({ method: 'POST', path: `${P}/${path}`, headers, body: JSON.stringify(body) });
-    /** Waits until no turn runs on the thread. */
-    const idle = async (threadId: string) => {
-      for (let i = 0; i < 600; i += 1) {
-        const conversations = (await get(`${threadId}/conversations`)).json() as { turn_running: boolean }[];
-        if (!conversations.some((c) => c.turn_running)) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      assert.fail('the turn did not end');
-    };
+    const idle = (threadId: string) => idleThread(service.port, threadId, ALICE);
     /** A new thread of alice's on the repository project, its first turn over. */
     const thread = async (text = 'Start') => {
       const res = await send(randomUUID(), { text, project: 'repo-web', model: 'claude:opus' });
@@ -82,7 +75,7 @@ for (const kind of storageKinds('worktrees')) {
       const changesA = await get(`${a.id}/changes`);
       assert.equal(changesA.status, 200, changesA.text);
       assert.deepEqual(changesA.json(), {
-        base: 'main', branch: `console/${a.id}`, ahead: 0, behind: 0,
+        base: 'main', branch: `console/${a.id}`, ahead: 0, behind: 0, uncommitted: 1,
         files: [{ path: 'a.txt', status: 'added', additions: 1, deletions: 0, binary: false }],
       });
       assert.deepEqual((await get(`${b.id}/changes`)).json().files.map((f: { path: string }) => f.path), ['b.txt']);

@@ -51,6 +51,7 @@ const runner = (end: 'end_turn' | 'throw' | 'cancelled'): AgentRunner => ({
     return { sessionId: 'session-1', stopReason: end };
   },
   setMode: async () => null,
+  steer: async () => 'unsupported' as const,
   close: async () => {},
 });
 

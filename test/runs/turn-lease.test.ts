@@ -43,6 +43,7 @@ function slowRunner(clock: ManualClock, ms?: number): AgentRunner & { working: b
       return { sessionId: 'session-1', stopReason: request.signal?.aborted ? 'cancelled' : 'end_turn' };
     },
     setMode: async () => null,
+    steer: async () => 'unsupported' as const,
     close: async () => {},
   };
   return runner;

@@ -345,6 +345,20 @@ describe('mrkdwnChunks', () => {
     assert.ok(pieces.slice(1, -1).every((piece) => piece.startsWith('```')), JSON.stringify(pieces));
   });
 
+  it('cuts a link too long for a piece outside the entities and surrogate pairs of its text', () => {
+    // A counterexample once found (seed -1134141588): the link `<https://d.example%20a|\u0000&amp;&lt;>`
+    // was cut inside its `&lt;`.
+    const converted = mrkdwnFromMarkdown('[\u0000&<](<https://d.example a>)');
+    assert.equal(converted, '<https://d.example%20a|\u0000&amp;&lt;>');
+    assert.deepEqual(assertChunks(converted, 16), ['<https://d.examp', 'le%20a|\u0000&amp;', '&lt;>']);
+    assertChunks('[\u0000&<](<https://d.example a>)', 16);
+    assertChunks(`x <https://a.example/${'&amp;'.repeat(8)}> y`, 16);
+    assertChunks(`<https://a.example/${'😀'.repeat(11)}>`, 17);
+    // Nor so that a piece holds an odd number of the ``` of its text (it would open a code block).
+    assert.deepEqual(assertChunks('<https://a.example/```b```c d long link text here>', 16), ['<https://a.examp', 'le/```b```c d lo', 'ng link text her', 'e>']);
+    assertChunks('x <https://a.example/|``` ```x```y``` lots of text here> ```code\nmore code here```', 16);
+  });
+
   it('answers pieces within the limit that give the text back, on converted and on raw text', () => {
     fc.assert(fc.property(markdownish, fc.integer({ min: 16, max: 120 }), (s, limit) => void assertChunks(mrkdwnFromMarkdown(s), limit)), { numRuns: 1_000 });
     fc.assert(fc.property(markdownish, fc.integer({ min: 16, max: 120 }), (s, limit) => void assertChunks(s, limit)), RUNS);

@@ -136,7 +136,7 @@ describe('two instances of the service on one Slack workspace', { skip: missing 
     const fixture = fixtureWorld();
     const world: World = {
       ...fixture,
-      channels: [...fixture.channels, { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      channels: [...fixture.channels, { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
       threads: [...fixture.threads, {
         id: THREAD, key: null, channel: 'console', owner: 'alice', members: [], project: null, title: 'Two of us', fork_of: null, fork_cutoff: null,
         messages: [{ id: testId(44_001), role: 'user', text: 'hello', artifact_id: null }],

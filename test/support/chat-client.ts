@@ -13,6 +13,8 @@ export interface SeenMessage {
   readonly thread: string | null;
   readonly originId: string | null;
   readonly body: string | null;
+  /** The room's stanza id of it (what a reply, XEP-0461, names it by). */
+  readonly stanzaId: string | null;
 }
 
 /**
@@ -58,6 +60,7 @@ export class ChatClient {
         thread: stanza.getChildText('thread'),
         originId: stanza.getChild('origin-id', SID)?.attrs.id ?? null,
         body: stanza.getChildText('body'),
+        stanzaId: stanza.getChildren('stanza-id', SID).find((id) => id.attrs.by === (stanza.attrs.from ?? '').split('/')[0])?.attrs.id ?? null,
       });
     });
   }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +16,10 @@ export const FAULT_LEASE_MS = 1500;
  * The service as `npm start` runs it, in a process of its own, with the port it logs. The start is given
  * 60 s: an embedded start (PGlite) on a loaded 2-core machine took more than 30 s in the full suite.
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [serviceEntry()], {
+export async function startServiceProcess(env: Record<string, string>, prefix: readonly string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  // `prefix`: a command the service runs under (`unshare -m …`), its last argument followed by node and the entry.
+  const argv = [...prefix, process.execPath, serviceEntry()];
+  const child = spawn(argv[0]!, argv.slice(1), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', TURN_LEASE_MS: String(FAULT_LEASE_MS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -77,3 +80,14 @@ export function forEachFaultStorage(test: (name: string, storage: FaultStorage) 
     };
   });
 }
+
+type ServiceProcess = Awaited<ReturnType<typeof startServiceProcess>>;
+
+/** Stops a service process with SIGTERM, unless it has exited already; waits for its exit. */
+export async function stopServiceProcess(service: ServiceProcess): Promise<void> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGTERM');
+  await once(service.child, 'exit');
+}
+
+export { idleThread } from './http.ts';

@@ -70,11 +70,11 @@ export function fixtureWorld(): World {
         env: { DEMO_AGENT_PROFILE: 'codex' } },
     ],
     channels: [
-      { id: 'console', kind: 'console', name: 'Console', shared: false, browsable: false, agents: ['claude', 'codex'], linked_users: ['alice', 'bob'], addresses: [] },
-      { id: 'quiet', kind: 'chat', name: 'Quiet room', shared: true, browsable: true, agents: [], linked_users: ['alice'],
+      { id: 'console', kind: 'console', name: 'Console', shared: false, browsable: false, agents: ['claude', 'codex'], defaults: null, linked_users: ['alice', 'bob'], addresses: [] },
+      { id: 'quiet', kind: 'chat', name: 'Quiet room', shared: true, browsable: true, agents: [], defaults: null, linked_users: ['alice'],
         addresses: [{ id: 'lobby', name: '#lobby', shared: true, inside: null, barred: null, children: [] }] },
       {
-        id: 'team-chat', kind: 'chat', name: 'Team chat', shared: true, browsable: true, agents: ['claude', 'codex'], linked_users: ['alice'],
+        id: 'team-chat', kind: 'chat', name: 'Team chat', shared: true, browsable: true, agents: ['claude', 'codex'], defaults: null, linked_users: ['alice'],
         addresses: [
           { id: 'general', name: '#general', shared: true, inside: 'general', barred: null,
             children: [{ id: 'general/t1', name: 'Release thread', shared: true, inside: null, barred: null, children: [] }] },

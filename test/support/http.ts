@@ -31,3 +31,13 @@ export function ask(port: number, { method = 'GET', path, headers = {}, body }: 
     req.end(body);
   });
 }
+
+/** Waits until no turn runs on the thread, read through the service at `port` as `headers` say (at most 60 s). */
+export async function idleThread(port: number, threadId: string, headers: Record<string, string>): Promise<void> {
+  for (let i = 0; i < 1200; i += 1) {
+    const conversations = (await ask(port, { path: `/api/console/threads/${threadId}/conversations`, headers })).json() as { turn_running: boolean }[];
+    if (!conversations.some((c) => c.turn_running)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`a turn of thread ${threadId} did not end within 60 s`);
+}

@@ -44,7 +44,7 @@ describe('an xmpp channel in the service', { skip: missing ?? false }, () => {
     const fixture = fixtureWorld();
     const world: World = {
       ...fixture,
-      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
       threads: [...fixture.threads, {
         id: THREAD, key: null, channel: 'console', owner: 'alice', members: [], project: null, title: 'Ship it', fork_of: null, fork_cutoff: null,
         messages: [{ id: testId(40_001), role: 'user', text: 'ship the release', artifact_id: null }],
@@ -90,13 +90,13 @@ describe('an xmpp channel in the service', { skip: missing ?? false }, () => {
   it('a teleport to a room is posted there once, in a new thread whose id is the address', async () => {
     const res = await service.ask({ method: 'POST', path: `/api/console/threads/${THREAD}/teleport`, headers: ALICE, body: JSON.stringify({ destination: { channel: 'team-xmpp', id: general } }) });
     assert.equal(res.status, 202, res.text);
-    let seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation "Ship it"'));
+    let seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation here'));
     for (let waited = 0; seen.length === 0 && waited < 15_000; waited += 100) {
       await sleep(100);
-      seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation "Ship it"'));
+      seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation here'));
     }
     await sleep(1_000);
-    seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation "Ship it"'));
+    seen = alice.seen.filter((m) => m.room === general && m.body?.includes('moved the conversation here'));
     assert.equal(seen.length, 1, JSON.stringify(alice.seen));
     assert.equal(seen[0]!.thread, seen[0]!.originId, 'a new thread is named by the delivery id');
     // The landed thread is listed inside the room.

@@ -79,7 +79,7 @@ describe('two instances of the service in one xmpp room', { skip: missing ?? fal
     const fixture = fixtureWorld();
     const world: World = {
       ...fixture,
-      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], linked_users: ['alice'], addresses: [] }],
+      channels: [...fixture.channels, { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: ['claude'], defaults: null, linked_users: ['alice'], addresses: [] }],
       threads: [...fixture.threads, {
         id: THREAD, key: null, channel: 'console', owner: 'alice', members: [], project: null, title: 'Two of us', fork_of: null, fork_cutoff: null,
         messages: [{ id: testId(42_001), role: 'user', text: 'hello', artifact_id: null }],

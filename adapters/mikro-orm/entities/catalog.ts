@@ -1,3 +1,4 @@
+import type { ChannelDefaults } from '../../../domain/model.ts';
 import { core } from '../packages.ts';
 
 /** Loaded with `require`, not `import` (see ../packages.ts). */
@@ -83,6 +84,8 @@ export const ChannelSchema = defineEntity({
     agents: p.array(),
     linked_users: p.array(),
     addresses: p.json<unknown[]>(),
+    /** What a thread a chat message starts here gets (migration 0020-channel-defaults); null: none. */
+    defaults: p.json<ChannelDefaults>().nullable(),
   },
 });
 

@@ -51,3 +51,14 @@ export const ChatOccupantSchema = defineEntity({
     updated_at: p.datetime(),
   },
 });
+
+/** `chat_served_places`: the places (XMPP rooms) a channel's bot was invited to by a linked user, joined again after a restart. */
+export const ChatServedPlaceSchema = defineEntity({
+  name: 'ChatServedPlace',
+  tableName: 'chat_served_places',
+  properties: {
+    channel: p.text().primary(),
+    place: p.text().primary(),
+    served_at: p.datetime(),
+  },
+});

@@ -35,7 +35,10 @@ export const ConversationSchema = defineEntity({
   ],
 });
 
-/** `runs`: an agent run under a conversation; `started_at` is the time its id carries. */
+/**
+ * `runs`: an agent run under a conversation; `started_at` is the time its id carries. `message_id` is the
+ * ledger message that started it (never answered), `rewound` whether a rewind took it back.
+ */
 export const RunSchema = defineEntity({
   name: 'Run',
   tableName: 'runs',
@@ -47,6 +50,8 @@ export const RunSchema = defineEntity({
     error: p.text().nullable(),
     started_at: p.datetime(),
     ended_at: p.datetime().nullable(),
+    message_id: p.uuid().nullable(),
+    rewound: p.boolean().default(false),
   },
   indexes: [{ name: 'runs_conversation_id_id_index', properties: ['conversation_id', 'id'] }],
 });

@@ -34,5 +34,8 @@ export const EventSchema = defineEntity({
     type: p.text(),
     at: p.datetime(),
     data: p.json<Record<string, unknown>>(),
+    /** The append's key (EventLog.append's `key`), unique on the thread; null for most (migration 0019-event-keys). */
+    key: p.text().nullable(),
   },
+  uniques: [{ name: 'events_thread_id_key_unique', properties: ['thread_id', 'key'] }],
 });

@@ -3,15 +3,17 @@ import { AgentSchema, ArtifactSchema, ChannelSchema, InstallationSchema, Project
 import { ConversationSchema, DeliverySchema, ModelMessageSchema, PendingAnswerSchema, PendingSchema, RunSchema } from './conversations.ts';
 import { DirectiveSchema, EventSchema } from './events.ts';
 import { ChannelLinkCodeSchema, ChannelLinkSchema } from './links.ts';
-import { ChatClaimSchema, ChatCursorSchema, ChatOccupantSchema } from './chat.ts';
+import { HookKeySchema, HookSchema, ScheduleFireSchema, ScheduleSchema, WebhookDeliverySchema, WebhookSchema } from './automation.ts';
+import { ChatClaimSchema, ChatCursorSchema, ChatOccupantSchema, ChatServedPlaceSchema } from './chat.ts';
 import { QueuedDirectiveSchema, UnsentPromptSchema } from './queue.ts';
-import { MessageSchema, ThreadMemberSchema, ThreadSchema } from './threads.ts';
+import { MessageSchema, ThreadMemberSchema, ThreadRewindSchema, ThreadSchema } from './threads.ts';
 
 export * from './accounts.ts';
 export * from './catalog.ts';
 export * from './chat.ts';
 export * from './conversations.ts';
 export * from './events.ts';
+export * from './automation.ts';
 export * from './links.ts';
 export * from './queue.ts';
 export * from './threads.ts';
@@ -27,6 +29,7 @@ export const ENTITIES = [
   ThreadSchema,
   ThreadMemberSchema,
   MessageSchema,
+  ThreadRewindSchema,
   ConversationSchema,
   RunSchema,
   ModelMessageSchema,
@@ -46,4 +49,11 @@ export const ENTITIES = [
   AccessTokenSchema,
   SignInFlowSchema,
   InviteSchema,
+  HookSchema,
+  HookKeySchema,
+  ScheduleSchema,
+  ScheduleFireSchema,
+  ChatServedPlaceSchema,
+  WebhookSchema,
+  WebhookDeliverySchema,
 ] as const;

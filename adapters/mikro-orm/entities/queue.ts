@@ -1,5 +1,6 @@
 import { core } from '../packages.ts';
 import { ConversationSchema } from './conversations.ts';
+import type { DirectiveOrigin } from '../../../domain/model.ts';
 import { ThreadSchema } from './threads.ts';
 
 /** Loaded with `require`, not `import` (see ../packages.ts). */
@@ -9,7 +10,7 @@ const { defineEntity, p } = core;
  * `directive_queue`: directives waiting for their thread's turn, run one per turn by `ordinal` (an
  * interrupt takes one below the smallest, so it runs first). A row is deleted when its turn starts
  * or when it is revoked; its ledger message (`message_id`) stays. `directory` and `permission_mode`
- * are what the directive asked, kept for the turn it starts later.
+ * are what the directive asked, kept for the turn it starts later; `origin` where it came from.
  */
 export const QueuedDirectiveSchema = defineEntity({
   name: 'QueuedDirective',
@@ -25,6 +26,8 @@ export const QueuedDirectiveSchema = defineEntity({
     directory: p.text().nullable(),
     permission_mode: p.text().nullable(),
     created_at: p.datetime(),
+    /** The schedule or hook that queued it; its ledger message has the same (null: a person's). */
+    origin: p.json<DirectiveOrigin>().nullable(),
   },
   indexes: [{ name: 'directive_queue_thread_id_ordinal_index', properties: ['thread_id', 'ordinal'] }],
 });

@@ -1,5 +1,5 @@
 import { core } from '../packages.ts';
-import type { Worktree } from '../../../domain/model.ts';
+import type { DirectiveOrigin, Worktree } from '../../../domain/model.ts';
 
 /** Loaded with `require`, not `import` (see ../packages.ts). */
 const { defineEntity, p } = core;
@@ -23,8 +23,14 @@ export const ThreadSchema = defineEntity({
     created_at: p.datetime(),
     /** The thread's git worktree ({branch, base, path}), once its first turn on a repository project made it. */
     worktree: p.json<Worktree>().nullable(),
+    /** Whether its owner archived it (the thread list leaves it out unless asked). */
+    archived: p.boolean().default(false),
   },
-  indexes: [{ name: 'threads_owner_id_index', properties: ['owner', 'id'] }],
+  indexes: [
+    { name: 'threads_owner_id_index', properties: ['owner', 'id'] },
+    // The thread list's search (migration 0023): the expression its statement writes, exactly.
+    { name: 'threads_title_search_index', expression: `create index "threads_title_search_index" on "threads" using gin (to_tsvector('simple', "title"))` },
+  ],
   uniques: [
     {
       name: 'threads_owner_key_unique',
@@ -55,6 +61,29 @@ export const MessageSchema = defineEntity({
     text: p.text(),
     artifact_id: p.uuid().nullable(),
     created_at: p.datetime(),
+    /** The schedule or hook that sent this directive (`{"kind", "id"}`); null for a person's, and for every other message. */
+    origin: p.json<DirectiveOrigin>().nullable(),
+    /** Whether a rewind took it back: the history brief of a later turn leaves it out (never answered). */
+    rewound: p.boolean().default(false),
   },
-  indexes: [{ name: 'messages_thread_id_id_index', properties: ['thread_id', 'id'] }],
+  indexes: [
+    { name: 'messages_thread_id_id_index', properties: ['thread_id', 'id'] },
+    // The thread list's search of the ledger (migration 0023).
+    { name: 'messages_text_search_index', expression: `create index "messages_text_search_index" on "messages" using gin (to_tsvector('simple', "text"))` },
+  ],
+});
+
+/**
+ * `thread_rewinds`: the journal of a rewind whose files are not yet put back (contract section 11): written with the
+ * runs' marks, removed once the worktree holds `commit` (the checkpoint); one per thread at most.
+ */
+export const ThreadRewindSchema = defineEntity({
+  name: 'ThreadRewind',
+  tableName: 'thread_rewinds',
+  properties: {
+    thread_id: p.manyToOne(ThreadSchema).mapToPk().fieldName('thread_id').primary().deleteRule('cascade'),
+    run_id: p.uuid(),
+    commit: p.text(),
+    created_at: p.datetime(),
+  },
 });

@@ -1,15 +1,19 @@
 import type { ServerResponse } from 'node:http';
-import { fileTaskOf, sendSse, startFakeModel, type FakeModel } from './server.ts';
+import { fileTaskOf, heldCalls, HOLD_MARKER, sendSse, startFakeModel, type FakeModel } from './server.ts';
 
 /**
  * A fake Anthropic Messages API for Claude Code (`HEAD /`, `POST /v1/messages?beta=true`, streamed
  * or not). A request that offers the Write tool and whose last user message names a file task is
  * answered with a Write of that file in the session's working directory; a request whose last user
- * message carries a tool result, and any other request (titles, summaries), with a short text.
+ * message carries a tool result, and any other request (titles, summaries), with a short text. The first
+ * call of the agent's loop (tools offered) whose user text says {@link HOLD_MARKER} is held open until
+ * `holds.release()`, so a test can steer the turn while it waits on its model.
  */
-export function startFakeAnthropicModel(): Promise<FakeModel> {
+export async function startFakeAnthropicModel(): Promise<FakeModel> {
   let n = 0;
-  return startFakeModel((request, res) => {
+  const holds = heldCalls();
+  let holding = true;
+  const fake = await startFakeModel((request, res) => {
     if (request.method === 'HEAD' || (request.method === 'GET' && request.url === '/')) {
       res.writeHead(200).end();
       return true;
@@ -23,13 +27,23 @@ export function startFakeAnthropicModel(): Promise<FakeModel> {
     n += 1;
     const body = request.body ?? {};
     const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
-    const last = messages.at(-1);
+    // Claude Code 2.1 sends its environment as a `system` message after the user's: the turn is the others.
+    const turn = messages.filter((message) => message?.role !== 'system');
+    const last = turn.at(-1);
     const blocks: any[] = typeof last?.content === 'string' ? [{ type: 'text', text: last.content }] : (last?.content ?? []);
     const answered = blocks.some((block) => block?.type === 'tool_result');
     const task = fileTaskOf(blocks.map((block) => (block?.type === 'text' ? block.text : '')).join('\n'));
     const offersWrite = (body.tools ?? []).some((tool: any) => tool?.name === 'Write');
+    const said = blocks.map((block) => (block?.type === 'text' ? block.text : '')).join('\n');
+    if (holding && offersWrite && said.includes(HOLD_MARKER)) {
+      // Once: the call that follows a steer carries the marker too (the steered text joins the same user turn).
+      holding = false;
+      const id = `msg_${n}`;
+      holds.hold(() => reply(res, body, id, { type: 'text', text: 'Still thinking.' }, 'end_turn'));
+      return true;
+    }
     if (task !== null && !answered && offersWrite) {
-      const cwd = /Working directory: (\S+)/.exec(systemText(body.system))?.[1];
+      const cwd = /working directory: (\S+)/i.exec(systemText(body.system, messages))?.[1];
       const filePath = cwd ? `${cwd.replace(/\/$/, '')}/${task.name}` : task.name;
       reply(res, body, `msg_${n}`, { type: 'tool_use', id: `toolu_${n}`, name: 'Write', input: { file_path: filePath, content: `${task.text}\n` } }, 'tool_use');
     } else {
@@ -37,12 +51,17 @@ export function startFakeAnthropicModel(): Promise<FakeModel> {
     }
     return true;
   });
+  return { ...fake, holds };
 }
 
-function systemText(system: unknown): string {
-  if (typeof system === 'string') return system;
-  if (Array.isArray(system)) return system.map((block: any) => (typeof block?.text === 'string' ? block.text : '')).join('\n');
-  return '';
+/** The system prompt, and the `system` messages Claude Code 2.1 sends among the others (its environment: the working directory). */
+function systemText(system: unknown, messages: readonly any[]): string {
+  const text = (content: unknown): string => {
+    if (typeof content === 'string') return content;
+    if (Array.isArray(content)) return content.map((block: any) => (typeof block?.text === 'string' ? block.text : '')).join('\n');
+    return '';
+  };
+  return [text(system), ...messages.filter((message) => message?.role === 'system').map((message) => text(message.content))].join('\n');
 }
 
 const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };

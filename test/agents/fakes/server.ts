@@ -14,7 +14,48 @@ export interface FakeModel {
   readonly port: number;
   readonly url: string;
   readonly requests: SeenRequest[];
+  /** Model calls held open (a fake that holds them: see {@link HOLD_MARKER}), so a turn is in flight while a test steers it. */
+  readonly holds?: HeldCalls;
   close(): Promise<void>;
+}
+
+/** A prompt with this in its text has its first model call held open until released (or 30 s). */
+export const HOLD_MARKER = 'Wait for my next message';
+
+/** The model calls a fake holds open. */
+export interface HeldCalls {
+  /** Resolves once a call is held: the agent's turn waits on its model. */
+  held(): Promise<void>;
+  /** Answers every held call (a call the agent gave up on meanwhile is let go). */
+  release(): void;
+}
+
+/**
+ * Holds calls until released: `hold(answer)` keeps `answer` for {@link HeldCalls.release}, or for 30 s at most,
+ * so a test that never releases never hangs the agent.
+ */
+export function heldCalls(): HeldCalls & { hold(answer: () => void): void } {
+  const waiting: (() => void)[] = [];
+  let started!: () => void;
+  const first = new Promise<void>((resolve) => (started = resolve));
+  const release = () => {
+    for (const answer of waiting.splice(0)) {
+      try {
+        answer();
+      } catch {
+        // The agent closed the call meanwhile.
+      }
+    }
+  };
+  return {
+    held: () => first,
+    release,
+    hold(answer) {
+      waiting.push(answer);
+      setTimeout(release, 30_000).unref();
+      started();
+    },
+  };
 }
 
 /** Answers one request; false for "not mine" (then 404). */

@@ -1,0 +1,60 @@
+import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
+
+/** What the memory adapter keeps of schedules: schedules by id, and fires not yet done by `schedule\u0000due` with their claim time. */
+export interface MemorySchedules {
+  readonly schedules: Map<string, Schedule>;
+  readonly fires: Map<string, { readonly fire: Fire; readonly claimed_at: string }>;
+}
+
+const newestFirst = (a: Schedule, b: Schedule) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+const ms = (iso: string) => Date.parse(iso);
+
+/** Schedules in memory; each method checks and writes without an `await` in between, so a due time is claimed once. */
+export function memoryScheduleStore(state: MemorySchedules): ScheduleStore {
+  return {
+    async create(schedule, max) {
+      if ([...state.schedules.values()].filter((s) => s.owner === schedule.owner).length >= max) return false;
+      state.schedules.set(schedule.id, schedule);
+      return true;
+    },
+    list: async (owner) => [...state.schedules.values()].filter((s) => s.owner === owner).sort(newestFirst),
+    async update(owner, id, change) {
+      const schedule = state.schedules.get(id);
+      if (schedule === undefined || schedule.owner !== owner) return null;
+      const changed: Schedule = { ...schedule, ...change };
+      state.schedules.set(id, changed);
+      return changed;
+    },
+    async remove(owner, id) {
+      const schedule = state.schedules.get(id);
+      if (schedule === undefined || schedule.owner !== owner) return false;
+      return state.schedules.delete(id);
+    },
+    due: async (now, limit) =>
+      [...state.schedules.values()]
+        .filter((s) => s.enabled && s.next_run_at !== null && ms(s.next_run_at) <= ms(now))
+        .sort((a, b) => ms(a.next_run_at!) - ms(b.next_run_at!) || (a.id < b.id ? -1 : 1))
+        .slice(0, limit),
+    async claim({ id, expected, next, fire_at, at }) {
+      const schedule = state.schedules.get(id);
+      if (schedule === undefined || !schedule.enabled || schedule.next_run_at === null || ms(schedule.next_run_at) !== ms(expected)) return null;
+      state.schedules.set(id, { ...schedule, next_run_at: next });
+      if (fire_at === null) return null;
+      const fire: Fire = {
+        schedule_id: id, due_at: new Date(ms(fire_at)).toISOString(), owner: schedule.owner, text: schedule.text,
+        thread_id: schedule.thread_id, project: schedule.project, model: schedule.model,
+      };
+      state.fires.set(`${id}\u0000${fire.due_at}`, { fire, claimed_at: at });
+      return fire;
+    },
+    unfinished: async (before, limit) =>
+      [...state.fires.values()]
+        .filter((f) => ms(f.claimed_at) <= ms(before))
+        .sort((a, b) => ms(a.claimed_at) - ms(b.claimed_at))
+        .slice(0, limit)
+        .map((f) => f.fire),
+    async done(scheduleId, dueAt) {
+      state.fires.delete(`${scheduleId}\u0000${new Date(ms(dueAt)).toISOString()}`);
+    },
+  };
+}
