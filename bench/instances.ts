@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, hostname, totalmem } from 'node:os';
-import { createInterface } from 'node:readline';
 import { createMikroOrmStorage } from '../adapters/mikro-orm/storage.ts';
 import { F, fixtureWorld } from '../test/support/fixture-world.ts';
 import { createScratchDatabase } from '../test/support/scratch-database.ts';
+import { child, STEP_MS } from './child.ts';
 import { writeSection } from './report.ts';
 import { fixed } from './stats.ts';
 
@@ -14,33 +13,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
 const ROUNDS = Number(process.env.BENCH_INSTANCE_ROUNDS ?? 3);
 /** The goal of issue 28: with two instances, p50 and p99 within 1.5× of one instance's. */
 const GOAL = 1.5;
-const STEP_MS = 120_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A child speaking one JSON line per answer; `ask` sends a command (or none) and reads the next line. */
-function child(args: string[], what: string): { process: ChildProcess; ask: <T>(command: string | null, ms?: number) => Promise<T> } {
-  // BENCH_PROFILE_DIR: each process writes a CPU profile there (named by its pid, shown in the log).
-  const profile = process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`];
-  const process_ = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  if (profile.length > 0) console.log(`${what}: pid ${process_.pid}`);
-  const lines = createInterface({ input: process_.stdout! })[Symbol.asyncIterator]();
-  return {
-    process: process_,
-    ask: async <T>(command: string | null, ms = STEP_MS): Promise<T> => {
-      if (command !== null) process_.stdin!.write(`${command}\n`);
-      const line = await within(lines.next(), ms, `${what} ${command ?? 'start'}`);
-      if (line.done === true) throw new Error(`${what}: the process ended (${command ?? 'start'})`);
-      return JSON.parse(String(line.value)) as T;
-    },
-  };
-}
 
 interface ClientReport {
   readonly received: number;

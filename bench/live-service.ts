@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAcpAgentRunner } from '../adapters/acp/agent-runner.ts';
 import { fail } from '../domain/result.ts';
+import type { AgentOffers } from '../ports/agent-offers.ts';
+import type { AgentRunner } from '../ports/agent-runner.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { Storage } from '../ports/storage.ts';
 import { createApp } from '../src/app.ts';
@@ -19,9 +21,15 @@ export interface BenchService {
 /**
  * The real composition root, as src/main.ts wires its listener: the connection cap comes from
  * MAX_CONNECTIONS (test/support/service.ts keeps the listener's default of 1,024, too few for 10,000
- * sockets). No agent is used; the runner only starts if a turn is started, which never happens here.
+ * sockets). No agent is used; the runner only starts if a turn is started, which never happens here, unless
+ * the caller brings its own runner (the schedule-lag benchmark's, which ends each turn at once).
  */
-export async function startBenchService(env: Record<string, string>, storage: Storage, bus: EventBus): Promise<BenchService> {
+export async function startBenchService(
+  env: Record<string, string>,
+  storage: Storage,
+  bus: EventBus,
+  agents?: { readonly runner: AgentRunner; readonly offers: AgentOffers },
+): Promise<BenchService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'console-bench-'));
   const configure = (port: number) => {
     const loaded = loadConfig({ CONSOLE_STORAGE: 'memory', PORT: String(port), DATA_DIR: dataDir, ...env });
@@ -34,14 +42,14 @@ export async function startBenchService(env: Record<string, string>, storage: St
   const port = await listen(server, 0, '127.0.0.1');
   const config = configure(port);
   const log = createLogger(config.logLevel);
-  const runner = createAcpAgentRunner({ log, env: process.env });
+  const acp = agents === undefined ? createAcpAgentRunner({ log, env: process.env }) : null;
   const app = createApp({
     config,
     log,
     storage,
     fetchUiResource: async () => fail('no MCP provider in the benchmark'),
-    runner,
-    offers: runner.offers,
+    runner: agents?.runner ?? acp!,
+    offers: agents?.offers ?? acp!.offers,
     bus,
   });
   attach(server, app);

@@ -10,7 +10,9 @@ import { messagesPageBench } from './messages-page.ts';
 // fan-out beside a bare ws broadcast alone (bench/live-fanout.ts); BENCH_ONLY=slack a Slack reply's round
 // trip beside a bare Bolt app alone (bench/slack-round-trip.ts); BENCH_ONLY=checkpoint a turn's checkpoint in a
 // repository of 50,000 files beside a bare `git add -A && git commit` alone (bench/checkpoint.ts); BENCH_ONLY=rebuild
-// a thread's worktree rebuilt on another instance beside `git clone --reference` and a checkout alone (bench/rebuild.ts).
+// a thread's worktree rebuilt on another instance beside `git clone --reference` and a checkout alone (bench/rebuild.ts);
+// BENCH_ONLY=webhooks webhooks out beside a bare fetch loop (bench/webhook-fanout.ts); BENCH_ONLY=schedules 1,000
+// schedules due in one second on two instances beside the same directives POSTed (bench/schedule-lag.ts).
 if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./edge-peers.ts')).edgePeersBench();
 } else if (process.env.BENCH_ONLY === 'reads') {
@@ -29,11 +31,16 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./checkpoint.ts')).checkpointBench();
   await (await import('./rebuild.ts')).rebuildBench();
   await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else if (process.env.BENCH_ONLY === 'webhooks') {
   await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+  await (await import('./schedule-lag.ts')).scheduleLagBench();
+} else if (process.env.BENCH_ONLY === 'schedules') {
+  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else if (process.env.BENCH_ONLY === 'rebuild') {
   await (await import('./rebuild.ts')).rebuildBench();
   await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();
@@ -47,4 +54,5 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./checkpoint.ts')).checkpointBench();
   await (await import('./rebuild.ts')).rebuildBench();
   await (await import('./webhook-fanout.ts')).webhookFanoutBench();
+  await (await import('./schedule-lag.ts')).scheduleLagBench();
 }

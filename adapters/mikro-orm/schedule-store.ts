@@ -1,15 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
 import { isUuid, iso, runStatement } from './sql.ts';
-import { transaction } from './transaction.ts';
 
 const SCHEDULE = `id, owner, cron, timezone, text, thread_id, project, model, enabled, ${iso('next_run_at')} as next_run_at, ${iso('created_at')} as created_at`;
 const FIRE = `schedule_id, ${iso('due_at')} as due_at, owner, text, thread_id, project, model`;
 
 /**
- * Schedules in `schedules`, fires under way in `schedule_fires`. A claim is one transaction: a conditional
+ * Schedules in `schedules`, fires under way in `schedule_fires`. A claim is one statement: a conditional
  * update of `next_run_at` (its row lock makes a second claimer of the same due time wait, then find it moved)
- * and the fire's insert under its primary key (schedule, due time).
+ * and the fire's insert under its primary key (schedule, due time), from the row it moved.
  */
 export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
   return {
@@ -33,16 +32,17 @@ export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
     },
     due: (now, limit) => runStatement<Schedule>(orm, `select ${SCHEDULE} from schedules where enabled and next_run_at <= ?::timestamptz
       order by next_run_at, id limit ?`, [now, limit]),
-    claim: ({ id, expected, next, fire_at, at }) =>
-      transaction<Fire | null>(orm, async (sql) => {
-        const [moved] = await sql<Omit<Fire, 'schedule_id' | 'due_at'>>(`update schedules set next_run_at = ?::timestamptz
-          where id = ? and enabled and next_run_at = ?::timestamptz returning owner, text, thread_id, project, model`, [next, id, expected]);
-        if (moved === undefined || fire_at === null) return null;
-        const [fire] = await sql<Fire>(`insert into schedule_fires (schedule_id, due_at, owner, text, thread_id, project, model, claimed_at)
-          values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning ${FIRE}`,
-          [id, fire_at, moved.owner, moved.text, moved.thread_id, moved.project, moved.model, at]);
-        return fire ?? null;
-      }),
+    async claim({ id, expected, next, fire_at, at }) {
+      if (!isUuid(id)) return null;
+      // One statement: the update always runs (a claim with no fire only moves the schedule on); the fire is
+      // inserted from what it moved, so both or neither are written.
+      const [fire] = await runStatement<Fire>(orm, `with moved as (update schedules set next_run_at = ?::timestamptz
+          where id = ?::uuid and enabled and next_run_at = ?::timestamptz returning id, owner, text, thread_id, project, model)
+        insert into schedule_fires (schedule_id, due_at, owner, text, thread_id, project, model, claimed_at)
+          select id, ?::timestamptz, owner, text, thread_id, project, model, ?::timestamptz from moved where ?::timestamptz is not null
+        on conflict do nothing returning ${FIRE}`, [next, id, expected, fire_at, at, fire_at]);
+      return fire ?? null;
+    },
     unfinished: (before, limit) => runStatement<Fire>(orm, `select ${FIRE} from schedule_fires where claimed_at <= ?::timestamptz
       order by claimed_at limit ?`, [before, limit]),
     async done(scheduleId, dueAt) {

@@ -9,14 +9,21 @@ import type { Logger } from '../../ports/logger.ts';
  */
 export function periodicLook(deps: {
   readonly tick: () => Promise<boolean | void>;
-  readonly clock: Pick<Clock, 'every'>;
+  readonly clock: Pick<Clock, 'every' | 'now'>;
   readonly everyMs: number;
+  /**
+   * With it, the timer wakes this often and a look starts on the first wake of each period of `everyMs` on the
+   * clock (at most `wakeMs` after the period's start: a time due on the whole second is looked at within
+   * `wakeMs`, not up to a period later, whenever the instance started). Without it, a look every `everyMs` from start.
+   */
+  readonly wakeMs?: number;
   readonly log: Logger;
   readonly failed: string;
 }) {
   let ticking: Promise<void> | null = null;
   let stop: Cancel | null = null;
   let again = false;
+  let period = Number.NaN;
 
   const look = (): Promise<void> => {
     if (ticking !== null) {
@@ -39,10 +46,21 @@ export function periodicLook(deps: {
   };
 
   return {
-    /** Looks now, then every `everyMs`. */
+    /** Looks now, then every `everyMs` (on each period's first wake, with `wakeMs`). */
     start(): void {
+      const { wakeMs, everyMs, clock } = deps;
+      period = Math.floor(clock.now() / everyMs);
       void look();
-      stop = deps.clock.every(deps.everyMs, () => void look());
+      if (wakeMs === undefined) {
+        stop = clock.every(everyMs, () => void look());
+        return;
+      }
+      stop = clock.every(wakeMs, () => {
+        const now = Math.floor(clock.now() / everyMs);
+        if (now === period) return;
+        period = now;
+        void look();
+      });
     },
     /** Looks now, or right after the look under way. */
     poke: (): void => void look(),

@@ -2,10 +2,15 @@ import type { Clock } from '../../ports/clock.ts';
 import type { CronReader } from '../../ports/cron.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
+import { eachAtMost } from '../each-at-most.ts';
 import { periodicLook } from './periodic-look.ts';
 
 /** Due schedules are looked for this often: a six-field expression may name every second. */
 export const SCHEDULE_TICK_MS = 1_000;
+/** The looks start within this of each whole second on the clock, when cron's times fall due (not up to a second later). */
+export const SCHEDULE_WAKE_MS = 50;
+/** Claimed due times sent at once: 1,000 schedules due in one second are sent in well under it (bench/schedule-lag.ts). */
+export const SCHEDULE_CONCURRENCY = 16;
 /** A due time missed (no instance ran) is fired once, at start, only while it is under an hour old. */
 export const MISSED_HORIZON_MS = 3_600_000;
 /** A fire claimed this long ago and not done is sent again by any instance (the one that claimed it stopped). */
@@ -13,8 +18,12 @@ export const FIRE_LEASE_MS = 60_000;
 /** Due schedules claimed per look, and fires sent again per look: the next tick takes the rest. */
 export const SCHEDULE_BATCH = 100;
 
-/** What sending a fire came to: sent (or refused for good, as a directive can be), or failed for now (sent again later). */
-export type SendFire = (fire: Fire) => Promise<'done' | 'retry'>;
+/**
+ * What sending a fire came to: sent; refused for good, as a directive can be (the owner deactivated, the thread
+ * gone, an agent down: that due time is skipped, and why is logged); or failed for now (sent again later).
+ */
+export type FireSent = 'done' | 'retry' | { readonly refused: string };
+export type SendFire = (fire: Fire) => Promise<FireSent>;
 
 /**
  * The latest time the expression names at or before `now`, from the stored due time `due` on, and not older
@@ -45,7 +54,10 @@ export function scheduler(deps: {
   readonly log: Logger;
   /** A fire sent (its directive stored, or refused for good), `seconds` after its due time: the schedule lag. */
   readonly observeLag?: (seconds: number) => void;
+  /** A number in [0, 1): where in a look's batch this instance starts claiming (Math.random without it). */
+  readonly random?: () => number;
 }) {
+  const random = deps.random ?? Math.random;
   const { store, clock, log } = deps;
 
   const finish = async (fire: Fire): Promise<void> => {
@@ -53,7 +65,8 @@ export function scheduler(deps: {
       log.warn({ err: error, schedule: fire.schedule_id, due_at: fire.due_at }, 'a scheduled directive could not be sent: sent again later');
       return 'retry' as const;
     });
-    if (outcome !== 'done') return;
+    if (outcome === 'retry') return;
+    if (outcome !== 'done') log.warn({ schedule: fire.schedule_id, due_at: fire.due_at, code: outcome.refused }, 'a scheduled directive was refused: that due time is skipped');
     deps.observeLag?.(Math.max(0, clock.now() - Date.parse(fire.due_at)) / 1000);
     await store.done(fire.schedule_id, fire.due_at);
   };
@@ -72,14 +85,27 @@ export function scheduler(deps: {
     if (fire !== null) await finish(fire);
   };
 
-  /** One look: due times claimed and sent, then fires left unfinished by a stopped instance sent again. */
-  async function tick(): Promise<void> {
+  /**
+   * One look: due times claimed and sent, {@link SCHEDULE_CONCURRENCY} at a time, then fires left unfinished by a
+   * stopped instance sent again. Instances look at the same moment (the whole second): each starts at a place of
+   * its own in the batch, so they mostly claim different schedules rather than race for the same ones. True when
+   * a full batch was claimed: more wait, and the next look starts at once.
+   */
+  async function tick(): Promise<boolean> {
     const now = clock.now();
-    for (const schedule of await store.due(new Date(now).toISOString(), SCHEDULE_BATCH)) await claimOne(schedule, now);
-    for (const fire of await store.unfinished(new Date(now - FIRE_LEASE_MS).toISOString(), SCHEDULE_BATCH)) await finish(fire);
+    const due = await store.due(new Date(now).toISOString(), SCHEDULE_BATCH);
+    const from = Math.floor(random() * due.length);
+    let claimed = 0;
+    await eachAtMost([...due.slice(from), ...due.slice(0, from)], SCHEDULE_CONCURRENCY, (schedule) =>
+      claimOne(schedule, now).then(() => void (claimed += 1), (error: unknown) => log.warn({ err: error, schedule: schedule.id }, 'a due schedule could not be claimed: looked at again next time')));
+    const unfinished = await store.unfinished(new Date(now - FIRE_LEASE_MS).toISOString(), SCHEDULE_BATCH);
+    await eachAtMost(unfinished, SCHEDULE_CONCURRENCY, (fire) =>
+      finish(fire).catch((error: unknown) => log.warn({ err: error, schedule: fire.schedule_id, due_at: fire.due_at }, 'a scheduled fire could not be marked done: sent again later')));
+    // Looks again at once only when a full batch moved on (fires sent again, and claims that fail, wait for the next second).
+    return due.length === SCHEDULE_BATCH && claimed > 0;
   }
 
-  const looks = periodicLook({ tick, clock, everyMs: SCHEDULE_TICK_MS, log, failed: 'looking for due schedules failed' });
+  const looks = periodicLook({ tick, clock, everyMs: SCHEDULE_TICK_MS, wakeMs: SCHEDULE_WAKE_MS, log, failed: 'looking for due schedules failed' });
 
   return {
     tick,

@@ -8,6 +8,7 @@ import type { CronReader } from '../../ports/cron.ts';
 import type { DerivedId } from '../../ports/derived-id.ts';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
 import type { PathAccess } from '../reads/path-access.ts';
+import type { FireSent } from './scheduler.ts';
 import type { SubmitDirective } from './hooks.ts';
 
 /** How many schedules one person may hold. */
@@ -101,18 +102,19 @@ export function schedules(deps: {
      * Sends a claimed due time as a directive of the schedule's owner, as a hook's call does: to the thread
      * (queued when busy), or to a new thread whose key is derived from the fire's key. The `message_id`
      * `schedule:<id>:<due time>` makes a fire sent twice run once. A refusal (the owner deactivated, the thread
-     * no longer theirs, an agent down) is for good: that due time is skipped; only a thrown error is retried.
+     * no longer theirs, an agent down) is for good: that due time is skipped, and what refused it is answered (the
+     * scheduler logs it); only a thrown error is retried.
      */
-    async send(fire: Fire): Promise<'done' | 'retry'> {
+    async send(fire: Fire): Promise<FireSent> {
       const owner = await deps.accounts.account(fire.owner);
-      if (owner === null || !owner.active) return 'done';
+      if (owner === null || !owner.active) return { refused: 'owner_inactive' };
       const key = `schedule:${fire.schedule_id}:${fire.due_at}`;
       const toThread = fire.thread_id !== null;
-      await deps.submit({ id: owner.id, name: owner.name }, fire.thread_id ?? deps.derivedId(key), {
+      const sent = await deps.submit({ id: owner.id, name: owner.name }, fire.thread_id ?? deps.derivedId(key), {
         text: fire.text, message_id: key, model: toThread ? null : fire.model, project: toThread ? null : fire.project,
         permission_mode: null, effort: null, when_busy: toThread ? 'queue' : null,
       }, { kind: 'schedule', id: fire.schedule_id });
-      return 'done';
+      return sent.ok ? 'done' : { refused: sent.error.code };
     },
   };
 }

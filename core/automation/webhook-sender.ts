@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { PostWebhook, WebhookOutcome } from '../../ports/webhook-post.ts';
 import type { ClaimedDelivery, DeliverySettlement, WebhookStore } from '../../ports/webhook-store.ts';
+import { eachAtMost } from '../each-at-most.ts';
 import { periodicLook } from './periodic-look.ts';
 import { signWebhook } from './webhook-signature.ts';
 
@@ -112,16 +113,13 @@ export function webhookSender(deps: {
     if (claimed.length === 0) return false;
     const asked = new Map<string, Promise<boolean>>();
     const tried: Tried[] = [];
-    let next = 0;
-    await Promise.all(Array.from({ length: Math.min(WEBHOOK_CONCURRENCY, claimed.length) }, async () => {
-      for (let d = claimed[next++]; d !== undefined; d = claimed[next++]) {
-        const one = await attempt(d, asked).catch((error: unknown) => {
-          log.warn({ err: error, delivery: d!.id, webhook: d!.webhook_id }, 'a webhook delivery could not be tried: tried again when its claim lapses');
-          return null;
-        });
-        if (one !== null) tried.push(one);
-      }
-    }));
+    await eachAtMost(claimed, WEBHOOK_CONCURRENCY, async (d) => {
+      const one = await attempt(d, asked).catch((error: unknown) => {
+        log.warn({ err: error, delivery: d.id, webhook: d.webhook_id }, 'a webhook delivery could not be tried: tried again when its claim lapses');
+        return null;
+      });
+      if (one !== null) tried.push(one);
+    });
     const written = await store.settle(deps.holder, tried.map(({ d, settlement }) => ({ id: d.id, ...settlement })));
     for (const { d, result, reason, settlement } of tried) {
       if (!written.has(d.id)) log.warn({ delivery: d.id, webhook: d.webhook_id }, "a webhook delivery's try could not be recorded (its claim lapsed: it may be sent again; or its webhook was removed)");
