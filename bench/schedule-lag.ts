@@ -131,7 +131,9 @@ ${row('bare: directives POSTed at the second', posted)}
 ${row('schedules due at the second', scheduled)}
 
 Every due time fired once (${SCHEDULES} directives, ${left} fires left undone). Schedule lag p99
-**${fixed(scheduled.p99, 0)} ms**: goal under ${GOAL_MS} ms, **${met ? 'met' : 'missed'}** in this run.
+**${fixed(scheduled.p99, 0)} ms**: goal under ${GOAL_MS} ms, **${met ? 'met' : 'missed'}** in this run; the scheduler's p99 is
+**${fixed(scheduled.p99 / posted.p99, 2)}×** the bare path's, which bounds it: ${SCHEDULES.toLocaleString('en')} directives to new threads (and their
+turns) stored in ${fixed(posted.spread / 1000, 1)} s by a client, in ${fixed(scheduled.spread / 1000, 1)} s by the scheduler.
 
 Reproduce with \`BENCH_ONLY=schedules npm run bench\` (\`TEST_DATABASE_URL\` or \`BENCH_DATABASE_URL\` names the server;
 a database of its own is created and dropped; \`BENCH_SCHEDULES\` changes the count).

@@ -8,6 +8,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, formProblemText, problemText } from './api.ts';
 import { OptionPicker, ThreadPicker, threadTitle, type AutomationTargets } from './automation-targets.tsx';
+import { ConfirmDelete } from './confirm-delete.tsx';
 
 interface Hook {
   readonly id: string;
@@ -98,7 +99,7 @@ export function HooksSection({ targets }: { targets: AutomationTargets }) {
                 </td>
                 <td><time dateTime={hook.created_at} title={hook.created_at}>{day(hook.created_at)}</time></td>
                 <td class="row-actions">
-                  <button type="button" class="danger" onClick={() => void remove(hook)} aria-label={`Delete hook ${hook.id}`}>Delete</button>
+                  <ConfirmDelete label={`Delete hook ${hook.id}`} onDelete={() => void remove(hook)} />
                   {(rowError.value[hook.id] ?? '') !== '' && <span role="alert" class="error">{rowError.value[hook.id]}</span>}
                 </td>
               </tr>

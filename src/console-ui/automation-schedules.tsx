@@ -1,12 +1,13 @@
 /**
  * The automation page's schedules (`/api/console/schedules`): the caller's list (expression, zone, text, where it
  * sends, whether it is on, its next due time), a new one (cron, zone, text, a thread or a new thread's project and
- * route), enabling or disabling one, removing one. A refusal is shown beside the button that caused it. The text is
+ * route), enabling or disabling one, removing one after a confirm. A refusal is shown beside the button that caused it. The text is
  * the caller's: shown as text. Browser code.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, formProblemText, problemText } from './api.ts';
+import { ConfirmDelete } from './confirm-delete.tsx';
 import { OptionPicker, ThreadPicker, threadTitle, type AutomationTargets } from './automation-targets.tsx';
 
 interface Schedule {
@@ -110,7 +111,7 @@ export function SchedulesSection({ targets }: { targets: AutomationTargets }) {
                   <button type="button" onClick={() => void setEnabled(schedule, !schedule.enabled)} aria-label={`${schedule.enabled ? 'Disable' : 'Enable'} schedule ${schedule.cron}`}>
                     {schedule.enabled ? 'Disable' : 'Enable'}
                   </button>
-                  <button type="button" class="danger" onClick={() => void remove(schedule)} aria-label={`Delete schedule ${schedule.cron}`}>Delete</button>
+                  <ConfirmDelete label={`Delete schedule ${schedule.cron}`} onDelete={() => void remove(schedule)} />
                   {(rowError.value[schedule.id] ?? '') !== '' && <span role="alert" class="error">{rowError.value[schedule.id]}</span>}
                 </td>
               </tr>

@@ -12,6 +12,7 @@ import type { paths } from '../../client/index.ts';
 import { api, formProblemText, problemText } from './api.ts';
 import { threadTitle, type AutomationTargets } from './automation-targets.tsx';
 import { WebhookDeliveries } from './automation-webhook-deliveries.tsx';
+import { ConfirmDelete } from './confirm-delete.tsx';
 
 type Webhook = paths['/api/console/webhooks']['get']['responses'][200]['content']['application/json'][number];
 type Created = paths['/api/console/webhooks']['post']['responses'][201]['content']['application/json'];
@@ -39,7 +40,6 @@ export function WebhooksSection({ targets }: { targets: AutomationTargets }) {
   /** A row's refusal, beside its buttons, by webhook id. */
   const rowError = useSignal<Readonly<Record<string, string>>>({});
   /** The webhook whose Delete was pressed: its row asks before removing. */
-  const confirming = useSignal<string | null>(null);
   /** The webhooks whose deliveries are shown. */
   const open = useSignal<ReadonlySet<string>>(new Set());
   const busy = useSignal(false);
@@ -83,7 +83,6 @@ export function WebhooksSection({ targets }: { targets: AutomationTargets }) {
   };
 
   const remove = async (webhook: Webhook) => {
-    confirming.value = null;
     rowError.value = { ...rowError.value, [webhook.id]: '' };
     const { error, response } = await api.DELETE('/api/console/webhooks/{id}', { params: { path: { id: webhook.id } } });
     // Already gone (removed elsewhere) is what was asked for.
@@ -127,15 +126,7 @@ export function WebhooksSection({ targets }: { targets: AutomationTargets }) {
                 <td class="state">{webhook.enabled ? 'enabled' : 'turned off (its receiver answered 410)'}</td>
                 <td class="row-actions">
                   <button type="button" aria-expanded={open.value.has(webhook.id)} aria-controls={`webhook-deliveries-${webhook.id}`} onClick={() => toggleOpen(webhook.id)}>Deliveries</button>
-                  {confirming.value === webhook.id ? (
-                    <span class="confirm" role="group" aria-label={`Delete webhook ${webhook.url}?`}>
-                      <span>Delete it?</span>
-                      <button type="button" class="danger" onClick={() => void remove(webhook)}>Yes, delete</button>
-                      <button type="button" onClick={() => (confirming.value = null)}>Cancel</button>
-                    </span>
-                  ) : (
-                    <button type="button" class="danger" onClick={() => (confirming.value = webhook.id)} aria-label={`Delete webhook ${webhook.url}`}>Delete</button>
-                  )}
+                  <ConfirmDelete label={`Delete webhook ${webhook.url}`} onDelete={() => void remove(webhook)} />
                   {(rowError.value[webhook.id] ?? '') !== '' && <span role="alert" class="error">{rowError.value[webhook.id]}</span>}
                 </td>
               </tr>

@@ -107,7 +107,12 @@ describe('schedules and hooks in the console UI', { skip: findChromium() === nul
     assert.equal(await row.locator('td.state').textContent(), 'disabled');
     assert.equal((await api('/api/console/schedules') as { enabled: boolean }[])[0]!.enabled, false);
 
+    // Delete asks first: Cancel keeps it, "Yes, delete" removes it.
     await row.getByRole('button', { name: 'Delete schedule */5 * * * *' }).click();
+    await row.getByRole('group', { name: 'Delete schedule */5 * * * *?' }).getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await api('/api/console/schedules') as unknown[]).length, 1, 'kept on Cancel');
+    await row.getByRole('button', { name: 'Delete schedule */5 * * * *' }).click();
+    await row.getByRole('button', { name: 'Yes, delete' }).click();
     await page.waitForSelector('.schedules .empty', { timeout: WAIT });
     assert.deepEqual(await api('/api/console/schedules'), []);
     assert.deepEqual(errors, []);
@@ -153,6 +158,7 @@ describe('schedules and hooks in the console UI', { skip: findChromium() === nul
     await page.goto(`${service.consoleOrigin}/#/automation`);
     await row.waitFor({ timeout: WAIT });
     await row.getByRole('button', { name: `Delete hook ${hook!.id}` }).click();
+    await row.getByRole('button', { name: 'Yes, delete' }).click();
     await page.waitForSelector('.hooks .empty', { timeout: WAIT });
     assert.deepEqual(await api('/api/console/hooks'), []);
     assert.deepEqual(errors, []);
