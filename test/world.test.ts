@@ -87,6 +87,29 @@ describe('the world file', () => {
     }
   });
 
+  it("no agent may be handed a chat channel's credentials: the Slack tokens' and the XMPP password's variables", async () => {
+    const withChats = (w: any) => {
+      w.channels.push(
+        { id: 'team-slack', kind: 'slack', name: 'Team Slack', shared: true, browsable: true, agents: [w.agents[0].id],
+          slack: { app_token_env: 'TEAM_SLACK_APP', bot_token_env: 'TEAM_SLACK_BOT', api_url: null }, links: {} },
+        { id: 'team-xmpp', kind: 'xmpp', name: 'Team XMPP', shared: true, browsable: true, agents: [w.agents[0].id],
+          xmpp: { service: 'xmpp://127.0.0.1:5222', domain: 'localhost', muc: 'conference.localhost', jid: 'console@localhost', password_env: 'TEAM_XMPP_PASSWORD', nick: 'console' },
+          links: {} },
+      );
+    };
+    const value = await demo();
+    withChats(value);
+    value.agents[0].env_pass = ['TEAM_SLACK_HOME'];
+    const parsed = parseWorld(value);
+    assert.ok(parsed.ok, `a variable no channel names passes: ${JSON.stringify(!parsed.ok && parsed.error)}`);
+    for (const [secret, channel] of [['TEAM_SLACK_APP', 'team-slack'], ['TEAM_SLACK_BOT', 'team-slack'], ['TEAM_XMPP_PASSWORD', 'team-xmpp']]) {
+      await refuses((w) => {
+        withChats(w);
+        w.agents[0].env_pass = [secret];
+      }, 'agents.0.env_pass.0', new RegExp(`a secret of the channel ${channel}`));
+    }
+  });
+
   it("a channel's defaults for the threads chat messages start name what the world has, each refusal with its path", async () => {
     const value = await demo();
     value.channels[1].defaults = { project: 'infra', route: 'claude:sonnet', permission_mode: 'plan', effort: 'high' };
