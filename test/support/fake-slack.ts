@@ -131,6 +131,12 @@ export interface FakeSlack {
   rateLimit(method: string, times: number, retryAfterSeconds: number): void;
   /** The next `times` calls of `method` do what they do at once and are answered only after `ms` (a slow Slack, a lost answer). */
   answerLate(method: string, times: number, ms: number): void;
+  /**
+   * The next `times` acks of events_api envelopes carrying a message of this text are lost on their way (as a
+   * dropped packet would lose them): the envelope goes unacknowledged and Slack redelivers it on the same
+   * connection after the ack time-out (`retry_attempt` one more, `retry_reason` `timeout`).
+   */
+  loseAcksOf(text: string, times?: number): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -224,6 +230,7 @@ class FakeSlackServer implements FakeSlack {
   readonly #waiting: Delivery[] = [];
   readonly #rateLimits = new Map<string, { times: number; retryAfter: number }>();
   readonly #lateAnswers = new Map<string, { times: number; ms: number }>();
+  readonly #acksToLose = new Map<string, number>();
   readonly #connectionWaiters = new Set<() => void>();
   #lastTsMicros = 0;
   #roundRobin = 0;
@@ -453,6 +460,10 @@ class FakeSlackServer implements FakeSlack {
     this.#lateAnswers.set(method, { times, ms });
   }
 
+  loseAcksOf(text: string, times = 1): void {
+    this.#acksToLose.set(text, times);
+  }
+
   async start(): Promise<void> {
     if (this.#server !== null) return;
     this.#closed = false;
@@ -529,7 +540,9 @@ class FakeSlackServer implements FakeSlack {
         return;
       }
       if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { envelope_id?: unknown }).envelope_id === 'string') {
-        this.#onAck((parsed as { envelope_id: string }).envelope_id, (parsed as { payload?: unknown }).payload, ws);
+        const envelopeId = (parsed as { envelope_id: string }).envelope_id;
+        if (this.#ackLost(envelopeId)) return;
+        this.#onAck(envelopeId, (parsed as { payload?: unknown }).payload, ws);
       }
     });
     ws.on('close', () => this.#onSocketClosed(ws));
@@ -565,6 +578,17 @@ class FakeSlackServer implements FakeSlack {
       // Slack redelivers what the closed connection never acknowledged, counting it as a retry.
       this.#retry(delivery, 'connection_closed');
     }
+  }
+
+  /** Whether this ack is one {@link FakeSlack.loseAcksOf} asked to lose (counted down when it is). */
+  #ackLost(envelopeId: string): boolean {
+    const delivery = this.#deliveries.get(envelopeId);
+    if (delivery === undefined || delivery.type !== 'events_api') return false;
+    const text = (delivery.payload.event as { text?: unknown } | undefined)?.text;
+    const left = typeof text === 'string' ? this.#acksToLose.get(text) ?? 0 : 0;
+    if (left === 0) return false;
+    this.#acksToLose.set(text as string, left - 1);
+    return true;
   }
 
   #onAck(envelopeId: string, payload: unknown, ws: WebSocket): void {
