@@ -159,8 +159,11 @@ export async function openNotifyConnection(options: NotifyConnectionOptions): Pr
   };
 
   let lastQuery = Date.now();
+  /** Queries asked and not yet ended, and the end of the last one asked: the next one waits for it. */
+  let asked = 0;
+  let busy: Promise<unknown> = Promise.resolve();
   /** Runs `sql` on `client`; a failed connection (a time-out included) drops it, and throws NotifyInterruptedError. */
-  const query = async (client: PgClient, sql: string): Promise<void> => {
+  const send = async (client: PgClient, sql: string): Promise<void> => {
     lastQuery = Date.now();
     try {
       await client.query(sql);
@@ -169,6 +172,17 @@ export async function openNotifyConnection(options: NotifyConnectionOptions): Pr
       dropped(client, error instanceof Error ? error : new Error(String(error)));
       throw new NotifyInterruptedError(error);
     }
+  };
+  /**
+   * Sends `sql` at once when nothing else is under way (handed to pg before the caller goes on: a NOTIFY leaves
+   * before the local fan-out), else right after the query asked before it: one at a time, in order (pg deprecates
+   * a second query on a busy client).
+   */
+  const query = (client: PgClient, sql: string): Promise<void> => {
+    const run = asked === 0 ? send(client, sql) : busy.then(() => send(client, sql));
+    asked += 1;
+    busy = run.catch(() => {}).then(() => void (asked -= 1));
+    return run;
   };
 
   // An idle connection is checked now and then: a listener on a frozen connection would hear nothing, never knowing.
