@@ -5080,7 +5080,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The thread has no conversation to fork */
+            /** @description The thread has no conversation to fork, or the message's run has not ended (turn_running) or not begun (queue_not_empty) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -64,13 +64,13 @@ export const ERROR_DETAILS = {
   upgrade_required: 'This path is a websocket: upgrade the connection',
   /** The thread's conversation was teleported away: nothing continues or moves it here; the detail names where it is now. */
   conversation_moved: 'The conversation moved to another thread',
-  /** A directive, teleport or summon on a thread whose turn is running. */
+  /** A directive, teleport, summon, rewind or merge on a thread whose turn is running; a fork at a message whose run has not ended. */
   turn_running: 'A turn is running on this thread',
   /** A teleport or summon on a thread with approvals waiting for an answer. */
   approvals_pending: 'Approvals are pending on this thread',
   /** A teleport or summon on a thread with questions waiting for an answer. */
   questions_pending: 'Questions are pending on this thread',
-  /** A teleport or summon on a thread with directives queued (and a directive that does not queue, while they wait to start). */
+  /** A teleport or summon on a thread with directives queued (and a directive that does not queue, while they wait to start); a fork at a queued directive. */
   queue_not_empty: 'Directives are queued on this thread',
   /** A directive queued on a thread whose queue already holds 20. */
   queue_full: 'The thread already has 20 directives queued: wait for one to start, or withdraw one',
