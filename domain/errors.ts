@@ -154,6 +154,11 @@ export const ERROR_DETAILS = {
   checkpoint_unavailable: 'No checkpoint of the worktree before that run is kept: its files cannot be put back',
   /** A rewind to before a run a rewind took back already, on a thread that has gone on since (runs after it that are not rewound). */
   run_rewound: 'That run was rewound already and the thread has gone on since: rewind to before a run that is not rewound',
+  /**
+   * A merge that reached the thread's worktree while a rewind of the thread was written (its runs marked) and its
+   * files not yet put back: the rewind wins, and the merge would land work it took back. Nothing was merged.
+   */
+  rewind_pending: 'A rewind of this thread is putting its files back; nothing was merged: ask again once it is done',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */
