@@ -64,13 +64,13 @@ export const ERROR_DETAILS = {
   upgrade_required: 'This path is a websocket: upgrade the connection',
   /** The thread's conversation was teleported away: nothing continues or moves it here; the detail names where it is now. */
   conversation_moved: 'The conversation moved to another thread',
-  /** A directive, teleport or summon on a thread whose turn is running. */
+  /** A directive, teleport, summon, rewind or merge on a thread whose turn is running; a fork at a message whose run has not ended. */
   turn_running: 'A turn is running on this thread',
   /** A teleport or summon on a thread with approvals waiting for an answer. */
   approvals_pending: 'Approvals are pending on this thread',
   /** A teleport or summon on a thread with questions waiting for an answer. */
   questions_pending: 'Questions are pending on this thread',
-  /** A teleport or summon on a thread with directives queued (and a directive that does not queue, while they wait to start). */
+  /** A teleport or summon on a thread with directives queued (and a directive that does not queue, while they wait to start); a fork at a queued directive. */
   queue_not_empty: 'Directives are queued on this thread',
   /** A directive queued on a thread whose queue already holds 20. */
   queue_full: 'The thread already has 20 directives queued: wait for one to start, or withdraw one',
@@ -154,6 +154,11 @@ export const ERROR_DETAILS = {
   checkpoint_unavailable: 'No checkpoint of the worktree before that run is kept: its files cannot be put back',
   /** A rewind to before a run a rewind took back already, on a thread that has gone on since (runs after it that are not rewound). */
   run_rewound: 'That run was rewound already and the thread has gone on since: rewind to before a run that is not rewound',
+  /**
+   * A merge that reached the thread's worktree while a rewind of the thread was written (its runs marked) and its
+   * files not yet put back: the rewind wins, and the merge would land work it took back. Nothing was merged.
+   */
+  rewind_pending: 'A rewind of this thread is putting its files back; nothing was merged: ask again once it is done',
   /** Storage could not be reached. */
   storage_unavailable: 'Storage is unavailable',
   /** The connection arrived while the listener's cap of open connections was reached; it is closed. */

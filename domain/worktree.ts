@@ -139,6 +139,22 @@ export function checkpointBefore(
   return checkpoints.find((c) => c.run_id === null)?.commit ?? null;
 }
 
+/** Where in `runs` (oldest first) the run of ledger message `messageId` is (see {@link runOfMessage}); -1 for none. */
+function runIndexOf(runs: readonly { readonly id: string; readonly message_id: string | null }[], messageId: string): number {
+  let at = runs.findIndex((run) => run.message_id === messageId);
+  if (at < 0) for (let i = 0; i < runs.length; i += 1) if (runs[i]!.id <= messageId) at = i;
+  return at;
+}
+
+/**
+ * The run a ledger message of a thread belongs to (contract section 11): the run it started, else the latest run
+ * begun before it was written (a reply, a steered line, a chat line: ids are time-ordered); null when none did.
+ * `runs` are the thread's, oldest first. A fork at the message starts from the checkpoint taken after this run.
+ */
+export function runOfMessage<R extends { readonly id: string; readonly message_id: string | null }>(runs: readonly R[], messageId: string): R | null {
+  return runs[runIndexOf(runs, messageId)] ?? null;
+}
+
 /**
  * The checkpoint a fork cut at message `messageId` starts its worktree from (contract section 11): the one taken
  * after that message's run (the run it started, else the latest run begun before it was written: ids are
@@ -150,9 +166,7 @@ export function checkpointAt(
   messageId: string,
   checkpoints: readonly { readonly run_id: string | null; readonly commit: string }[],
 ): string | null {
-  const own = runs.findIndex((run) => run.message_id === messageId);
-  let at = own;
-  if (at < 0) for (let i = 0; i < runs.length; i += 1) if (runs[i]!.id <= messageId) at = i;
+  const at = runIndexOf(runs, messageId);
   const after = new Map(checkpoints.filter((c) => c.run_id !== null).map((c) => [c.run_id!, c.commit]));
   for (let i = at; i >= 0; i -= 1) {
     const commit = after.get(runs[i]!.id);

@@ -24,18 +24,25 @@ export interface NewFork {
   readonly conversation: Omit<NewConversation, 'address'> & { readonly id: Id };
 }
 
-/** The outcome of a fork: written, or refused because the cutoff is no message of the source's visible ledger. */
+/** The outcome of a fork: written, or refused because the cutoff is no message of the source's visible ledger, or is not final yet. */
 export type ForkOutcome =
   | { readonly kind: 'forked'; readonly thread: Thread; readonly conversation: Conversation }
   /** The cutoff is no message, or a message the source's ledger does not show: nothing was written. */
-  | { readonly kind: 'not_in_ledger' };
+  | { readonly kind: 'not_in_ledger' }
+  /**
+   * The cutoff's run (domain/worktree.ts `runOfMessage`, among the runs of the cutoff's own thread) has not ended
+   * (`turn_running`), or the cutoff is a directive still waiting in that thread's queue, its run not begun
+   * (`queue_not_empty`): its replies and files are not final, and its checkpoint is not taken. Nothing was written.
+   */
+  | { readonly kind: 'turn_running' | 'queue_not_empty' };
 
 /** Forks from a message, each one transaction. */
 export interface ForkWrites {
   /**
    * Writes the fork's thread (key null, on the console, no members) and its conversation atomically,
-   * after checking that the cutoff is a message within `visible`; else answers `not_in_ledger` and
-   * writes nothing. The source is not locked: a fork reads what is written already and changes nothing of it.
+   * after checking that the cutoff is a message within `visible` (else `not_in_ledger`), and, holding the cutoff
+   * thread's row so no run of it starts meanwhile, that the cutoff's run has ended and the cutoff waits in no queue
+   * (else `turn_running` or `queue_not_empty`); a refusal writes nothing. The fork changes nothing of the source.
    */
   createFork(fork: NewFork): Promise<ForkOutcome>;
 }

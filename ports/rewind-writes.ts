@@ -1,11 +1,13 @@
 import type { Id, Message } from '../domain/model.ts';
 
-/** One run of a thread as a rewind weighs it: its conversation, the ledger message that started it (null when none did), and whether it is rewound. */
+/** One run of a thread as a rewind or a fork weighs it: its conversation, the ledger message that started it (null when none did), whether it is rewound, and whether it ended. */
 export interface ThreadRun {
   readonly id: Id;
   readonly conversation_id: Id;
   readonly message_id: Id | null;
   readonly rewound: boolean;
+  /** Whether the run has ended (its status is no longer `running`): its checkpoint, when one is kept, is taken. */
+  readonly ended: boolean;
 }
 
 /** The files a rewind is putting back: the first run it took back, and the checkpoint's commit. Kept until the worktree holds it. */

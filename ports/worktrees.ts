@@ -39,8 +39,11 @@ export interface Worktrees {
   /**
    * Commits what the worktree holds (if anything) with `message`, then merges its branch into its
    * base without ever leaving the base half-merged: on a conflict nothing of the base changes.
+   * `recheck`, when given, is asked first, holding the thread's lock (the one a {@link restore} takes): a failure
+   * it answers is the merge's answer, and nothing is committed nor merged. What the caller checked before taking
+   * the lock may have changed while it waited (a rewind's marks written, its files not yet put back).
    */
-  merge(worktree: Worktree, input: { readonly message: string; readonly strategy: MergeStrategy }): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>>;
+  merge(worktree: Worktree, input: { readonly message: string; readonly strategy: MergeStrategy; readonly recheck?: () => Promise<Failure | null> }): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>>;
   /**
    * Records thread `threadId`'s worktree at `path` (its whole state: tracked, untracked, deletions; ignored files
    * left out) as a commit on `refs/console/checkpoints/<thread id>/<run id>`, its parent the thread's previous

@@ -32,17 +32,25 @@ const baseKey = (common: string, ref: string) => `base-${createHash('sha256').up
 
 /**
  * Commits what the worktree holds, then merges its branch into its base with plumbing (`merge-tree`,
- * `commit-tree`, a compare-and-swap `update-ref`), under the thread's lock (`Worktrees.merge`), and from
+ * `commit-tree`, a compare-and-swap `update-ref`), under the thread's lock (`Worktrees.merge`; the caller's
+ * `recheck` asked first, under it), and from
  * reading the base on, under its base's lock (thread first, then base: one order), so merges into one
  * base from instances sharing the directory follow one another; the compare-and-swap still refuses
  * `base_moved` when another writer moved it meanwhile (a push, another machine's instance). What
  * follows the ref's move (the base's checkout, a squashed branch) is journaled first, so a crash's is
  * finished by the thread's next call (merge-journal.ts).
  */
-export function mergeWorktree(site: WorktreeSite, worktree: Worktree, input: { readonly message: string; readonly strategy: MergeStrategy }): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>> {
+export function mergeWorktree(
+  site: WorktreeSite,
+  worktree: Worktree,
+  input: { readonly message: string; readonly strategy: MergeStrategy; readonly recheck?: () => Promise<Failure | null> },
+): Promise<Result<{ readonly commit: string; readonly base: string }, Failure>> {
   const { git, bare, maxListBytes } = site;
   const { message, strategy } = input;
   return site.locks.with(basename(worktree.path), () => onPlace(site, worktree, async (place) => {
+    // The caller's last word, now that no restore of this thread can run meanwhile: refused, nothing is committed nor merged.
+    const refused = input.recheck === undefined ? null : await input.recheck();
+    if (refused !== null) return fail(refused);
     const threadId = basename(worktree.path);
     await recover(site, threadId, place);
     const identity = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0 ? {} : IDENTITY;

@@ -4,12 +4,12 @@ import type { MemoryState } from './state.ts';
 import { appendLedgerMessage, requireThread } from './write-helpers.ts';
 
 /** The runs of the thread's conversations, oldest first. */
-function runsOf(state: MemoryState, threadId: string): ThreadRun[] {
+export function runsOf(state: MemoryState, threadId: string): ThreadRun[] {
   const conversations = new Set([...state.conversations.values()].filter((c) => c.thread_id === threadId).map((c) => c.id));
   return [...state.runs.values()]
     .filter((run) => conversations.has(run.conversation_id))
     .sort((a, b) => (a.id < b.id ? -1 : 1))
-    .map((run) => ({ id: run.id, conversation_id: run.conversation_id, message_id: state.runMessages.get(run.id) ?? null, rewound: run.rewound }));
+    .map((run) => ({ id: run.id, conversation_id: run.conversation_id, message_id: state.runMessages.get(run.id) ?? null, rewound: run.rewound, ended: run.status !== 'running' }));
 }
 
 /** Rewinds over the memory state: the checks and the writes with no `await` in between. */

@@ -6,8 +6,9 @@ import { MESSAGE_OF } from './columns.ts';
 import { isUuid, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 
-const THREAD_RUNS = `
-select r.id, r.conversation_id, r.message_id, r.rewound from runs r
+/** A thread's runs, oldest first (ThreadRun). */
+export const THREAD_RUNS = `
+select r.id, r.conversation_id, r.message_id, r.rewound, r.status <> 'running' as ended from runs r
 join conversations c on c.id = r.conversation_id
 where c.thread_id = ? order by r.id`;
 

@@ -27,6 +27,12 @@ export interface Forked {
   readonly key: null;
 }
 
+/** Why a fork at a message whose run has not ended is refused (ForkOutcome). */
+const NOT_FINAL = {
+  turn_running: 'The run of that message has not ended: its replies and files are not final. Fork there once it ends, or at an earlier message',
+  queue_not_empty: 'That message is a directive still waiting in the queue: fork there once its run has ended, or at an earlier message',
+} as const;
+
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
 
 /**
@@ -72,6 +78,8 @@ export function threadForks(deps: {
       conversation: { id: deps.newId(), agent: source.agent, model, permission_mode: source.permission_mode, effort: source.effort },
     });
     if (written.kind === 'not_in_ledger') return fail(invalid('body.message_id', "is not a message of this thread's ledger"));
+    // The message's run has not ended (or not begun): what it leaves is not known yet, so no fork is cut there.
+    if (written.kind !== 'forked') return fail({ code: written.kind, detail: NOT_FINAL[written.kind] });
     const { thread } = written;
     if (body.text !== null) {
       const started = await deps.submit(user, thread.id, { text: body.text, message_id: null, model: null, project: null, permission_mode: null, effort: null });

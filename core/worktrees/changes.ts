@@ -7,6 +7,7 @@ import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
 import type { QueueEdits } from '../../ports/queue-edits.ts';
+import type { RewindWrites } from '../../ports/rewind-writes.ts';
 import type { MergeStrategy, Worktrees } from '../../ports/worktrees.ts';
 import type { Directive, WhenBusy } from '../runs/directives.ts';
 
@@ -26,8 +27,8 @@ export interface Review {
  * that become the thread's next directive. A path asked about is only ever one of the listed files.
  */
 export function threadChanges(deps: {
-  /** The thread, its conversations, and its queue (a merge waits for an empty one). */
-  readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: QueueEdits };
+  /** The thread, its conversations, its queue (a merge waits for an empty one), and its rewind not yet restored (a merge yields to it). */
+  readonly storage: { readonly threads: ThreadStore; readonly conversations: ConversationStore; readonly writer: QueueEdits & Pick<RewindWrites, 'pendingRestore'> };
   readonly worktrees: Worktrees;
   readonly runDirectory: RunDirectory;
   readonly submit: (user: User, ref: string, body: Directive) => Answer<DirectiveAnswer>;
@@ -78,7 +79,10 @@ export function threadChanges(deps: {
       if ((await storage.writer.queued(thread.value.id)).length > 0) return fail({ code: 'queue_not_empty' });
       const { title, worktree } = thread.value;
       const message = body.message ?? `${title.trim() === '' ? `Console thread ${thread.value.id}` : title.trim()}\n\nFrom ${worktree.branch}.`;
-      const merged = await worktrees.merge(worktree, { message, strategy: body.strategy });
+      // Checked again holding the worktree's lock (a rewind's restore takes it too): a rewind written since the checks
+      // above, its runs marked and its restore not yet recorded done, wins; else the base would get the work it takes back.
+      const recheck = async () => ((await storage.writer.pendingRestore(thread.value.id)) === null ? null : { code: 'rewind_pending' as const });
+      const merged = await worktrees.merge(worktree, { message, strategy: body.strategy, recheck });
       if (merged.ok && deps.merged !== undefined) {
         await deps.merged({ thread_id: thread.value.id, commit: merged.value.commit, base: merged.value.base, strategy: body.strategy, by: user.id });
       }

@@ -31,7 +31,7 @@ export function forkRoutes(fork: ThreadFork, access: PathAccesses, directiveLimi
         201: answer('The fork', Forked),
         401: 'No valid credential',
         404: 'Thread unavailable',
-        409: 'The thread has no conversation to fork',
+        409: "The thread has no conversation to fork, or the message's run has not ended (turn_running) or not begun (queue_not_empty)",
         422: "A message that is not in the thread's ledger, a model its agent does not offer, or a body that is not valid",
         429: 'Too many directives this minute (Retry-After), for a fork with text',
       },

@@ -74,6 +74,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   worktree_unreadable: 409,
   checkpoint_unavailable: 409,
   run_rewound: 409,
+  rewind_pending: 409,
   too_many_connections: 503,
   too_many_client_connections: 429,
   too_many_sign_ins: 429,

@@ -95,7 +95,7 @@ export function changesRoutes(
         200: answer('Merged: the commit the base points to now', Merged),
         ...UNDER_THREAD,
         403: "Not the thread's owner",
-        409: 'No worktree, a turn is running, directives are queued, the changes conflict (files) or the base checkout is dirty or moved: the base is unchanged',
+        409: 'No worktree, a turn is running, directives are queued, a rewind is putting the files back, the changes conflict (files) or the base checkout is dirty or moved: the base is unchanged',
         422: 'Not a strategy or message',
       },
       handle: async ({ user, params, body }) => result(200, await changes.merge(user, params.id, body)),

@@ -37,6 +37,42 @@ describe('git worktrees: the lock per thread', () => {
   });
 });
 
+describe("git worktrees: a merge's recheck", () => {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  // Issue 39: a merge that passed its caller's checks before a rewind was written merged the work the rewind took
+  // back; the caller's recheck runs where no restore of the thread can (test/core/merge-rewind-race.test.ts).
+  it("asks the caller's recheck first, holding the thread's lock: a failure it answers is the merge's, nothing committed nor merged", async () => {
+    const repo = gitRepository();
+    const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
+    made.push(repo, root);
+    const worktrees = gitWorktrees({ root });
+    const threadId = uuidv7();
+    const made1 = await worktrees.ensure({ repo, base: 'main', threadId });
+    assert.ok(made1.ok, JSON.stringify(made1));
+    write(made1.value.path, 'late.txt', 'not to be merged\n');
+    const main = git(repo, 'rev-parse', 'main');
+    const tip = git(made1.value.path, 'rev-parse', 'HEAD');
+    let held: boolean | null = null;
+    const refused = await worktrees.merge(made1.value, {
+      message: 'Refused', strategy: 'squash',
+      recheck: async () => {
+        held = lstatSync(join(root, '.locks', threadId), { throwIfNoEntry: false }) !== undefined;
+        return { code: 'rewind_pending' };
+      },
+    });
+    assert.deepEqual(refused, { ok: false, error: { code: 'rewind_pending' } });
+    assert.equal(held, true, "the thread's lock is held while the recheck runs");
+    assert.equal(git(repo, 'rev-parse', 'main'), main, 'nothing merged');
+    assert.equal(git(made1.value.path, 'rev-parse', 'HEAD'), tip, 'nothing committed');
+    assert.equal(git(made1.value.path, 'status', '--porcelain'), '?? late.txt');
+    const landed = await worktrees.merge(made1.value, { message: 'Landed', strategy: 'squash', recheck: async () => null });
+    assert.ok(landed.ok, JSON.stringify(landed));
+    assert.equal(git(repo, 'show', 'main:late.txt'), 'not to be merged');
+  });
+});
+
 describe('git worktrees: an agent that may only write files in its worktree', () => {
   const made: string[] = [];
   after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

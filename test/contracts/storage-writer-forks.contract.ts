@@ -26,7 +26,7 @@ async function ledgerIds(storage: Storage, user: string, threadId: string): Prom
 }
 
 /** The storage writer contract, continued: forks from a message (ForkWrites). */
-export function forkTests({ storage }: WriterSuite): void {
+export function forkTests({ storage, newThread, directive }: WriterSuite): void {
   describe('ForkWrites: forks from a message', () => {
     it("writes a console thread of the caller's, fork_of the source at the message, with a conversation and no session", async () => {
       const fork = await forkOf(storage(), F.root, F.rootMsgs[1]!);
@@ -61,6 +61,25 @@ export function forkTests({ storage }: WriterSuite): void {
       const deep = await forkOf(storage(), F.forkOfFork, F.forkOfForkMsgs[0]!);
       assert.equal((await storage().writer.createFork(deep)).kind, 'forked');
       assert.deepEqual(await ledgerIds(storage(), 'bob', deep.id), [...F.rootMsgs.slice(0, 3), F.forkMsgs[0], F.forkOfForkMsgs[0]]);
+    });
+
+    it('refuses a cutoff whose run has not ended (turn_running) or that waits in the queue (queue_not_empty), writing nothing; once its run ended it forks', async () => {
+      const t = await newThread();
+      const running = await storage().writer.writeDirective(directive(t, { text: 'Running' }));
+      assert.ok(running.kind === 'started');
+      const reply = await storage().writer.appendMessage(t.thread.id, { role: 'assistant', text: 'Half a reply', artifact_id: null });
+      const queued = await storage().writer.writeDirective(directive(t, { text: 'Queued', when_busy: { mode: 'queue', author: 'alice' } }));
+      assert.ok(queued.kind === 'queued');
+      const refusals: [string, string][] = [[running.message.id, 'turn_running'], [reply.id, 'turn_running'], [queued.item.message_id, 'queue_not_empty']];
+      for (const [cutoff, kind] of refusals) {
+        const fork = await forkOf(storage(), t.thread.id, cutoff);
+        assert.deepEqual(await storage().writer.createFork(fork), { kind }, cutoff);
+        assert.equal(await storage().threads.exists(fork.id), false);
+      }
+      await storage().writer.finishRun(running.run.id, 'succeeded', null);
+      // The run ended: its prompt and reply fork; the queued directive still waits (no hand-over here).
+      for (const cutoff of [running.message.id, reply.id]) assert.equal((await storage().writer.createFork(await forkOf(storage(), t.thread.id, cutoff))).kind, 'forked');
+      assert.deepEqual(await storage().writer.createFork(await forkOf(storage(), t.thread.id, queued.item.message_id)), { kind: 'queue_not_empty' });
     });
 
     it("refuses a cutoff that is not in the source's visible ledger, and writes nothing", async () => {

@@ -26,7 +26,7 @@ export function rewindTests({ storage, newThread, directive, runs }: WriterSuite
       const one = await finishedRun(t, 'One');
       const two = await finishedRun(t, 'Two');
       const three = await finishedRun(t, 'Three');
-      assert.deepEqual(await storage().writer.threadRuns(t.thread.id), [one, two, three].map(({ run, prompt }) => ({ id: run.id, conversation_id: t.conversation.id, message_id: prompt.id, rewound: false })));
+      assert.deepEqual(await storage().writer.threadRuns(t.thread.id), [one, two, three].map(({ run, prompt }) => ({ id: run.id, conversation_id: t.conversation.id, message_id: prompt.id, rewound: false, ended: true })));
       const written = await storage().writer.rewind({ thread_id: t.thread.id, run_id: two.run.id, restore: 'a'.repeat(40), note: note('The thread was rewound') });
       assert.ok(written.kind === 'rewound');
       assert.deepEqual(written.runs, [two.run.id, three.run.id]);

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import { fixtureWorld, F } from '../support/fixture-world.ts';
+import { idleThread } from '../support/http.ts';
 import { testId } from '../support/ids.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
 import { startService, type TestService } from '../support/service.ts';
@@ -92,6 +93,37 @@ describe('fork from a message', () => {
     assert.deepEqual(await texts(third), ['user: src 0', 'assistant: src 1', 'user: Try another way']);
     // And at a message its parent inherits: the tightest cutoff wins.
     assert.deepEqual(await texts(await fork(second, { message_id: SRC.msgs[0] })), ['user: src 0']);
+  });
+
+  it("a fork at a message whose run has not ended is refused 409 turn_running (queue_not_empty for a queued one), writing nothing; at an ended run's message it is made", async () => {
+    const sent = await post(`${P}/${testId(30_100)}/directives`, { text: 'First', model: 'claude:opus' }, ALICE);
+    assert.equal(sent.status, 202, sent.text);
+    const id = sent.json().thread_id as string;
+    await idleThread(service.port, id, ALICE);
+    const held = await post(`${P}/${id}/directives`, { text: 'Hold [wait]' }, ALICE);
+    assert.equal(held.status, 202, held.text);
+    const queued = await post(`${P}/${id}/directives`, { text: 'Then this', when_busy: 'queue' }, ALICE);
+    assert.equal(queued.status, 202, queued.text);
+    const messageOf = async (text: string) => (await get(`${P}/${id}/messages?limit=200`, ALICE)).json().items.find((m: { text: string }) => m.text === text).id as string;
+    const threadsBefore = (await get(P, ALICE)).json().items.length;
+    for (const [message_id, code] of [[await messageOf('Hold [wait]'), 'turn_running'], [(await get(`${P}/${id}/queue`, ALICE)).json()[0].message_id as string, 'queue_not_empty']] as const) {
+      const refused = await post(`${P}/${id}/fork`, { message_id, text: 'Go another way' }, ALICE);
+      assert.equal(refused.status, 409, refused.text);
+      assert.equal(refused.headers['content-type'], 'application/problem+json');
+      assert.equal(refused.json().code, code);
+    }
+    assert.equal((await get(P, ALICE)).json().items.length, threadsBefore, 'no fork was written');
+    // The message of a run that ended forks while the later run goes on.
+    const earlier = await post(`${P}/${id}/fork`, { message_id: await messageOf('First') }, ALICE);
+    assert.equal(earlier.status, 201, earlier.text);
+    await post(`${P}/${id}/cancel`, {}, ALICE);
+    // The queued directive runs after the cancel; once it has, nothing is running or waiting.
+    for (let i = 0; (await get(`${P}/${id}/queue`, ALICE)).json().length > 0 || (await get(`${P}/${id}/conversations`, ALICE)).json().some((c: { turn_running: boolean }) => c.turn_running); i += 1) {
+      assert.ok(i < 1200, 'the thread goes idle');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const ended = await post(`${P}/${id}/fork`, { message_id: await messageOf('Hold [wait]') }, ALICE);
+    assert.equal(ended.status, 201, ended.text);
   });
 
   it('refuses: unauthenticated 401, a thread the caller cannot read 404, a message outside its ledger or a bad body 422, cross-origin 403', async () => {
