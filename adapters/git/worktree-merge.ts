@@ -11,7 +11,7 @@ import { journalOf, moving, recover, writeJournal, type MergeJournal } from './m
 import { text } from './run-git.ts';
 import { commitAll, IDENTITY, moveBranch } from './worktree-commits.ts';
 import { checkoutOf, onPlace, type WorktreeSite } from './worktree-site.ts';
-import { commonDirOf, isClone, pushBranch, pushRef } from './remote-clone.ts';
+import { commonDirOf, isClone, pushBranch, pushRef, remoteUnavailable } from './remote-clone.ts';
 
 /**
  * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no
@@ -77,8 +77,13 @@ export function mergeWorktree(site: WorktreeSite, worktree: Worktree, input: { r
         const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
         if (dirty !== '') return fail({ code: await movedOrDirty(site, threadId, ref, old, place, checkout) });
       }
-      // A clone's base is the remote's: pushed first, a compare-and-swap on what it held (another instance's merge meanwhile wins).
-      if (isClone(site, common) && !(await pushRef(site, common, ref, old, commit))) return fail({ code: 'base_moved' });
+      // A clone's base is the remote's: pushed first, a compare-and-swap on what it held (another instance's merge
+      // meanwhile wins: `base_moved`); a remote not reached is the remote's absence, as for any other use of it.
+      if (isClone(site, common)) {
+        const pushed = await pushRef(site, common, ref, old, commit);
+        if (pushed === 'unreachable') return fail(await remoteUnavailable(site, common, 'push'));
+        if (pushed === 'rejected') return fail({ code: 'base_moved' });
+      }
       const journal = journalOf(site, threadId);
       const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
       await writeJournal(site, threadId, entry);

@@ -471,6 +471,32 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit).at(-1), won.commit);
     });
 
+    // Issue 40: a push of the base that could not reach the remote was told apart from nothing and answered 409
+    // `base_moved` ("ask again": the base had not moved); it is the remote's absence, 503 as every other use of it.
+    it('a merge whose push of the base cannot reach the remote is repository_unavailable, not base_moved; nothing of the base moves', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      made.push(remote);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'feature.txt', 'feature\n');
+      const before = { shared: git(shared, 'rev-parse', 'main'), local: git(onA.path, 'rev-parse', 'main') };
+      const { renameSync } = await import('node:fs');
+      renameSync(shared, `${shared}.away`);
+      const refused = await a.merge(onA, { message: 'Feature', strategy: 'squash' });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable', JSON.stringify(refused));
+      assert.equal(git(onA.path, 'rev-parse', 'main'), before.local, "this instance's base did not move");
+      renameSync(`${shared}.away`, shared);
+      assert.equal(git(shared, 'rev-parse', 'main'), before.shared, "nor the remote's");
+      // Back: the same merge lands.
+      const landed = unwrap(await a.merge(onA, { message: 'Feature', strategy: 'squash' }));
+      assert.equal(git(shared, 'rev-parse', 'main'), landed.commit);
+      assert.equal(git(shared, 'show', 'main:feature.txt'), 'feature');
+    });
+
     it("a rewind on one instance is the thread's latest state on the other: its restore is recorded as a checkpoint, not listed", async () => {
       const { repo, worktrees: a } = setup();
       const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
