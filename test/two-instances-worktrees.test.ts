@@ -91,5 +91,9 @@ for (const form of ['a path both instances reach', 'a file:// URL (each instance
     assert.equal(merged.status, 200, merged.text);
     assert.equal(git(shared, 'show', 'main:from-a.txt'), 'written on A');
     assert.equal(git(shared, 'show', 'main:from-b.txt'), 'written on B');
+    // Merged through A, nothing is left to merge through either: B's worktree follows the thread's branch as merged
+    // (before, B's branch stayed where it was on a clone, and B listed every merged file as changed).
+    assert.deepEqual(await changed(a, id), []);
+    assert.deepEqual(await changed(b, id), []);
   });
 });

@@ -105,7 +105,8 @@ export async function localRepository(site: WorktreeSite, repo: string, input: {
     if (theirs.code !== 0) continue;
     const ours = await git([`--git-dir=${dir}`, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { allow: [1] });
     // The base follows the remote's (nothing here commits on it but a merge, which pushes it); a thread's branch is
-    // made from the remote's when missing (a checkpoint restore moves it where the latest checkpoint says).
+    // made from the remote's when missing (a checkpoint restore moves it where the latest checkpoint says, and a
+    // worktree that holds the latest follows the remote's when a merge moved it: worktree-restore.ts).
     if (ours.code !== 0 || branch === input.base) await git([`--git-dir=${dir}`, 'update-ref', `refs/heads/${branch}`, text(theirs)]);
   }
   return ok(dir);

@@ -104,11 +104,10 @@ export function mergeWorktree(site: WorktreeSite, worktree: Worktree, input: { r
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
       // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
-      if (strategy === 'squash') {
-        await moveBranch(site, place, worktree.branch, head, commit);
-        // Where the other instances find it: the branch on the remote moved too (the next turn's end pushes it otherwise).
-        if (isClone(site, common)) await pushBranch(site, common, worktree.branch);
-      }
+      if (strategy === 'squash') await moveBranch(site, place, worktree.branch, head, commit);
+      // Where the other instances find it (the squashed commit, or the commit of what the worktree held): the branch on
+      // the remote moved too, so theirs follow it (worktree-restore.ts); the next turn's end pushes it otherwise.
+      if (isClone(site, common)) await pushBranch(site, common, worktree.branch);
       await rm(journal, { force: true });
       return ok({ commit, base: worktree.base });
     });

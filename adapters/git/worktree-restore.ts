@@ -8,7 +8,8 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import { checkpointRefs, rewoundRef } from '../../domain/worktree.ts';
 import { copyPlain, inTree, type GitPlace } from './git-place.ts';
 import { text } from './run-git.ts';
-import { addAll } from './worktree-commits.ts';
+import { addAll, IDENTITY } from './worktree-commits.ts';
+import { snapshot } from './worktree-changes.ts';
 import { listed, writeCheckpoint, type Listed } from './worktree-checkpoints.ts';
 import { onPlace, type WorktreeSite } from './worktree-site.ts';
 import { currentCheckpoint, noteCurrent } from './current-checkpoint.ts';
@@ -16,6 +17,27 @@ import { commonDirOf, fetchedLatestRef, isClone } from './remote-clone.ts';
 
 /** The create-only old value of `update-ref`. */
 const NO_COMMIT = '0'.repeat(40);
+
+/**
+ * Puts the files of the worktree at `place` from what they are now to tree `target`: a snapshot through a temporary
+ * index (as a checkpoint is made), then a two-tree `read-tree -u -m` (ignored files it names are overwritten, others
+ * left alone). The worktree's own index is not touched.
+ */
+async function filesTo(site: WorktreeSite, place: GitPlace, ref: string, target: string): Promise<Result<null, Failure>> {
+  const { git, bare } = site;
+  const index = join(tmpdir(), `console-index-${randomUUID()}`);
+  try {
+    if (!(await copyPlain(join(place.gitDir, 'index'), index))) await git([...bare(place), 'read-tree', ref], { env: { GIT_INDEX_FILE: index } });
+    await addAll(site, place, { GIT_INDEX_FILE: index });
+    const now = text(await git([...bare(place), 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
+    if (now === target) return ok(null);
+    const moved = await git([...inTree(place), 'read-tree', '-u', '-m', '--exclude-per-directory=.gitignore', now, target], { env: { GIT_INDEX_FILE: index }, allow: [128] });
+    return moved.code === 0 ? ok(null) : fail({ code: 'worktree_unreadable', detail: moved.stderr.slice(0, 500) });
+  } finally {
+    await rm(index, { force: true });
+    await rm(`${index}.lock`, { force: true });
+  }
+}
 
 /**
  * Puts the worktree at `place` back to `checkpoint` (call it holding the thread's lock): the files from what they are
@@ -28,19 +50,8 @@ export async function restoreAt(site: WorktreeSite, place: GitPlace, worktree: W
   const { git, bare } = site;
   const ref = `refs/heads/${worktree.branch}`;
   const target = text(await git([...bare(place), 'rev-parse', '--verify', `${checkpoint.commit}^{tree}`]));
-  const index = join(tmpdir(), `console-index-${randomUUID()}`);
-  try {
-    if (!(await copyPlain(join(place.gitDir, 'index'), index))) await git([...bare(place), 'read-tree', ref], { env: { GIT_INDEX_FILE: index } });
-    await addAll(site, place, { GIT_INDEX_FILE: index });
-    const now = text(await git([...bare(place), 'write-tree'], { env: { GIT_INDEX_FILE: index } }));
-    if (now !== target) {
-      const moved = await git([...inTree(place), 'read-tree', '-u', '-m', '--exclude-per-directory=.gitignore', now, target], { env: { GIT_INDEX_FILE: index }, allow: [128] });
-      if (moved.code !== 0) return fail({ code: 'worktree_unreadable', detail: moved.stderr.slice(0, 500) });
-    }
-  } finally {
-    await rm(index, { force: true });
-    await rm(`${index}.lock`, { force: true });
-  }
+  const files = await filesTo(site, place, ref, target);
+  if (!files.ok) return files;
   const tip = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
   const head = checkpoint.head !== null && (await git([...bare(place), 'cat-file', '-e', `${checkpoint.head}^{commit}`], { allow: [1, 128] })).code === 0 ? checkpoint.head : tip;
   if (head !== tip) {
@@ -82,7 +93,8 @@ export function restoreWorktree(site: WorktreeSite, worktree: Worktree, input: {
  * the thread's lock): a worktree made here now, or one whose noted checkpoint is not the latest, gets the latest's
  * files, its branch where the instance that took it left it (a clone's: the remote's, which that instance pushed
  * with it or moved since by a merge; a shared repository's: as it is); one found with nothing noted (made before
- * this was kept) is noted as holding the latest. A thread with no checkpoint is left as it is.
+ * this was kept) is noted as holding the latest. On a clone, a worktree that holds the latest already follows the
+ * remote's branch when another instance moved it with no checkpoint (a merge). A thread with no checkpoint is left as it is.
  */
 export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree: Worktree, made: boolean): Promise<Result<null, Failure>> {
   const threadId = basename(worktree.path);
@@ -96,10 +108,11 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
   const latest = named ?? all.at(-1);
   if (latest === undefined) return ok(null);
   const current = await currentCheckpoint(site, threadId);
-  if (current === latest.commit) return ok(null);
+  const follow = () => (isClone(site, common) ? followRemoteBranch(site, place, worktree, common) : Promise.resolve(ok(null)));
+  if (current === latest.commit) return follow();
   if (current === null && !made) {
     await noteCurrent(site, threadId, latest.commit);
-    return ok(null);
+    return follow();
   }
   const tip = text(await site.git([...site.bare(place), 'rev-parse', '--verify', `refs/heads/${worktree.branch}^{commit}`]));
   const theirs = isClone(site, common)
@@ -107,4 +120,40 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
     : null;
   const head = theirs !== null && theirs.code === 0 ? text(theirs) : null;
   return restoreAt(site, place, worktree, { ...latest, head }, `refs/console/replaced/${threadId}/${tip}`);
+}
+
+/**
+ * Moves the thread's branch of clone `common` to the remote's when another instance moved it there with no checkpoint
+ * (a merge: the squashed commit, or the commit of what its worktree held), with the files: what the worktree holds
+ * now (the latest checkpoint's, and whatever was written here since) is merged with the remote's branch, as
+ * commits, with `merge-tree` (no work tree nor index: no driver runs), so nothing local is lost and nothing merged
+ * reads as changed again. A branch here ahead of the remote's (a commit not pushed yet) is left for its push; a
+ * merge that conflicts leaves the worktree and its branch as they are (its changes then list what it holds against
+ * its own branch's merge base, merged files included, as before a merge was followed at all).
+ */
+async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string): Promise<Result<null, Failure>> {
+  const { git, bare } = site;
+  const found = await git([`--git-dir=${common}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${worktree.branch}^{commit}`], { allow: [1] });
+  if (found.code !== 0) return ok(null);
+  const theirs = text(found);
+  const ref = `refs/heads/${worktree.branch}`;
+  const tip = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
+  if (tip === theirs) return ok(null);
+  if ((await git([...bare(place), 'merge-base', '--is-ancestor', theirs, tip], { allow: [1] })).code === 0) return ok(null);
+  const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
+  // What the worktree holds, as a commit on the branch here (never written to a ref): one side of the merge.
+  const ours = text(await git([...bare(place), 'commit-tree', await snapshot(site, place, worktree.branch), '-p', tip, '-m', 'What the worktree holds'], { env: configured ? {} : IDENTITY }));
+  const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
+  const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--no-messages', ours, theirs], { allow: [1], maxBytes: site.maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
+  if (merged.code !== 0) return ok(null);
+  const target = merged.stdout.toString('utf8').split('\n')[0]!.trim();
+  const files = await filesTo(site, place, ref, target);
+  if (!files.ok) return files;
+  // What the branch held stays reachable (never deleted), then the branch, HEAD and index as the remote's.
+  await git([...bare(place), 'update-ref', `refs/console/replaced/${basename(worktree.path)}/${tip}`, tip, NO_COMMIT], { allow: [1, 128] });
+  await git([...bare(place), 'update-ref', ref, theirs, tip]);
+  await git([...bare(place), 'symbolic-ref', 'HEAD', ref]);
+  await git([...bare(place), 'read-tree', theirs]);
+  await git([...inTree(place), 'update-index', '-q', '--refresh'], { allow: [1] });
+  return ok(null);
 }

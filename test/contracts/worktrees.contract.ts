@@ -497,6 +497,47 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(git(shared, 'show', 'main:feature.txt'), 'feature');
     });
 
+    // Issue 40: after a merge through one instance, the other's existing worktree of the thread still listed the
+    // merged files as changed: its thread branch was never moved to the remote's, only its base.
+    for (const strategy of ['squash', 'merge'] as const) {
+      it(`a ${strategy} through one instance: the other's existing worktree lists nothing merged as changed, and keeps what it holds beyond`, async () => {
+        const { repo, worktrees: a } = setup();
+        const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+        const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+        const elsewhere = mkdtempSync(join(tmpdir(), 'console-elsewhere-'));
+        made.push(remote, otherRoot, elsewhere);
+        const shared = join(remote, 'shared.git');
+        git(remote, 'clone', '--bare', '--quiet', repo, shared);
+        const url = `file://${shared}`;
+        const b = factory(otherRoot);
+        const id = uuidv7();
+        const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+        write(onA.path, 'feature.txt', 'feature\n');
+        unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }));
+        const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await b.changes(onB)).files.map((file) => file.path), ['feature.txt']);
+        // The base moves meanwhile (someone else's push): the merge brings it in too.
+        git(elsewhere, 'clone', '--quiet', url, 'work');
+        write(join(elsewhere, 'work'), 'other.txt', 'pushed by someone else\n');
+        git(join(elsewhere, 'work'), 'add', 'other.txt');
+        git(join(elsewhere, 'work'), '-c', 'user.email=o@example.com', '-c', 'user.name=O', 'commit', '--quiet', '-m', 'other');
+        git(join(elsewhere, 'work'), 'push', '--quiet', 'origin', 'main');
+        unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+        unwrap(await a.merge(onA, { message: 'Feature', strategy }));
+        assert.deepEqual(unwrap(await a.changes(onA)).files, [], 'nothing left to merge on A');
+        // B holds one more file of its own, not merged (written since its last checkpoint): kept.
+        write(onB.path, 'kept-on-b.txt', 'not merged\n');
+        unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await b.changes(onB)).files.map((file) => file.path), ['kept-on-b.txt'], 'only what B holds beyond the merge');
+        assert.equal(readFileSync(join(onB.path, 'kept-on-b.txt'), 'utf8'), 'not merged\n');
+        assert.equal(readFileSync(join(onB.path, 'feature.txt'), 'utf8'), 'feature\n');
+        // A squash's branch holds the base's own change too; a merge's is the commit of what the worktree held.
+        assert.equal(existsSync(join(onB.path, 'other.txt')), strategy === 'squash', "B's files are the branch's");
+        assert.equal(existsSync(join(onA.path, 'other.txt')), strategy === 'squash', "as A's are");
+        assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(shared, 'rev-parse', `refs/heads/console/${id}`), "B's branch is the remote's");
+      });
+    }
+
     it("a rewind on one instance is the thread's latest state on the other: its restore is recorded as a checkpoint, not listed", async () => {
       const { repo, worktrees: a } = setup();
       const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
