@@ -92,7 +92,7 @@ export function restoreWorktree(site: WorktreeSite, worktree: Worktree, input: {
  * Brings the worktree at `place` to the thread's latest checkpoint when another instance took it (call it holding
  * the thread's lock): a worktree made here now, or one whose noted checkpoint is not the latest, gets the latest's
  * files, its branch where the instance that took it left it (a clone's: the remote's, which that instance pushed
- * with it or moved since by a merge; a shared repository's: as it is); one found with nothing noted (made before
+ * with it or moved since by a merge, then followed with the files merged; a shared repository's: as it is); one found with nothing noted (made before
  * this was kept) is noted as holding the latest. On a clone, a worktree that holds the latest already follows the
  * remote's branch when another instance moved it with no checkpoint (a merge). A thread with no checkpoint is left as it is.
  */
@@ -108,7 +108,10 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
   const latest = named ?? all.at(-1);
   if (latest === undefined) return ok(null);
   const current = await currentCheckpoint(site, threadId);
-  const follow = () => (isClone(site, common) ? followRemoteBranch(site, place, worktree, common) : Promise.resolve(ok(null)));
+  const follow = async (): Promise<Result<null, Failure>> => {
+    const followed = isClone(site, common) ? await followRemoteBranch(site, place, worktree, common) : ok(true);
+    return followed.ok ? ok(null) : followed;
+  };
   if (current === latest.commit) return follow();
   if (current === null && !made) {
     await noteCurrent(site, threadId, latest.commit);
@@ -119,7 +122,18 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
     ? await site.git([`--git-dir=${common}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${worktree.branch}^{commit}`], { allow: [1] })
     : null;
   const head = theirs !== null && theirs.code === 0 ? text(theirs) : null;
-  return restoreAt(site, place, worktree, { ...latest, head }, `refs/console/replaced/${threadId}/${tip}`);
+  const keep = `refs/console/replaced/${threadId}/${tip}`;
+  // The remote's branch moved since the latest checkpoint (a merge through another instance): the checkpoint's files
+  // are put back on the commit its branch was at then, when this clone holds it, and follow the remote's branch from
+  // there, merged with it. Put on the remote's branch as they are, a squash's base changes read as taken back.
+  const then = head !== null && latest.head !== null && latest.head !== head
+    && (await site.git([...site.bare(place), 'cat-file', '-e', `${latest.head}^{commit}`], { allow: [1, 128] })).code === 0 ? latest.head : null;
+  const restored = await restoreAt(site, place, worktree, { ...latest, head: then ?? head }, keep);
+  if (!restored.ok || then === null) return restored;
+  const followed = await followRemoteBranch(site, place, worktree, common);
+  if (!followed.ok) return followed;
+  // A merge that conflicts: the checkpoint's files on the remote's branch, as before any was followed.
+  return followed.value ? ok(null) : restoreAt(site, place, worktree, { ...latest, head }, keep);
 }
 
 /**
@@ -127,25 +141,24 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
  * (a merge: the squashed commit, or the commit of what its worktree held), with the files: what the worktree holds
  * now (the latest checkpoint's, and whatever was written here since) is merged with the remote's branch, as
  * commits, with `merge-tree` (no work tree nor index: no driver runs), so nothing local is lost and nothing merged
- * reads as changed again. A branch here ahead of the remote's (a commit not pushed yet) is left for its push; a
- * merge that conflicts leaves the worktree and its branch as they are (its changes then list what it holds against
- * its own branch's merge base, merged files included, as before a merge was followed at all).
+ * reads as changed again. A branch here ahead of the remote's (a commit not pushed yet) is left for its push. Answers
+ * false when the merge conflicts: the worktree and its branch are left as they are.
  */
-async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string): Promise<Result<null, Failure>> {
+async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string): Promise<Result<boolean, Failure>> {
   const { git, bare } = site;
   const found = await git([`--git-dir=${common}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${worktree.branch}^{commit}`], { allow: [1] });
-  if (found.code !== 0) return ok(null);
+  if (found.code !== 0) return ok(true);
   const theirs = text(found);
   const ref = `refs/heads/${worktree.branch}`;
   const tip = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
-  if (tip === theirs) return ok(null);
-  if ((await git([...bare(place), 'merge-base', '--is-ancestor', theirs, tip], { allow: [1] })).code === 0) return ok(null);
+  if (tip === theirs) return ok(true);
+  if ((await git([...bare(place), 'merge-base', '--is-ancestor', theirs, tip], { allow: [1] })).code === 0) return ok(true);
   const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
   // What the worktree holds, as a commit on the branch here (never written to a ref): one side of the merge.
   const ours = text(await git([...bare(place), 'commit-tree', await snapshot(site, place, worktree.branch), '-p', tip, '-m', 'What the worktree holds'], { env: configured ? {} : IDENTITY }));
   const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
   const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--no-messages', ours, theirs], { allow: [1], maxBytes: site.maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
-  if (merged.code !== 0) return ok(null);
+  if (merged.code !== 0) return ok(false);
   const target = merged.stdout.toString('utf8').split('\n')[0]!.trim();
   const files = await filesTo(site, place, ref, target);
   if (!files.ok) return files;
@@ -155,5 +168,5 @@ async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree:
   await git([...bare(place), 'symbolic-ref', 'HEAD', ref]);
   await git([...bare(place), 'read-tree', theirs]);
   await git([...inTree(place), 'update-index', '-q', '--refresh'], { allow: [1] });
-  return ok(null);
+  return ok(true);
 }

@@ -500,7 +500,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     // Issue 40: after a merge through one instance, the other's existing worktree of the thread still listed the
     // merged files as changed: its thread branch was never moved to the remote's, only its base.
     for (const strategy of ['squash', 'merge'] as const) {
-      it(`a ${strategy} through one instance: the other's existing worktree lists nothing merged as changed, and keeps what it holds beyond`, async () => {
+      it(`a ${strategy} through one instance: the other's existing worktree lists nothing merged as changed, and keeps what it holds beyond; a new disk's the same`, async () => {
         const { repo, worktrees: a } = setup();
         const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
         const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
@@ -535,6 +535,16 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
         assert.equal(existsSync(join(onB.path, 'other.txt')), strategy === 'squash', "B's files are the branch's");
         assert.equal(existsSync(join(onA.path, 'other.txt')), strategy === 'squash', "as A's are");
         assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(shared, 'rev-parse', `refs/heads/console/${id}`), "B's branch is the remote's");
+        // An instance with a new disk rebuilds the worktree from the latest checkpoint: nothing merged listed either,
+        // and nothing of the base's own change taken back (its files before were the checkpoint's, on the merged branch).
+        const thirdRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-c-'));
+        made.push(thirdRoot);
+        const c = factory(thirdRoot);
+        const onC = unwrap(await c.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await c.changes(onC)).files, []);
+        assert.equal(readFileSync(join(onC.path, 'feature.txt'), 'utf8'), 'feature\n');
+        assert.equal(existsSync(join(onC.path, 'other.txt')), strategy === 'squash');
+        assert.equal(git(onC.path, 'rev-parse', 'HEAD'), git(shared, 'rev-parse', `refs/heads/console/${id}`), "C's branch is the remote's");
       });
     }
 
