@@ -146,12 +146,14 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
  */
 async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string): Promise<Result<boolean, Failure>> {
   const { git, bare } = site;
-  const found = await git([`--git-dir=${common}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${worktree.branch}^{commit}`], { allow: [1] });
-  if (found.code !== 0) return ok(true);
-  const theirs = text(found);
   const ref = `refs/heads/${worktree.branch}`;
-  const tip = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
-  if (tip === theirs) return ok(true);
+  const tracking = `refs/remotes/origin/${worktree.branch}`;
+  // Both in one process: this runs before every turn and read of a current worktree.
+  const refs = new Map(text(await git([`--git-dir=${common}`, 'for-each-ref', '--format=%(refname) %(objectname)', ref, tracking]))
+    .split('\n').map((line) => line.split(' ') as [string, string]));
+  const theirs = refs.get(tracking);
+  const tip = refs.get(ref);
+  if (theirs === undefined || tip === undefined || tip === theirs) return ok(true);
   if ((await git([...bare(place), 'merge-base', '--is-ancestor', theirs, tip], { allow: [1] })).code === 0) return ok(true);
   const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
   // What the worktree holds, as a commit on the branch here (never written to a ref): one side of the merge.
