@@ -109,7 +109,7 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
   if (latest === undefined) return ok(null);
   const current = await currentCheckpoint(site, threadId);
   const follow = async (): Promise<Result<null, Failure>> => {
-    const followed = isClone(site, common) ? await followRemoteBranch(site, place, worktree, common) : ok(true);
+    const followed = isClone(site, common) ? await followRemoteBranch(site, place, worktree, common, latest.head) : ok(true);
     return followed.ok ? ok(null) : followed;
   };
   if (current === latest.commit) return follow();
@@ -130,7 +130,7 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
     && (await site.git([...site.bare(place), 'cat-file', '-e', `${latest.head}^{commit}`], { allow: [1, 128] })).code === 0 ? latest.head : null;
   const restored = await restoreAt(site, place, worktree, { ...latest, head: then ?? head }, keep);
   if (!restored.ok || then === null) return restored;
-  const followed = await followRemoteBranch(site, place, worktree, common);
+  const followed = await followRemoteBranch(site, place, worktree, common, then);
   if (!followed.ok) return followed;
   // A merge that conflicts: the checkpoint's files on the remote's branch, as before any was followed.
   return followed.value ? ok(null) : restoreAt(site, place, worktree, { ...latest, head }, keep);
@@ -141,10 +141,11 @@ export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree
  * (a merge: the squashed commit, or the commit of what its worktree held), with the files: what the worktree holds
  * now (the latest checkpoint's, and whatever was written here since) is merged with the remote's branch, as
  * commits, with `merge-tree` (no work tree nor index: no driver runs), so nothing local is lost and nothing merged
- * reads as changed again. A branch here ahead of the remote's (a commit not pushed yet) is left for its push. Answers
- * false when the merge conflicts: the worktree and its branch are left as they are.
+ * reads as changed again. Only a branch where the latest checkpoint (`at`, its branch then) left it follows, or one the
+ * remote's is ahead of; one moved here since is left for its push. Answers false when the merge conflicts: the
+ * worktree and its branch are left as they are.
  */
-async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string): Promise<Result<boolean, Failure>> {
+async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree: Worktree, common: string, at: string | null): Promise<Result<boolean, Failure>> {
   const { git, bare } = site;
   const ref = `refs/heads/${worktree.branch}`;
   const tracking = `refs/remotes/origin/${worktree.branch}`;
@@ -154,7 +155,10 @@ async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree:
   const theirs = refs.get(tracking);
   const tip = refs.get(ref);
   if (theirs === undefined || tip === undefined || tip === theirs) return ok(true);
+  // Ahead of the remote's (a commit not pushed yet), or moved here since the latest checkpoint (a merge here whose
+  // push of the branch failed, a sweep's commit): this instance's own, for its next push; never taken back.
   if ((await git([...bare(place), 'merge-base', '--is-ancestor', theirs, tip], { allow: [1] })).code === 0) return ok(true);
+  if (tip !== at && (await git([...bare(place), 'merge-base', '--is-ancestor', tip, theirs], { allow: [1] })).code !== 0) return ok(true);
   const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
   // What the worktree holds, as a commit on the branch here (never written to a ref): one side of the merge.
   const ours = text(await git([...bare(place), 'commit-tree', await snapshot(site, place, worktree.branch), '-p', tip, '-m', 'What the worktree holds'], { env: configured ? {} : IDENTITY }));

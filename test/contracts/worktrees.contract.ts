@@ -548,6 +548,33 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       });
     }
 
+    it('a squash whose push of the branch did not reach the remote: the merging instance keeps its squashed branch, never the remote\'s older one', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      made.push(remote);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      // The agent committed on the branch: the squashed commit does not descend from it.
+      write(onA.path, 'feature.txt', 'feature\n');
+      git(onA.path, 'add', 'feature.txt');
+      git(onA.path, 'commit', '--quiet', '-m', 'feature');
+      write(onA.path, 'more.txt', 'more\n');
+      unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }));
+      const before = git(shared, 'rev-parse', `refs/heads/console/${id}`);
+      assert.equal(before, git(onA.path, 'rev-parse', 'HEAD'));
+      unwrap(await a.merge(onA, { message: 'Feature', strategy: 'squash' }));
+      // As if the branch's push (after the base's) had not reached the remote: it and this clone's record of it as before.
+      git(shared, 'update-ref', `refs/heads/console/${id}`, before);
+      git(onA.path, 'update-ref', `refs/remotes/origin/console/${id}`, before);
+      const squashed = git(onA.path, 'rev-parse', 'HEAD');
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(git(onA.path, 'rev-parse', 'HEAD'), squashed);
+      assert.deepEqual(unwrap(await a.changes(onA)).files, []);
+    });
+
     it("a rewind on one instance is the thread's latest state on the other: its restore is recorded as a checkpoint, not listed", async () => {
       const { repo, worktrees: a } = setup();
       const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
