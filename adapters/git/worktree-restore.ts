@@ -92,9 +92,10 @@ export function restoreWorktree(site: WorktreeSite, worktree: Worktree, input: {
  * Brings the worktree at `place` to the thread's latest checkpoint when another instance took it (call it holding
  * the thread's lock): a worktree made here now, or one whose noted checkpoint is not the latest, gets the latest's
  * files, its branch where the instance that took it left it (a clone's: the remote's, which that instance pushed
- * with it or moved since by a merge, then followed with the files merged; a shared repository's: as it is); one found with nothing noted (made before
- * this was kept) is noted as holding the latest. On a clone, a worktree that holds the latest already follows the
- * remote's branch when another instance moved it with no checkpoint (a merge). A thread with no checkpoint is left as it is.
+ * with it or moved since by a merge, then followed with the files merged; a shared repository's: as it is); one
+ * found with nothing noted (made before this was kept) is noted as holding the latest. On a clone, a worktree that
+ * holds the latest already follows the remote's branch when another instance moved it with no checkpoint (a merge).
+ * A thread with no checkpoint is left as it is.
  */
 export async function syncToLatest(site: WorktreeSite, place: GitPlace, worktree: Worktree, made: boolean): Promise<Result<null, Failure>> {
   const threadId = basename(worktree.path);
@@ -163,7 +164,8 @@ async function followRemoteBranch(site: WorktreeSite, place: GitPlace, worktree:
   // What the worktree holds, as a commit on the branch here (never written to a ref): one side of the merge.
   const ours = text(await git([...bare(place), 'commit-tree', await snapshot(site, place, worktree.branch), '-p', tip, '-m', 'What the worktree holds'], { env: configured ? {} : IDENTITY }));
   const noIndex = join(tmpdir(), `console-no-index-${randomUUID()}`);
-  const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--no-messages', ours, theirs], { allow: [1], maxBytes: site.maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
+  // Exit 1: a conflict; 128: nothing in common (a branch pushed over from elsewhere). Either way, left as it is.
+  const merged = await git([...bare(place), 'merge-tree', '--write-tree', '--no-messages', ours, theirs], { allow: [1, 128], maxBytes: site.maxListBytes, env: { GIT_INDEX_FILE: noIndex } });
   if (merged.code !== 0) return ok(false);
   const target = merged.stdout.toString('utf8').split('\n')[0]!.trim();
   const files = await filesTo(site, place, ref, target);
