@@ -91,5 +91,34 @@ for (const form of ['a path both instances reach', 'a file:// URL (each instance
     assert.equal(merged.status, 200, merged.text);
     assert.equal(git(shared, 'show', 'main:from-a.txt'), 'written on A');
     assert.equal(git(shared, 'show', 'main:from-b.txt'), 'written on B');
+    // Merged through A, nothing is left to merge through either: B's worktree follows the thread's branch as merged
+    // (before, B's branch stayed where it was on a clone, and B listed every merged file as changed).
+    assert.deepEqual(await changed(a, id), []);
+    assert.deepEqual(await changed(b, id), []);
+  });
+
+  // Issue 40: a queued turn ran in the directory the instance that queued it had worked out. Queued through B and
+  // started by A (where the turn before it ended), it ran in B's worktree, a path A never made (another machine's
+  // disk), and A took no checkpoint of it.
+  it("a turn queued through one instance and started by the other runs in the starter's own worktree, and is checkpointed", async () => {
+    const first = await turn(a, randomUUID(), { text: 'Start', model: 'claude:opus', project: 'repo-web' });
+    const id = first.thread_id;
+    const onA = join(a.config.dataDir, 'worktrees', id);
+    const held = await a.ask({ method: 'POST', path: `${P}/${id}/directives`, headers: ALICE, body: JSON.stringify({ text: 'hold [wait]' }) });
+    assert.equal(held.status, 202, held.text);
+    const queued = await b.ask({ method: 'POST', path: `${P}/${id}/directives`, headers: ALICE, body: JSON.stringify({ text: 'Queued through B', when_busy: 'queue' }) });
+    assert.equal(queued.status, 202, queued.text);
+    write(onA, 'before-the-queued-turn.txt', 'written on A while it waited\n');
+    const cancelled = await a.ask({ method: 'POST', path: `${P}/${id}/cancel`, headers: ALICE });
+    assert.equal(cancelled.status, 202, cancelled.text);
+    await idle(a, id);
+    const runs = (await a.ask({ path: `${P}/${id}/conversations/${first.conversation_id}/runs?limit=10`, headers: ALICE })).json().items as { id: string; status: string }[];
+    const last = runs.map((run) => run.id).sort().at(-1)!;
+    assert.equal(runs.length, 3, JSON.stringify(runs));
+    assert.equal(runs.find((run) => run.id === last)?.status, 'succeeded', JSON.stringify(runs));
+    const checkpoints = (await a.ask({ path: `${P}/${id}/checkpoints`, headers: ALICE })).json() as { run_id: string | null }[];
+    assert.ok(checkpoints.some((checkpoint) => checkpoint.run_id === last), `the queued turn's checkpoint, taken where it ran: ${JSON.stringify(checkpoints)}`);
+    // Through B, the same state: what A's worktree held when the queued turn ended.
+    assert.deepEqual(await changed(b, id), ['before-the-queued-turn.txt']);
   });
 });

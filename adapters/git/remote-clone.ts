@@ -105,7 +105,8 @@ export async function localRepository(site: WorktreeSite, repo: string, input: {
     if (theirs.code !== 0) continue;
     const ours = await git([`--git-dir=${dir}`, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { allow: [1] });
     // The base follows the remote's (nothing here commits on it but a merge, which pushes it); a thread's branch is
-    // made from the remote's when missing (a checkpoint restore moves it where the latest checkpoint says).
+    // made from the remote's when missing (a checkpoint restore moves it where the latest checkpoint says, and a
+    // worktree that holds the latest follows the remote's when a merge moved it: worktree-restore.ts).
     if (ours.code !== 0 || branch === input.base) await git([`--git-dir=${dir}`, 'update-ref', `refs/heads/${branch}`, text(theirs)]);
   }
   return ok(dir);
@@ -145,21 +146,28 @@ export async function pushCheckpoint(site: WorktreeSite, common: string, threadI
   return 'pushed';
 }
 
-/** Pushes the thread's branch `branch` as this clone holds it, with a lease on what it last fetched of it; answers whether the remote took it. */
-export async function pushBranch(site: WorktreeSite, common: string, branch: string): Promise<boolean> {
+/** Pushes the thread's branch `branch` as this clone holds it, with a lease on what it last fetched of it; answers how it went. */
+export async function pushBranch(site: WorktreeSite, common: string, branch: string): Promise<Pushed> {
   const known = await site.git([`--git-dir=${common}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`], { allow: [1] });
   const ours = text(await site.git([`--git-dir=${common}`, 'rev-parse', '--verify', `refs/heads/${branch}^{commit}`]));
   const pushed = await pushRef(site, common, `refs/heads/${branch}`, known.code === 0 ? text(known) : '', ours);
-  if (pushed) await site.git([`--git-dir=${common}`, 'update-ref', `refs/remotes/origin/${branch}`, ours]);
+  if (pushed === 'pushed') await site.git([`--git-dir=${common}`, 'update-ref', `refs/remotes/origin/${branch}`, ours]);
   return pushed;
 }
 
 /**
  * Moves `ref` of the remote of clone `common` from `old` (what it held when the merge began) to `commit`: a merged
- * base pushed before this clone's own moves. Answers whether the remote took it (another instance's merge meanwhile wins).
+ * base pushed before this clone's own moves. `rejected` when the remote's `ref` is no longer `old` (another
+ * instance's merge meanwhile wins), `unreachable` when the remote was not reached (git's exit 128).
  */
-export async function pushRef(site: WorktreeSite, common: string, ref: string, old: string, commit: string): Promise<boolean> {
+export async function pushRef(site: WorktreeSite, common: string, ref: string, old: string, commit: string): Promise<Pushed> {
   const { config, env, timeoutMs } = remote();
   const pushed = await site.git([`--git-dir=${common}`, ...config, 'push', '--quiet', '--porcelain', `--force-with-lease=${ref}:${old}`, 'origin', `${commit}:${ref}`], { env, timeoutMs, allow: [1, 128] });
-  return pushed.code === 0;
+  return pushed.code === 0 ? 'pushed' : pushed.code === 128 ? 'unreachable' : 'rejected';
+}
+
+/** `repository_unavailable` for the remote of clone `common`, named as an answer may name it. */
+export async function remoteUnavailable(site: WorktreeSite, common: string, what: string): Promise<Failure> {
+  const url = await site.git([`--git-dir=${common}`, 'config', '--get', 'remote.origin.url'], { allow: [1] });
+  return unavailable(url.code === 0 ? text(url) : 'the remote', what);
 }

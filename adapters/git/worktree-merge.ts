@@ -11,7 +11,7 @@ import { journalOf, moving, recover, writeJournal, type MergeJournal } from './m
 import { text } from './run-git.ts';
 import { commitAll, IDENTITY, moveBranch } from './worktree-commits.ts';
 import { checkoutOf, onPlace, type WorktreeSite } from './worktree-site.ts';
-import { commonDirOf, isClone, pushBranch, pushRef } from './remote-clone.ts';
+import { commonDirOf, isClone, pushBranch, pushRef, remoteUnavailable } from './remote-clone.ts';
 
 /**
  * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no
@@ -85,8 +85,13 @@ export function mergeWorktree(
         const dirty = text(await git([...inTree(checkout), 'status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']));
         if (dirty !== '') return fail({ code: await movedOrDirty(site, threadId, ref, old, place, checkout) });
       }
-      // A clone's base is the remote's: pushed first, a compare-and-swap on what it held (another instance's merge meanwhile wins).
-      if (isClone(site, common) && !(await pushRef(site, common, ref, old, commit))) return fail({ code: 'base_moved' });
+      // A clone's base is the remote's: pushed first, a compare-and-swap on what it held (another instance's merge
+      // meanwhile wins: `base_moved`); a remote not reached is the remote's absence, as for any other use of it.
+      if (isClone(site, common)) {
+        const pushed = await pushRef(site, common, ref, old, commit);
+        if (pushed === 'unreachable') return fail(await remoteUnavailable(site, common, 'push'));
+        if (pushed === 'rejected') return fail({ code: 'base_moved' });
+      }
       const journal = journalOf(site, threadId);
       const entry: MergeJournal = { at: worktree.path, ref, old, commit, head, strategy, checkout: checkout?.workTree ?? null, ...(checkout === null ? {} : { checkoutGitDir: checkout.gitDir }) };
       await writeJournal(site, threadId, entry);
@@ -107,11 +112,10 @@ export function mergeWorktree(
       }
       // A squash leaves the branch beside the base: it moves to the squashed commit (the worktree holds
       // nothing uncommitted now), so the thread goes on from what was merged and shows no changes.
-      if (strategy === 'squash') {
-        await moveBranch(site, place, worktree.branch, head, commit);
-        // Where the other instances find it: the branch on the remote moved too (the next turn's end pushes it otherwise).
-        if (isClone(site, common)) await pushBranch(site, common, worktree.branch);
-      }
+      if (strategy === 'squash') await moveBranch(site, place, worktree.branch, head, commit);
+      // Where the other instances find it (the squashed commit, or the commit of what the worktree held): the branch on
+      // the remote moved too, so theirs follow it (worktree-restore.ts); the next turn's end pushes it otherwise.
+      if (isClone(site, common)) await pushBranch(site, common, worktree.branch);
       await rm(journal, { force: true });
       return ok({ commit, base: worktree.base });
     });

@@ -12,9 +12,10 @@ import type { BackgroundTurns } from './turns.ts';
 /**
  * Runs the turn of a queued directive that a hand-over (a turn's end, or the sweep) started: its
  * `dequeued` event is published first, then the run is started on this instance, which holds its
- * lease; the turn takes its unsent prompt just before the agent gets it. Never throws: answers
- * whether it started. A turn that cannot be started here is left to lapse, and the sweep starts it
- * again (its prompt still unsent), or ends it when that fails too.
+ * lease, in the directory this instance works out for the thread; the turn takes its unsent prompt
+ * just before the agent gets it. Never throws: answers whether it started. A turn that cannot be
+ * started here is left to lapse, and the sweep starts it again (its prompt still unsent), or ends it
+ * when that fails too.
  */
 export function queuedTurns(deps: {
   /** The catalog (the turn's agent), and what the thread's history is read from. */
@@ -39,7 +40,10 @@ export function queuedTurns(deps: {
         prompt: turn.item.text,
         unsent: true,
         messageId: turn.item.message_id,
-        cwd: run.directory ?? (await directoryOf(deps.runDirectory, thread)),
+        // Worked out here, as a directive's turn is: the directory stored with the queued directive is the queuing
+        // instance's, and a repository project's worktree is each instance's own, brought to the thread's latest
+        // checkpoint before a turn (another machine's path is not on this disk, and would skip that rebuild).
+        cwd: await directoryOf(deps.runDirectory, thread),
         mode: conversation.permission_mode,
         // What the thread had when this turn started (the turns that ran while it waited included).
         history: () => threadHistory(deps.storage, thread.owner, thread.id, run.id),

@@ -471,6 +471,110 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit).at(-1), won.commit);
     });
 
+    // Issue 40: a push of the base that could not reach the remote was told apart from nothing and answered 409
+    // `base_moved` ("ask again": the base had not moved); it is the remote's absence, 503 as every other use of it.
+    it('a merge whose push of the base cannot reach the remote is repository_unavailable, not base_moved; nothing of the base moves', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      made.push(remote);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'feature.txt', 'feature\n');
+      const before = { shared: git(shared, 'rev-parse', 'main'), local: git(onA.path, 'rev-parse', 'main') };
+      const { renameSync } = await import('node:fs');
+      renameSync(shared, `${shared}.away`);
+      const refused = await a.merge(onA, { message: 'Feature', strategy: 'squash' });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable', JSON.stringify(refused));
+      assert.equal(git(onA.path, 'rev-parse', 'main'), before.local, "this instance's base did not move");
+      renameSync(`${shared}.away`, shared);
+      assert.equal(git(shared, 'rev-parse', 'main'), before.shared, "nor the remote's");
+      // Back: the same merge lands.
+      const landed = unwrap(await a.merge(onA, { message: 'Feature', strategy: 'squash' }));
+      assert.equal(git(shared, 'rev-parse', 'main'), landed.commit);
+      assert.equal(git(shared, 'show', 'main:feature.txt'), 'feature');
+    });
+
+    // Issue 40: after a merge through one instance, the other's existing worktree of the thread still listed the
+    // merged files as changed: its thread branch was never moved to the remote's, only its base.
+    for (const strategy of ['squash', 'merge'] as const) {
+      it(`a ${strategy} through one instance: the other's existing worktree lists nothing merged as changed, and keeps what it holds beyond; a new disk's the same`, async () => {
+        const { repo, worktrees: a } = setup();
+        const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+        const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+        const elsewhere = mkdtempSync(join(tmpdir(), 'console-elsewhere-'));
+        made.push(remote, otherRoot, elsewhere);
+        const shared = join(remote, 'shared.git');
+        git(remote, 'clone', '--bare', '--quiet', repo, shared);
+        const url = `file://${shared}`;
+        const b = factory(otherRoot);
+        const id = uuidv7();
+        const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+        write(onA.path, 'feature.txt', 'feature\n');
+        unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }));
+        const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await b.changes(onB)).files.map((file) => file.path), ['feature.txt']);
+        // The base moves meanwhile (someone else's push): the merge brings it in too.
+        git(elsewhere, 'clone', '--quiet', url, 'work');
+        write(join(elsewhere, 'work'), 'other.txt', 'pushed by someone else\n');
+        git(join(elsewhere, 'work'), 'add', 'other.txt');
+        git(join(elsewhere, 'work'), '-c', 'user.email=o@example.com', '-c', 'user.name=O', 'commit', '--quiet', '-m', 'other');
+        git(join(elsewhere, 'work'), 'push', '--quiet', 'origin', 'main');
+        unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+        unwrap(await a.merge(onA, { message: 'Feature', strategy }));
+        assert.deepEqual(unwrap(await a.changes(onA)).files, [], 'nothing left to merge on A');
+        // B holds one more file of its own, not merged (written since its last checkpoint): kept.
+        write(onB.path, 'kept-on-b.txt', 'not merged\n');
+        unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await b.changes(onB)).files.map((file) => file.path), ['kept-on-b.txt'], 'only what B holds beyond the merge');
+        assert.equal(readFileSync(join(onB.path, 'kept-on-b.txt'), 'utf8'), 'not merged\n');
+        assert.equal(readFileSync(join(onB.path, 'feature.txt'), 'utf8'), 'feature\n');
+        // A squash's branch holds the base's own change too; a merge's is the commit of what the worktree held.
+        assert.equal(existsSync(join(onB.path, 'other.txt')), strategy === 'squash', "B's files are the branch's");
+        assert.equal(existsSync(join(onA.path, 'other.txt')), strategy === 'squash', "as A's are");
+        assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(shared, 'rev-parse', `refs/heads/console/${id}`), "B's branch is the remote's");
+        // An instance with a new disk rebuilds the worktree from the latest checkpoint: nothing merged listed either,
+        // and nothing of the base's own change taken back (its files before were the checkpoint's, on the merged branch).
+        const thirdRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-c-'));
+        made.push(thirdRoot);
+        const c = factory(thirdRoot);
+        const onC = unwrap(await c.ensure({ repo: url, base: 'main', threadId: id }));
+        assert.deepEqual(unwrap(await c.changes(onC)).files, []);
+        assert.equal(readFileSync(join(onC.path, 'feature.txt'), 'utf8'), 'feature\n');
+        assert.equal(existsSync(join(onC.path, 'other.txt')), strategy === 'squash');
+        assert.equal(git(onC.path, 'rev-parse', 'HEAD'), git(shared, 'rev-parse', `refs/heads/console/${id}`), "C's branch is the remote's");
+      });
+    }
+
+    it('a squash whose push of the branch did not reach the remote: the merging instance keeps its squashed branch, never the remote\'s older one', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      made.push(remote);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      // The agent committed on the branch: the squashed commit does not descend from it.
+      write(onA.path, 'feature.txt', 'feature\n');
+      git(onA.path, 'add', 'feature.txt');
+      git(onA.path, 'commit', '--quiet', '-m', 'feature');
+      write(onA.path, 'more.txt', 'more\n');
+      unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }));
+      const before = git(shared, 'rev-parse', `refs/heads/console/${id}`);
+      assert.equal(before, git(onA.path, 'rev-parse', 'HEAD'));
+      unwrap(await a.merge(onA, { message: 'Feature', strategy: 'squash' }));
+      // As if the branch's push (after the base's) had not reached the remote: it and this clone's record of it as before.
+      git(shared, 'update-ref', `refs/heads/console/${id}`, before);
+      git(onA.path, 'update-ref', `refs/remotes/origin/console/${id}`, before);
+      const squashed = git(onA.path, 'rev-parse', 'HEAD');
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(git(onA.path, 'rev-parse', 'HEAD'), squashed);
+      assert.deepEqual(unwrap(await a.changes(onA)).files, []);
+    });
+
     it("a rewind on one instance is the thread's latest state on the other: its restore is recorded as a checkpoint, not listed", async () => {
       const { repo, worktrees: a } = setup();
       const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));

@@ -24,17 +24,22 @@ for (const kind of storageKinds('worktrees')) {
     let opened: OpenedStorage;
     let service: TestService;
     let repo: string;
+    let remote: string;
     before(async () => {
       repo = gitRepository();
+      // A shared remote reached by URL (contract section 8, "More than one machine"): this instance works in a clone of it.
+      remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      git(remote, 'clone', '--bare', '--quiet', repo, join(remote, 'shared.git'));
       opened = await kind.open();
       const fixture = fixtureWorld();
-      await opened.storage.importWorld({ ...fixture, projects: [...fixture.projects, { name: 'repo-web', directory: null, repo, base: 'main' }] });
+      await opened.storage.importWorld({ ...fixture, projects: [...fixture.projects, { name: 'repo-web', directory: null, repo, base: 'main' }, { name: 'remote-web', directory: null, repo: `file://${join(remote, 'shared.git')}`, base: 'main' }] });
       service = await startService({ DIRECTIVES_PER_MINUTE: '100000' }, { storage: opened.storage });
     });
     after(async () => {
       await service.close();
       await opened.close();
       rmSync(repo, { recursive: true, force: true });
+      rmSync(remote, { recursive: true, force: true });
     });
 
     const send = (ref: string, body: Record<string, unknown>, headers = ALICE) =>
@@ -43,8 +48,8 @@ for (const kind of storageKinds('worktrees')) {
     const post = (path: string, body: unknown, headers = ALICE) => service.ask({ method: 'POST', path: `${P}/${path}`, headers, body: JSON.stringify(body) });
     const idle = (threadId: string) => idleThread(service.port, threadId, ALICE);
     /** A new thread of alice's on the repository project, its first turn over. */
-    const thread = async (text = 'Start') => {
-      const res = await send(randomUUID(), { text, project: 'repo-web', model: 'claude:opus' });
+    const thread = async (text = 'Start', project = 'repo-web') => {
+      const res = await send(randomUUID(), { text, project, model: 'claude:opus' });
       assert.equal(res.status, 202, res.text);
       const { thread_id: id, run_id: run, conversation_id: conversation } = res.json() as { thread_id: string; run_id: string; conversation_id: string };
       await idle(id);
@@ -120,6 +125,25 @@ for (const kind of storageKinds('worktrees')) {
       assert.equal(git(repo, 'log', '-1', '--format=%P', 'main').split(' ').length, 2, 'a merge commit');
       assert.equal(readFileSync(join(repo, 'b.txt'), 'utf8'), 'from thread b\n');
       assert.equal(git(repo, 'status', '--porcelain'), '');
+    });
+
+    // Issue 40: a merge whose push of the base could not reach the remote answered 409 base_moved ("ask again").
+    it('a merge whose push of the base cannot reach the remote answers 503 repository_unavailable, and lands once it can', async () => {
+      const t = await thread('Start', 'remote-web');
+      write(t.worktree.path, 'pushed.txt', 'merged through a remote\n');
+      // Fetches still reach it; pushes from this instance's clone do not (a remote that went away between the two).
+      const clone = git(t.worktree.path, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+      git(clone, 'config', 'remote.origin.pushurl', `file://${join(remote, 'gone.git')}`);
+      const before = git(join(remote, 'shared.git'), 'rev-parse', 'main');
+      const refused = await post(`${t.id}/changes/merge`, { strategy: 'squash' });
+      assert.equal(refused.status, 503, refused.text);
+      assert.match(refused.headers['content-type'] ?? '', /^application\/problem\+json/);
+      assert.equal(refused.json().code, 'repository_unavailable');
+      assert.equal(git(join(remote, 'shared.git'), 'rev-parse', 'main'), before);
+      git(clone, 'config', '--unset', 'remote.origin.pushurl');
+      const landed = await post(`${t.id}/changes/merge`, { strategy: 'squash' });
+      assert.equal(landed.status, 200, landed.text);
+      assert.equal(git(join(remote, 'shared.git'), 'show', 'main:pushed.txt'), 'merged through a remote');
     });
 
     it("a teleport's landing thread works in a worktree of its own, from the branch of the thread it came from", async () => {
