@@ -201,6 +201,9 @@ async function rebuildOnRemote(site: WorktreeSite, common: string, threadId: str
   // The branch: ours where it holds the remote's, the remote's where it holds ours; two that diverged are not rebuilt.
   const head = theirs === '' || (await holds(theirs, ours)) ? ours : (await holds(ours, theirs)) ? theirs : null;
   if (head === null) return null;
+  // Behind the remote's: the branch here follows it now (nothing of its own is lost, the remote's holds it), so a
+  // push tried again later never takes the remote's back (the worktree follows at its next use: worktree-restore.ts).
+  if (head !== ours) await git([...at, 'update-ref', `refs/heads/${name}`, head, ours]);
   const latest = await known(site, common, fetchedLatestRef(threadId));
   let tree = text(await git([...at, 'rev-parse', '--verify', `${own}^{tree}`]));
   if (latest !== '' && !(await holds(latest, own))) {

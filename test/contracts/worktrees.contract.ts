@@ -459,7 +459,10 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      // The winner's turn committed on the branch; the loser's left its file uncommitted.
       write(onA.path, 'winner.txt', 'A pushed first\n');
+      git(onA.path, 'add', 'winner.txt');
+      git(onA.path, 'commit', '--quiet', '-m', 'winner');
       write(onB.path, 'loser.txt', 'B pushed second\n');
       const won = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
       const lost = uuidv7();
@@ -469,8 +472,11 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(git(shared, 'rev-parse', `${rebuilt.commit}^`), won.commit, "its parent the winner's");
       assert.equal(git(shared, 'show', `${rebuilt.commit}:winner.txt`), 'A pushed first');
       assert.equal(git(shared, 'show', `${rebuilt.commit}:loser.txt`), 'B pushed second');
+      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), "the winner's commit stays on the remote's branch");
       unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(onA.path, 'rev-parse', 'HEAD'), "the loser's branch is the winner's");
+      assert.equal(git(onB.path, 'status', '--porcelain'), '?? loser.txt', 'its own file uncommitted as it was');
       for (const path of [onA.path, onB.path]) {
         assert.equal(readFileSync(join(path, 'winner.txt'), 'utf8'), 'A pushed first\n');
         assert.equal(readFileSync(join(path, 'loser.txt'), 'utf8'), 'B pushed second\n');
