@@ -550,6 +550,37 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), listedOnA);
     });
 
+    it('an owed checkpoint refused at the next use, changing a file the other instance changed differently: set aside and answered checkpoint_set_aside once, never dropped', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const { renameSync } = await import('node:fs');
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'both.txt', 'taken on A while the remote was down\n');
+      renameSync(shared, `${shared}.away`);
+      const owed = uuidv7();
+      const down = await a.checkpoint({ threadId: id, path: onA.path, runId: owed, messageId: null });
+      assert.equal(!down.ok && down.error.code, 'repository_unavailable');
+      renameSync(`${shared}.away`, shared);
+      write(onB.path, 'both.txt', 'B went on\n');
+      const onRemote = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }))!;
+      const told = await a.ensure({ repo: url, base: 'main', threadId: id });
+      assert.equal(!told.ok && told.error.code, 'checkpoint_set_aside');
+      const aside = git(onA.path, 'rev-parse', `refs/console/rejected/${id}/${owed}`);
+      assert.equal(git(onA.path, 'show', `${aside}:both.txt`), 'taken on A while the remote was down', 'kept aside on A');
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onA.path, 'both.txt'), 'utf8'), 'B went on\n', "A goes on from B's");
+      assert.deepEqual(unwrap(await a.checkpoints(onA)).map((c) => c.commit), [onRemote.commit]);
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), [onRemote.commit]);
+    });
+
     // Issue 40: a push of the base that could not reach the remote was told apart from nothing and answered 409
     // `base_moved` ("ask again": the base had not moved); it is the remote's absence, 503 as every other use of it.
     it('a merge whose push of the base cannot reach the remote is repository_unavailable, not base_moved; nothing of the base moves', async () => {
