@@ -150,6 +150,13 @@ export const ERROR_DETAILS = {
    * The worktree is left as it is; once the file is gone or fixed, its changes read again.
    */
   worktree_unreadable: "git cannot read the worktree's files: it refuses a path or an attribute they hold; nothing was read or merged",
+  /**
+   * A thread's checkpoint another instance's turn beat to the shared remote and that could not be put on top of its
+   * (the two changed one file differently, or their branches diverged): it is kept aside on the instance that took it
+   * (`refs/console/rejected/<thread id>/<run id>`, the detail names it), no longer the thread's; the thread goes on
+   * from the other's. Ask again to go on.
+   */
+  checkpoint_set_aside: "This instance's checkpoint of the thread could not be put on top of another instance's: it is kept aside, and the thread goes on from the other's",
   /** A rewind of a repository thread with no checkpoint of the worktree before that run (taken before checkpoints were kept, or lost). */
   checkpoint_unavailable: 'No checkpoint of the worktree before that run is kept: its files cannot be put back',
   /** A rewind to before a run a rewind took back already, on a thread that has gone on since (runs after it that are not rewound). */

@@ -9,7 +9,7 @@ export type MergeStrategy = 'squash' | 'merge';
 /**
  * Threads' git worktrees (contract section 8): made and repaired, read as changes against the
  * merge base with their base branch, and merged into it. Refusals are failures (`git_unavailable`,
- * `repository_unavailable`, `diff_too_large`, `merge_conflict`, `base_checkout_dirty`, `base_moved`,
+ * `repository_unavailable`, `checkpoint_set_aside`, `diff_too_large`, `merge_conflict`, `base_checkout_dirty`, `base_moved`,
  * `worktree_tampered`, `worktree_unreadable`); any other trouble throws. An agent writes any file of a
  * worktree: nothing it writes may make an implementation run a command, or read outside the worktree.
  */
@@ -51,8 +51,10 @@ export interface Worktrees {
    * one before the thread's first turn, only when the thread has none yet. Answers the checkpoint, or null when
    * nothing was recorded (`path` is no worktree of the thread's: a plain project's directory; or the first is there already).
    * On a repository reached by URL the branch and the checkpoint are pushed (a compare-and-swap on the branch); one the
-   * remote did not take is kept here and answered `repository_unavailable` (when it was not reached, the thread's next
-   * `ensure` here pushes it first).
+   * remote did not reach is kept here and answered `repository_unavailable` (the thread's next `ensure` here pushes it
+   * first). One refused (another instance's was pushed first) is rebuilt on top of that one and pushed again; where it
+   * cannot be, it is set aside here (`refs/console/rejected/<thread id>/<run id>`), never dropped, and answered
+   * `checkpoint_set_aside` (so is the `ensure` that finds an owed one so).
    */
   checkpoint(input: { readonly threadId: string; readonly path: string; readonly runId: string | null; readonly messageId: string | null }): Promise<Result<Checkpoint | null, Failure>>;
   /** The thread's checkpoints, oldest first. */

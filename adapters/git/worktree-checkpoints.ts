@@ -8,7 +8,8 @@ import { text } from './run-git.ts';
 import { snapshot } from './worktree-changes.ts';
 import { IDENTITY } from './worktree-commits.ts';
 import { noteCurrent, noteUnpushed } from './current-checkpoint.ts';
-import { commonDirOf, isClone, pushCheckpoint } from './remote-clone.ts';
+import { commonDirOf, isClone, pushOrRebuild, setAside } from './remote-clone.ts';
+import { TRAILER, trailer } from './checkpoint-trailers.ts';
 import { NO_DRIVERS, onPlace, THREAD_ID, type WorktreeSite } from './worktree-site.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,16 +17,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The create-only old value of `update-ref`: a checkpoint's ref is written once, never moved. */
 const NO_COMMIT = '0'.repeat(40);
 
-/** What a checkpoint commit's message records, as trailers, beside its title. */
-const TRAILER = { seq: 'Console-Checkpoint', run: 'Console-Run', message: 'Console-Message', created: 'Console-Created', files: 'Console-Files-Changed', head: 'Console-Head', rewind: 'Console-Rewind' } as const;
-
 /** Only ids go into a message: nothing that could end a trailer line. */
 const plainId = (id: string | null): string => (id !== null && /^[A-Za-z0-9_-]{1,200}$/.test(id) ? id : '');
-
-function trailer(message: string, name: string): string | null {
-  const found = new RegExp(`^${name}: (.*)$`, 'm').exec(message);
-  return found === null ? null : found[1]!;
-}
 
 /**
  * A checkpoint, its order among the thread's, and the commit its branch was at when it was taken (null for one
@@ -127,7 +120,7 @@ export async function writeCheckpoint(
     `${TRAILER.created}: ${createdAt}`, `${TRAILER.files}: ${filesChanged}`, `${TRAILER.head}: ${head}`, ...(rewindOf === null ? [] : [`${TRAILER.rewind}: ${plainId(rewindOf)}`]), '',
   ].join('\n');
   const configured = (await git([...bare(place), 'config', 'user.email'], { allow: [1] })).code === 0;
-  const commit = text(await git([...bare(place), 'commit-tree', tree, '-p', parent, '-m', message], { env: configured ? {} : IDENTITY }));
+  let commit = text(await git([...bare(place), 'commit-tree', tree, '-p', parent, '-m', message], { env: configured ? {} : IDENTITY }));
   const name = rewindOf !== null ? `rewind-${plainId(rewindOf)}` : runId ?? 'base';
   const ref = `${checkpointRefs(threadId)}${name}`;
   // Created once: a run checkpointed already (its turn's end and a sweep) keeps its first.
@@ -139,23 +132,20 @@ export async function writeCheckpoint(
   // the remote is not reached, and again at the thread's next use here when it still is not (worktree-making.ts).
   const common = await commonDirOf(site, place);
   if (isClone(site, common)) {
-    let pushed = await pushCheckpoint(site, common, threadId, ref);
+    // Refused (another instance's turn took the thread first): rebuilt on its checkpoint and pushed again, else set
+    // aside (remote-clone.ts); either way the worktree follows the remote's latest at its next use here.
+    let pushed = await pushOrRebuild(site, common, threadId, ref);
     for (let wait = 250; pushed === 'unreachable' && wait <= 1_000; wait *= 2) {
       await sleep(wait);
-      pushed = await pushCheckpoint(site, common, threadId, ref);
+      pushed = await pushOrRebuild(site, common, threadId, ref);
     }
-    if (pushed !== 'pushed') {
-      if (pushed === 'unreachable') await noteUnpushed(site, threadId, ref);
-      else {
-        // Another instance's turn took the branch first: this checkpoint is kept aside (never lost, no longer the
-        // thread's), and the worktree is rebuilt from that instance's at its next use here.
-        await git([...bare(place), 'update-ref', `refs/console/rejected/${threadId}/${name}`, commit]);
-        await git([...bare(place), 'update-ref', '-d', ref, commit]);
-      }
-      return fail({ code: 'repository_unavailable', detail: pushed === 'unreachable'
-        ? 'the checkpoint is kept on this instance: the remote was not reached; the thread\'s next use here pushes it'
-        : 'the checkpoint is kept on this instance: another instance moved the thread\'s branch on the remote since' });
+    if (pushed === 'set-aside') return fail(setAside(threadId, ref));
+    if (pushed === 'unreachable') {
+      await noteUnpushed(site, threadId, ref);
+      return fail({ code: 'repository_unavailable', detail: 'the checkpoint is kept on this instance: the remote was not reached; the thread\'s next use here pushes it' });
     }
+    // Rebuilt on another instance's: what the remote holds now under this run.
+    commit = text(await git([...bare(place), 'rev-parse', '--verify', `${ref}^{commit}`]));
   }
   return ok({ run_id: runId, message_id: plainId(input.messageId) === '' ? null : input.messageId, commit, created_at: createdAt, files_changed: filesChanged });
 }

@@ -18,7 +18,9 @@ export function turnCheckpoints(deps: { readonly worktrees: Pick<Worktrees, 'che
     if (directory === null) return;
     try {
       const recorded = await deps.worktrees.checkpoint({ threadId, path: directory, runId, messageId });
-      if (!recorded.ok) deps.log.warn({ thread: threadId, run: runId, code: recorded.error.code, detail: recorded.error.detail }, 'the checkpoint of a turn could not be recorded');
+      // Set aside (another instance's turn beat it to the remote, and it could not be put on top): never silent.
+      if (!recorded.ok && recorded.error.code === 'checkpoint_set_aside') deps.log.error({ thread: threadId, run: runId, code: recorded.error.code, detail: recorded.error.detail }, 'the checkpoint of a turn was set aside: another instance\'s is the thread\'s');
+      else if (!recorded.ok) deps.log.warn({ thread: threadId, run: runId, code: recorded.error.code, detail: recorded.error.detail }, 'the checkpoint of a turn could not be recorded');
     } catch (error) {
       deps.log.warn({ err: error, thread: threadId, run: runId }, 'the checkpoint of a turn could not be recorded');
     }

@@ -63,6 +63,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   storage_unavailable: 503,
   git_unavailable: 503,
   repository_unavailable: 503,
+  checkpoint_set_aside: 409,
   no_worktree: 409,
   change_unavailable: 404,
   diff_too_large: 413,

@@ -445,7 +445,9 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(readFileSync(join(onB.path, 'later.txt'), 'utf8'), 'pushed at the next use\n', 'another instance starts from it');
     });
 
-    it('two instances racing to push a turn of one thread: one wins; the loser keeps its checkpoint aside and rebuilds from the winner\'s', async () => {
+    // Issue 40: the loser of a push race set its checkpoint aside on its own disk, only a warning said so, and its
+    // turn's files were gone from the thread: a compare-and-swap's loser rebuilds on the winner's and pushes again.
+    it("two instances racing to push a turn of one thread: the loser's checkpoint is rebuilt on the winner's and pushed; both list the same", async () => {
       const { repo, worktrees: a } = setup();
       const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
       const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
@@ -457,18 +459,126 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      // The winner's turn committed on the branch; the loser's left its file uncommitted.
       write(onA.path, 'winner.txt', 'A pushed first\n');
+      git(onA.path, 'add', 'winner.txt');
+      git(onA.path, 'commit', '--quiet', '-m', 'winner');
       write(onB.path, 'loser.txt', 'B pushed second\n');
       const won = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
       const lost = uuidv7();
-      const refused = await b.checkpoint({ threadId: id, path: onB.path, runId: lost, messageId: null });
-      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
-      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), "the remote holds the winner's branch");
-      assert.ok(git(onB.path, 'rev-parse', `refs/console/rejected/${id}/${lost}`).length === 40, "the loser's checkpoint is kept aside");
+      const rebuilt = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: lost, messageId: null }))!;
+      assert.equal(git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${lost}`), rebuilt.commit, "the loser's checkpoint reached the remote");
+      assert.equal(git(shared, 'rev-parse', `refs/console/latest/${id}/checkpoint`), rebuilt.commit, 'on top: the latest');
+      assert.equal(git(shared, 'rev-parse', `${rebuilt.commit}^`), won.commit, "its parent the winner's");
+      assert.equal(git(shared, 'show', `${rebuilt.commit}:winner.txt`), 'A pushed first');
+      assert.equal(git(shared, 'show', `${rebuilt.commit}:loser.txt`), 'B pushed second');
+      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), "the winner's commit stays on the remote's branch");
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
-      assert.equal(readFileSync(join(onB.path, 'winner.txt'), 'utf8'), 'A pushed first\n', "the loser rebuilt from the winner's checkpoint");
-      assert.ok(!existsSync(join(onB.path, 'loser.txt')));
-      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit).at(-1), won.commit);
+      assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(onA.path, 'rev-parse', 'HEAD'), "the loser's branch is the winner's");
+      assert.equal(git(onB.path, 'status', '--porcelain'), '?? loser.txt', 'its own file uncommitted as it was');
+      for (const path of [onA.path, onB.path]) {
+        assert.equal(readFileSync(join(path, 'winner.txt'), 'utf8'), 'A pushed first\n');
+        assert.equal(readFileSync(join(path, 'loser.txt'), 'utf8'), 'B pushed second\n');
+      }
+      const listedOnA = unwrap(await a.checkpoints(onA)).map((c) => c.commit);
+      assert.deepEqual(listedOnA, [won.commit, rebuilt.commit]);
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), listedOnA);
+    });
+
+    it("two instances racing to push, their turns changing one file differently: the loser's checkpoint is set aside and told, never dropped; it rebuilds from the winner's", async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'both.txt', 'A pushed first\n');
+      write(onB.path, 'both.txt', 'B pushed second\n');
+      const won = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
+      const lost = uuidv7();
+      const refused = await b.checkpoint({ threadId: id, path: onB.path, runId: lost, messageId: null });
+      assert.equal(!refused.ok && refused.error.code, 'checkpoint_set_aside');
+      assert.ok(!refused.ok && refused.error.detail?.includes(`refs/console/rejected/${id}/${lost}`), 'the detail names where it is kept');
+      assert.equal(git(shared, 'rev-parse', `refs/heads/console/${id}`), git(onA.path, 'rev-parse', 'HEAD'), "the remote holds the winner's branch");
+      const aside = git(onB.path, 'rev-parse', `refs/console/rejected/${id}/${lost}`);
+      assert.equal(git(onB.path, 'show', `${aside}:both.txt`), 'B pushed second', "the loser's checkpoint is kept aside");
+      unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'both.txt'), 'utf8'), 'A pushed first\n', "the loser rebuilt from the winner's checkpoint");
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), [won.commit]);
+    });
+
+    // Issue 40: a checkpoint owed to a remote that was not reached, refused at the next use (another instance went on
+    // meanwhile), was forgotten: its files went from the instance, and the two instances listed different checkpoints.
+    it('a checkpoint owed to a remote not reached, refused at the next use because another instance went on: rebuilt on top and pushed, never dropped; both list the same', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const { renameSync } = await import('node:fs');
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'owed.txt', 'taken on A while the remote was down\n');
+      renameSync(shared, `${shared}.away`);
+      const owed = uuidv7();
+      const refused = await a.checkpoint({ threadId: id, path: onA.path, runId: owed, messageId: null });
+      assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
+      renameSync(`${shared}.away`, shared);
+      write(onB.path, 'meanwhile.txt', 'B went on\n');
+      const onRemote = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }))!;
+      // A's next use: its owed checkpoint is refused by the remote, rebuilt on B's and pushed.
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const pushed = git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${owed}`);
+      assert.equal(git(shared, 'rev-parse', `refs/console/latest/${id}/checkpoint`), pushed);
+      assert.equal(git(shared, 'rev-parse', `${pushed}^`), onRemote.commit);
+      assert.equal(readFileSync(join(onA.path, 'owed.txt'), 'utf8'), 'taken on A while the remote was down\n', 'its files stay on A');
+      assert.equal(readFileSync(join(onA.path, 'meanwhile.txt'), 'utf8'), 'B went on\n');
+      unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onB.path, 'owed.txt'), 'utf8'), 'taken on A while the remote was down\n', 'and reach B');
+      const listedOnA = unwrap(await a.checkpoints(onA)).map((c) => c.commit);
+      assert.deepEqual(listedOnA, [onRemote.commit, pushed]);
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), listedOnA);
+    });
+
+    it('an owed checkpoint refused at the next use, changing a file the other instance changed differently: set aside and answered checkpoint_set_aside once, never dropped', async () => {
+      const { repo, worktrees: a } = setup();
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      const url = `file://${shared}`;
+      const { renameSync } = await import('node:fs');
+      const b = factory(otherRoot);
+      const id = uuidv7();
+      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
+      write(onA.path, 'both.txt', 'taken on A while the remote was down\n');
+      renameSync(shared, `${shared}.away`);
+      const owed = uuidv7();
+      const down = await a.checkpoint({ threadId: id, path: onA.path, runId: owed, messageId: null });
+      assert.equal(!down.ok && down.error.code, 'repository_unavailable');
+      renameSync(`${shared}.away`, shared);
+      write(onB.path, 'both.txt', 'B went on\n');
+      const onRemote = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }))!;
+      const told = await a.ensure({ repo: url, base: 'main', threadId: id });
+      assert.equal(!told.ok && told.error.code, 'checkpoint_set_aside');
+      const aside = git(onA.path, 'rev-parse', `refs/console/rejected/${id}/${owed}`);
+      assert.equal(git(onA.path, 'show', `${aside}:both.txt`), 'taken on A while the remote was down', 'kept aside on A');
+      unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
+      assert.equal(readFileSync(join(onA.path, 'both.txt'), 'utf8'), 'B went on\n', "A goes on from B's");
+      assert.deepEqual(unwrap(await a.checkpoints(onA)).map((c) => c.commit), [onRemote.commit]);
+      assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), [onRemote.commit]);
     });
 
     // Issue 40: a push of the base that could not reach the remote was told apart from nothing and answered 409

@@ -98,4 +98,15 @@ describe('checkpoints in the turn lifecycle', () => {
       ['the checkpoint of a turn could not be recorded', undefined],
     ]);
   });
+
+  // Issue 40: a checkpoint another instance's turn beat to the remote, set aside on this instance, was a warning
+  // among others; it is an error, with the ref it is kept on.
+  it("a checkpoint set aside (another instance's was pushed first and it could not be put on top) is logged as an error", async () => {
+    const lines: { level: number; msg: string; code?: string; detail?: string }[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const detail = 'kept on this instance as refs/console/rejected/t/r';
+    const setAside = turnCheckpoints({ worktrees: { checkpoint: async () => fail({ code: 'checkpoint_set_aside', detail }) }, log });
+    await setAside({ threadId: 't', runId: 'r', messageId: null, directory: DIRECTORY });
+    assert.deepEqual(lines.map((line) => [line.level, line.code, line.detail]), [[50, 'checkpoint_set_aside', detail]]);
+  });
 });
