@@ -52,7 +52,9 @@ export function allStorageKinds(prefix: string): StorageKind[] {
     {
       name: 'embedded PGlite',
       open: async (onQuery) => {
-        const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+        // Each storage opened over it (`reopen`: a second instance, a restart) holds a pool of its own: room for a
+        // few, where `npm start`'s one storage needs the default (a connection past the cap is closed at once).
+        const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR, maxConnections: 4 * EMBEDDED_POOL_SIZE + 2 });
         const opened: Storage[] = [];
         const connect = async () => {
           const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, ...(onQuery === undefined ? {} : { onQuery }) });
