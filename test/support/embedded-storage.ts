@@ -16,7 +16,8 @@ export async function embeddedStorage(): Promise<Storage> {
 
 /** A fresh embedded database, and storages over it as a second instance opens them. */
 export async function openEmbedded(): Promise<OpenedStorage> {
-  const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
+  // Room for the pools of a few storages over it (its default cap is one storage's pool and two more).
+  const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR, maxConnections: 4 * EMBEDDED_POOL_SIZE + 2 });
   const opened: Storage[] = [];
   const connect = async () => {
     const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE });
