@@ -33,6 +33,7 @@ export async function rebuildBench(): Promise<void> {
   const bares: number[] = [];
   const currents: number[] = [];
   const refs: number[] = [];
+  const plains: number[] = [];
   try {
     const repo = benchRepository(parent, FILES);
     const remote = join(parent, 'remote.git');
@@ -89,6 +90,18 @@ export async function rebuildBench(): Promise<void> {
         bares.push(took.bare);
       }
     }
+    // The same check on a project named by a plain path (one machine, as before issue 40): its thread's worktree,
+    // made once, then found current again each round (no remote to fetch from).
+    const c = gitWorktrees({ root: join(parent, 'c'), timeoutMs: 120_000 });
+    const plainThread = uuidv7();
+    const plain = await c.ensure({ repo, base: 'main', threadId: plainThread });
+    if (!plain.ok) throw new Error(`no worktree on a plain path: ${JSON.stringify(plain.error)}`);
+    for (let round = 1; round <= WARMUP + ROUNDS; round += 1) {
+      const started = performance.now();
+      const again = await c.ensure({ repo, base: 'main', threadId: plainThread });
+      if (!again.ok) throw new Error(`a plain path's current worktree went wrong: ${JSON.stringify(again.error)}`);
+      if (round > WARMUP) plains.push(performance.now() - started);
+    }
   } finally {
     try {
       rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
@@ -111,7 +124,8 @@ worktree added from the branch, its files brought to the latest checkpoint: a sn
 the branch and index set) beside the bare way to the same files, \`git clone --no-checkout --reference <B's clone>\` of
 the remote, a \`git fetch\` of the checkpoint's ref, then \`git checkout\` of it, which goes first alternating; ${WARMUP} round of warm-up, then
 ${ROUNDS}. Then the \`ensure\` of the worktree now current (what every turn and changes read pays) beside the one git
-command the check adds (\`git for-each-ref\` over the thread's checkpoints). \`BENCH_ONLY=rebuild npm run bench\`
+command the check adds (\`git for-each-ref\` over the thread's checkpoints), and the \`ensure\` of a current worktree of a
+project named by a plain path (no remote). \`BENCH_ONLY=rebuild npm run bench\`
 (bench/rebuild.ts; \`BENCH_REBUILD_FILES\`, \`BENCH_REBUILD_ROUNDS\`). On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'},
 ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}, ${gitVersion}), load average ${fixed(load, 1)} when the run began.
 
@@ -121,7 +135,10 @@ ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}, ${gitVersion}), 
 | \`git clone --reference\` + \`git checkout\` | ${ms(median(bares))} | ${ms(Math.min(...bares))} | ${ms(Math.max(...bares))} |
 | \`ensure\` of a current worktree | ${ms(median(currents))} | ${ms(Math.min(...currents))} | ${ms(Math.max(...currents))} |
 | \`git for-each-ref\` of its checkpoints | ${ms(median(refs))} | ${ms(Math.min(...refs))} | ${ms(Math.max(...refs))} |
+| \`ensure\` of a current worktree, the project a plain path | ${ms(median(plains))} | ${ms(Math.min(...plains))} | ${ms(Math.max(...plains))} |
 
-The rebuild costs **${fixed(ratio, 2)}×** the bare clone and checkout (goal ≤ ${GOAL}×: ${met ? 'met' : 'missed'}).
+The rebuild costs **${fixed(ratio, 2)}×** the bare clone and checkout (goal ≤ ${GOAL}×: ${met ? 'met' : 'missed'}). A current
+worktree of a project named by a git URL costs ${ms(median(currents) - median(plains))} more per turn or changes read than one of a
+project named by a plain path (one machine, as before): the fetch that tells whether another instance went on.
 `);
 }
