@@ -29,18 +29,12 @@ if (process.env.BENCH_ONLY === 'edge') {
   await (await import('./slack-round-trip.ts')).slackRoundTripBench();
 } else if (process.env.BENCH_ONLY === 'checkpoint') {
   await (await import('./checkpoint.ts')).checkpointBench();
-  await (await import('./rebuild.ts')).rebuildBench();
-  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
-  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else if (process.env.BENCH_ONLY === 'webhooks') {
   await (await import('./webhook-fanout.ts')).webhookFanoutBench();
-  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else if (process.env.BENCH_ONLY === 'schedules') {
   await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else if (process.env.BENCH_ONLY === 'rebuild') {
   await (await import('./rebuild.ts')).rebuildBench();
-  await (await import('./webhook-fanout.ts')).webhookFanoutBench();
-  await (await import('./schedule-lag.ts')).scheduleLagBench();
 } else {
   await messagesPageBench();
   await liveFanoutBench();
