@@ -58,6 +58,14 @@ export interface TurnRequest {
   readonly history?: () => Promise<string | null>;
   /** Told when the prompt went with the history brief (the agent did not continue a session that knew the thread). */
   readonly onBriefed?: () => void | Promise<void>;
+  /**
+   * Asked for only when the turn would open a new session and the agent offers ACP `session/fork`: a session of the
+   * agent to fork instead (the new session starts as a copy of it, and the prompt goes without a brief), or null for
+   * none. A fork the agent refuses falls back to a new session, briefed as above.
+   */
+  readonly forkFrom?: () => Promise<string | null>;
+  /** Told when the session was forked from `forkFrom`'s (the prompt goes as it is). */
+  readonly onForked?: () => void | Promise<void>;
   /** The session id, as soon as it is known (before the prompt is sent). */
   readonly onSession: (sessionId: string) => void | Promise<void>;
   readonly onUpdate: (update: TurnUpdate) => void | Promise<void>;

@@ -7,6 +7,7 @@ import type { TurnRequest, TurnResult } from '../../ports/agent-runner.ts';
 import type { AgentProcess } from './agent-process.ts';
 import { applyPosture } from './posture.ts';
 import type { HeldProcess } from './process-pool.ts';
+import { forkSession, offersFork } from './session-fork.ts';
 import { sessionState } from './session-state.ts';
 import { openTurnRoute } from './turn-route.ts';
 
@@ -37,13 +38,16 @@ export async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | u
   }
 }
 
-/** The turn's session: the given one when this process knows it, else a loaded, a resumed or (`fresh`) new one. */
-async function sessionFor(proc: AgentProcess, request: TurnRequest, log: Logger): Promise<{ sessionId: string; fresh: boolean }> {
-  if (request.sessionId !== null && proc.sessions.has(request.sessionId)) return { sessionId: request.sessionId, fresh: false };
+/** How a turn's session was opened: continued (known, loaded, resumed), `forked` from another, or `fresh`. */
+type Opened = 'continued' | 'forked' | 'fresh';
+
+/** The turn's session: the given one when this process knows it, else a loaded, a resumed, a forked or a fresh one. */
+async function sessionFor(proc: AgentProcess, request: TurnRequest, log: Logger): Promise<{ sessionId: string; opened: Opened }> {
+  if (request.sessionId !== null && proc.sessions.has(request.sessionId)) return { sessionId: request.sessionId, opened: 'continued' };
   const cwd = resolve(request.cwd);
   await mkdir(cwd, { recursive: true });
   let sessionId: string | null = null;
-  let fresh = false;
+  let opened: Opened = 'continued';
   if (request.sessionId !== null && proc.capabilities.loadSession === true) {
     const loading = proc.agent.request(acp.methods.agent.session.load, { sessionId: request.sessionId, cwd, mcpServers: [] });
     try {
@@ -68,22 +72,29 @@ async function sessionFor(proc: AgentProcess, request: TurnRequest, log: Logger)
       log.info({ err: error, sessionId: request.sessionId }, 'the agent could not resume the session; starting a new one');
     }
   }
+  // A session to fork, asked for only now: an agent that offers `session/fork` starts from a copy of it.
+  if (sessionId === null && request.forkFrom !== undefined && offersFork(proc)) {
+    const source = await request.forkFrom();
+    if (source !== null) sessionId = await forkSession(proc, source, cwd, log);
+    if (sessionId !== null) opened = 'forked';
+  }
   if (sessionId === null) {
     const created = await proc.bounded(proc.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'session/new');
     const state = sessionState(created);
     proc.sessions.set(created.sessionId, state);
     sessionId = created.sessionId;
-    fresh = true;
+    opened = 'fresh';
   }
   // A turn cancelled meanwhile has rejected already: its caller is told of no session.
   if (request.signal?.aborted) throw notReady();
   await request.onSession(sessionId);
-  return { sessionId, fresh };
+  return { sessionId, opened };
 }
 
-/** The prompt as sent: a fresh session of a thread with a past starts from the history brief. */
-async function promptFor(request: TurnRequest, fresh: boolean): Promise<string> {
-  if (!fresh || request.history === undefined) return request.prompt;
+/** The prompt as sent: a fresh session of a thread with a past starts from the history brief; a forked one knows it. */
+async function promptFor(request: TurnRequest, opened: Opened): Promise<string> {
+  if (opened === 'forked') await request.onForked?.();
+  if (opened !== 'fresh' || request.history === undefined) return request.prompt;
   const history = await request.history();
   if (history === null) return request.prompt;
   await request.onBriefed?.();
@@ -99,7 +110,7 @@ async function promptFor(request: TurnRequest, fresh: boolean): Promise<string> 
  */
 export async function agentTurn(held: HeldProcess, request: TurnRequest, settings: TurnSettings): Promise<TurnResult> {
   const { proc, redact } = held;
-  const { sessionId, fresh } = await unlessAborted(sessionFor(proc, request, settings.log), request.signal);
+  const { sessionId, opened } = await unlessAborted(sessionFor(proc, request, settings.log), request.signal);
   if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
   const turnLog = settings.log.child({ agent: request.agent.id, sessionId });
   const route = openTurnRoute(request, turnLog, redact);
@@ -130,7 +141,7 @@ export async function agentTurn(held: HeldProcess, request: TurnRequest, setting
   try {
     // What the agent did not take is reported, and the turn goes on in the posture the session has.
     for (const refusal of await applyPosture(proc, sessionId, request, turnLog)) await request.onPostureRefused?.(refusal);
-    const prompt = await promptFor(request, fresh);
+    const prompt = await promptFor(request, opened);
     await request.beforePrompt?.();
     const answer = await Promise.race([
       proc.guard(proc.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: prompt }] })),

@@ -38,7 +38,8 @@ const invalid = (path: string, message: string): Failure => ({ code: 'validation
 /**
  * Fork from a message (contract section 11): anyone who can read a thread makes a new console thread of
  * their own that sees its ledger up to a message (the fork rules of the reads), with a conversation of the
- * source's agent, model (or the body's), posture and effort, and no agent session: its first turn starts a
+ * source's agent, model (or the body's), posture and effort, and no agent session: its first turn forks the
+ * source's where the agent offers that and it is where the fork starts from (./fork-session.ts), else starts a
  * fresh session, which the turn briefs with the history up to the cutoff (core/runs/history.ts). With
  * text, the fork's first directive runs through the directives use case.
  */

@@ -14,6 +14,7 @@ import type { EventBus } from '../../ports/event-bus.ts';
 import type { RunDirectory } from '../../ports/run-directory.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 import { offeredOnly, unavailableFailure, type AgentVocabularies, type KnownAgent, type WaitFor } from '../agents/vocabularies.ts';
+import { forkableSession, type ForkSessionStores } from '../forks/fork-session.ts';
 import { FORK_BRIEFED, threadHistory } from './history.ts';
 import { turnSteerer } from './steer.ts';
 import type { DeliverSteer } from './steer-delivery.ts';
@@ -38,10 +39,10 @@ export interface Directive {
 export type WhenBusy = 'reject' | 'queue' | 'interrupt' | 'steer';
 
 /** What a turn's start writes (the directive), and reads for a fresh session's brief (the thread's history). */
-export interface TurnStores {
+export interface TurnStores extends ForkSessionStores {
   readonly threads: ThreadStore;
   readonly ledger: LedgerStore;
-  readonly writer: DirectiveWrites;
+  readonly writer: DirectiveWrites & ForkSessionStores['writer'];
 }
 
 const invalid = (path: string, message: string): Failure => ({ code: 'validation_failed', errors: [{ path, message }] });
@@ -280,7 +281,10 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
       messageId: outcome.message.id,
       ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
       // A fork's conversation has no session yet: its first brief is no failure to continue one.
-      ...(thread.fork_of !== null && outcome.sessionId === null ? { briefedNote: FORK_BRIEFED } : {}),
+      // Its agent may fork the source's session instead, where that is where the fork starts from.
+      ...(thread.fork_of !== null && outcome.sessionId === null
+        ? { briefedNote: FORK_BRIEFED, forkFrom: () => forkableSession(storage, thread.owner, thread.id, conversation.agent) }
+        : {}),
     });
     await published;
     return ok(outcome.answer);

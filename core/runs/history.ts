@@ -20,6 +20,9 @@ export async function threadHistory(storage: { readonly threads: ThreadStore; re
 /** The ledger line of a fork's first turn: its agent starts a session of its own from the history up to the fork. */
 export const FORK_BRIEFED = "This thread is a fork: its agent starts a session of its own from a brief of the history up to where it was forked.";
 
+/** The ledger line of a fork's first turn whose agent forked the source's session (ACP `session/fork`): it knows the history as it was. */
+export const FORKED = "This thread is a fork: its agent continues a copy of the source thread's session, as it was where this thread was forked.";
+
 /** The newest `limit` messages of a thread's ledger as `userId` sees it (newest first; what a rewind took back left out), or none. */
 export async function recentLedger(storage: { readonly threads: ThreadStore; readonly ledger: LedgerStore }, userId: string, threadId: Id, limit: number): Promise<readonly BriefMessage[]> {
   const found = await storage.threads.findAccessible(userId, threadId);

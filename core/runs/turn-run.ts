@@ -8,6 +8,7 @@ import type { Emit } from './emit.ts';
 import type { InFlight, TurnDeps, TurnOrder } from './turn-types.ts';
 import { finish, type Outcome } from './turn-end.ts';
 import { failureOf } from './run-failure.ts';
+import { FORKED } from './history.ts';
 
 /**
  * One turn: `run_started`, the agent's updates and asks as stored rows and events (made
@@ -52,6 +53,12 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
       request.unsent !== true ? writer.appendModelMessage(runId, { role: 'user', content: request.prompt }) : null,
       writer.sessionOf(conversation.id),
     ]))[2];
+    // A line of the service's own in the ledger, told at once.
+    const say = async (text: string): Promise<void> => {
+      touch();
+      const message = await writer.appendMessage(threadId, { role: 'system', text, artifact_id: null });
+      await emit(threadId, 'message', { run_id: runId, message });
+    };
     const result = await runner.runTurn({
       agent: request.agent,
       sessionId,
@@ -66,13 +73,10 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
         return writer.setSession(conversation.id, sessionId);
       },
       ...(request.history === undefined ? {} : { history: request.history }),
+      ...(request.forkFrom === undefined ? {} : { forkFrom: request.forkFrom, onForked: () => say(FORKED) }),
       ...(request.unsent === true ? { beforePrompt } : {}),
       // Said in the ledger: this agent did not continue a session that knew the thread.
-      onBriefed: async () => {
-        touch();
-        const message = await writer.appendMessage(threadId, { role: 'system', text: request.briefedNote ?? BRIEFED, artifact_id: null });
-        await emit(threadId, 'message', { run_id: runId, message });
-      },
+      onBriefed: () => say(request.briefedNote ?? BRIEFED),
       // A posture the agent did not take reaches the console; the turn goes on in the session's own.
       onPostureRefused: async (refusal) => {
         touch();

@@ -27,6 +27,8 @@ export interface TurnOrder {
   readonly history?: () => Promise<string | null>;
   /** The ledger line said when the agent is briefed ({@link BRIEFED} unless told: a fork's first turn says so). */
   readonly briefedNote?: string;
+  /** A fork's first turn: the source's session its agent may fork instead of a brief (core/forks/fork-session.ts). */
+  readonly forkFrom?: () => Promise<string | null>;
   /**
    * The run's prompt waits in storage until it is taken (a dequeued directive's): the turn takes it
    * just before the agent gets it, and lets the run go, unsent, when it cannot (see TurnHandover.takeUnsentPrompt).

@@ -20,8 +20,9 @@
  * `DEMO_AGENT_REQUIRE_AUTH` set it offers an auth method and answers `session/new` with
  * `auth_required`, as an agent without credentials does. With `DEMO_AGENT_RESUME` naming a directory it
  * keeps each session there (posture and turn count) and offers `session/resume` (ACP
- * `sessionCapabilities.resume`), so a session outlives the process, as Claude Code's do; a thread's
- * fresh session is prefixed with the history brief, and it says how much history it got.
+ * `sessionCapabilities.resume`), so a session outlives the process, as Claude Code's do, and `session/fork`
+ * (`sessionCapabilities.fork`: a new session copied from a kept one, turn count included, in the fork's `cwd`); a
+ * thread's fresh session is prefixed with the history brief, and it says how much history it got.
  *
  * Steering (a profile's `steering`, contract section 11): it advertises `_meta.steering.supported` and takes
  * `_session/steering` while a turn of the session runs (`injected`), else answers `promptRequired`; each steered
@@ -66,6 +67,20 @@ async function keep(sessionId: string): Promise<void> {
   if (resumeDir === null) return;
   await mkdir(resumeDir, { recursive: true });
   await writeFile(sessionFile(sessionId), JSON.stringify({ session: sessions.get(sessionId), cwd: directories.get(sessionId) }));
+}
+
+/** A session kept by {@link keep}, or the error of one that is not. */
+async function kept(sessionId: string): Promise<DemoSession> {
+  const text = await readFile(sessionFile(sessionId), 'utf8').catch(() => null);
+  if (text === null) throw acp.RequestError.resourceNotFound(sessionId);
+  return (JSON.parse(text) as { session: DemoSession }).session;
+}
+
+/** `session/fork`'s params as this agent reads them. */
+function forkParams(raw: unknown): { sessionId: string; cwd: string } {
+  const params = (raw ?? {}) as { sessionId?: unknown; cwd?: unknown };
+  if (typeof params.sessionId !== 'string' || typeof params.cwd !== 'string') throw acp.RequestError.invalidParams(undefined, 'session/fork needs a sessionId and a cwd');
+  return { sessionId: params.sessionId, cwd: params.cwd };
 }
 
 /** The `[wait]` turns, each ended by its session's `session/cancel`. */
@@ -226,7 +241,7 @@ const app = acp
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
     ...(profile.steering ? { _meta: { steering: { supported: true } } } : {}),
-    agentCapabilities: { loadSession: false, ...(resumeDir === null ? {} : { sessionCapabilities: { resume: {} } }) },
+    agentCapabilities: { loadSession: false, ...(resumeDir === null ? {} : { sessionCapabilities: { resume: {}, fork: {} } }) },
     agentInfo: { name: 'demo-agent', version: '0.1.0' },
     authMethods: process.env.DEMO_AGENT_REQUIRE_AUTH ? [{ id: 'demo-login', name: 'Log in to the demo', description: 'Secret words <b>here</b>' }] : [],
   }))
@@ -240,12 +255,20 @@ const app = acp
   })
   .onRequest(acp.methods.agent.session.resume, async ({ params }) => {
     if (resumeDir === null) throw acp.RequestError.methodNotFound('session/resume');
-    const kept = await readFile(sessionFile(params.sessionId), 'utf8').catch(() => null);
-    if (kept === null) throw acp.RequestError.resourceNotFound(params.sessionId);
-    const { session } = JSON.parse(kept) as { session: DemoSession };
+    const session = await kept(params.sessionId);
     sessions.set(params.sessionId, session);
     directories.set(params.sessionId, params.cwd);
     return { modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
+  })
+  .onRequest<{ sessionId: string; cwd: string }, acp.NewSessionResponse>('session/fork', forkParams, async ({ params }) => {
+    if (resumeDir === null) throw acp.RequestError.methodNotFound('session/fork');
+    const source = sessions.get(params.sessionId) ?? (await kept(params.sessionId));
+    const sessionId = randomUUID();
+    const session: DemoSession = { ...source };
+    sessions.set(sessionId, session);
+    directories.set(sessionId, params.cwd);
+    await keep(sessionId);
+    return { sessionId, modes: { currentModeId: session.mode, availableModes: MODES }, configOptions: configOptions(session) };
   })
   .onRequest(acp.methods.agent.session.setMode, async ({ params, client }) => {
     if (!MODES.some((mode) => mode.id === params.modeId)) throw acp.RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);

@@ -262,6 +262,29 @@ describe('the ACP agent runner, against the demo agent', { timeout: 120_000 }, (
     await running;
   });
 
+  it('forks a session where the agent offers session/fork (a copy, no brief); a refused fork, or an agent that offers none, gets a briefed new session', { timeout: TEST_TIMEOUT }, async () => {
+    const keeper: Agent = { ...demo, id: 'demo-keeper', env: { DEMO_AGENT_RESUME: join(scratch, 'kept-sessions') } };
+    const brief = async () => '[user] Earlier';
+    const source = await turn(runner, { agent: keeper });
+    const second = await turn(runner, { agent: keeper, sessionId: source.sessions[0]! });
+    assert.equal(second.posture.turn, 2);
+    let forked = 0;
+    const copy = await turn(runner, { agent: keeper, cwd: join(scratch, 'fork'), forkFrom: async () => source.sessions[0]!, history: brief, onForked: () => void (forked += 1) });
+    assert.notEqual(copy.sessions[0], source.sessions[0], 'a session of its own');
+    assert.equal(copy.posture.turn, 3, "the source's two turns come with the copy");
+    assert.equal(forked, 1);
+    assert.doesNotMatch(copy.text, /Earlier/, 'no brief');
+    // The agent refuses a session it does not know: a new session, briefed.
+    const refused = await turn(runner, { agent: keeper, forkFrom: async () => 'no-such-session', history: brief, onForked: () => void (forked += 1) });
+    assert.equal(refused.posture.turn, 1);
+    assert.match(refused.text, /Working on: \[user\] Earlier/, 'the brief went first');
+    // An agent that offers no fork is never asked which session to fork.
+    let asked = 0;
+    const plain = await turn(runner, { forkFrom: async () => ((asked += 1), source.sessions[0]!), history: brief });
+    assert.equal([asked, plain.posture.turn, forked].join(), '0,1,1');
+    assert.match(plain.text, /Working on: \[user\] Earlier/);
+  });
+
   it('runs two turns on two sessions of one process at the same time', { timeout: TEST_TIMEOUT }, async () => {
     const started = Date.now();
     const [one, two] = await Promise.all([turn(runner, { prompt: 'one [slow]' }), turn(runner, { prompt: 'two [slow]' })]);
