@@ -43,7 +43,7 @@ export function queuedTurns(deps: {
         // Worked out here, as a directive's turn is: the directory stored with the queued directive is the queuing
         // instance's, and a repository project's worktree is each instance's own, brought to the thread's latest
         // checkpoint before a turn (another machine's path is not on this disk, and would skip that rebuild).
-        cwd: await directoryOf(deps.runDirectory, thread),
+        cwd: await directoryOf(deps.runDirectory, thread, deps.log),
         mode: conversation.permission_mode,
         // What the thread had when this turn started (the turns that ran while it waited included).
         history: () => threadHistory(deps.storage, thread.owner, thread.id, run.id),
@@ -56,9 +56,17 @@ export function queuedTurns(deps: {
   };
 }
 
-/** A thread's run directory, or the failure thrown (a queued turn that cannot start lapses, and the sweep ends it). */
-async function directoryOf(runDirectory: RunDirectory, thread: Thread): Promise<string> {
-  const located = await runDirectory(thread);
+/**
+ * A thread's run directory, or the failure thrown (a queued turn that cannot start lapses, and the sweep ends it). A
+ * checkpoint of this instance's set aside on the way (another instance's turn reached the remote first) is told once,
+ * to the log, and the thread goes on from the other's: nobody waits on a queued turn's answer, so it is asked again.
+ */
+async function directoryOf(runDirectory: RunDirectory, thread: Thread, log: Logger): Promise<string> {
+  let located = await runDirectory(thread);
+  if (!located.ok && located.error.code === 'checkpoint_set_aside') {
+    log.error({ thread: thread.id, code: located.error.code, detail: located.error.detail }, "a checkpoint of this instance's was set aside: another instance's is the thread's");
+    located = await runDirectory(thread);
+  }
   if (!located.ok) throw new Error(`the run directory cannot be made: ${located.error.code} ${located.error.detail ?? ''}`);
   return located.value;
 }
