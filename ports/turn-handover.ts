@@ -47,9 +47,10 @@ export interface TurnHandover {
   unsentTurn(runId: Id): Promise<DequeuedTurn | null>;
   /**
    * Takes a dequeued directive's prompt to send it to the agent, and records it as the run's `user`
-   * model message in the same write: true for exactly one caller, and only while `holder` holds the
-   * run's turn; from then on the run is never started again (a lapse fails it, as any turn whose agent
+   * model message, and `directory` as the run's (where the taking instance runs it: the one stored when it was
+   * queued is the queuing instance's), in the same write: true for exactly one caller, and only while `holder`
+   * holds the run's turn; from then on the run is never started again (a lapse fails it, as any turn whose agent
    * had it). False when it was taken already, or the turn is held elsewhere.
    */
-  takeUnsentPrompt(runId: Id, holder: string): Promise<boolean>;
+  takeUnsentPrompt(runId: Id, holder: string, directory: string): Promise<boolean>;
 }

@@ -73,11 +73,13 @@ export function memoryTurnHandover(state: MemoryState): TurnHandover {
       return { thread, conversation, run, item: unsent.item, message: unsent.message, event: unsent.event };
     },
 
-    async takeUnsentPrompt(runId, holder) {
+    async takeUnsentPrompt(runId, holder, directory) {
       const held = [...state.turns.values()].some((turn) => turn.run_id === runId && turn.holder === holder);
       const unsent = state.unsent.get(runId);
       if (!held || unsent === undefined) return false;
       state.unsent.delete(runId);
+      const run = state.runs.get(runId);
+      if (run !== undefined) state.runs.set(runId, { ...run, directory });
       const id = uuidv7();
       state.modelMessages.set(id, { id, run_id: runId, role: 'user', content: unsent.item.text, created_at: uuid7Time(id) });
       return true;

@@ -105,7 +105,7 @@ export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
       return { thread, conversation, run, event, item: { ...item, origin: item.origin ?? null }, message: { ...message, origin: message.origin ?? null } };
     },
 
-    async takeUnsentPrompt(runId, holder) {
+    async takeUnsentPrompt(runId, holder, directory) {
       if (!isUuid(runId)) return false;
       // One delete decides: a second taker (or one whose turn a sweep claimed meanwhile) deletes nothing.
       const id = uuidv7();
@@ -113,9 +113,11 @@ export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
         with taken as (
           delete from unsent_prompts where run_id = ?
             and exists (select 1 from conversations where turn_run_id = ? and turn_holder = ?)
-          returning run_id, started -> 'item' ->> 'text' as text)
+          returning run_id, started -> 'item' ->> 'text' as text),
+        -- Run once whether or not the insert reads it (a data-modifying WITH always is): the run is where it runs now.
+        moved as (update runs set directory = ? where id in (select run_id from taken))
         insert into model_messages (id, run_id, role, content, created_at) select ?, run_id, 'user', text, ? from taken returning id`,
-      [runId, runId, holder, id, uuid7Time(id)]);
+      [runId, runId, holder, directory, id, uuid7Time(id)]);
       return taken.length === 1;
     },
   };

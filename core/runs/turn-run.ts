@@ -35,7 +35,7 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
   let taken = request.unsent !== true;
   const beforePrompt = async (): Promise<void> => {
     // Taking it records it as the run's model message: a turn that let the run go recorded nothing.
-    if (await takePrompt(deps, entry, runId)) return void (taken = true);
+    if (await takePrompt(deps, entry, runId, request.cwd)) return void (taken = true);
     letGo = true;
     throw new Error('the prompt of this run was not taken here');
   };
@@ -174,15 +174,15 @@ export async function runTurn(deps: TurnDeps, request: TurnOrder, entry: InFligh
 }
 
 /**
- * Takes the run's unsent prompt, retried while storage fails, for at most one lease: true when the
+ * Takes the run's unsent prompt (recording `directory` as where the run runs), retried while storage fails, for at most one lease: true when the
  * agent may have it. False when another turn took it, the turn was lost, or storage stayed down (the
  * sweep starts the run again once its lease lapses). A cancel meanwhile throws: the run ends cancelled.
  */
-async function takePrompt(deps: TurnDeps, entry: InFlight, runId: string): Promise<boolean> {
+async function takePrompt(deps: TurnDeps, entry: InFlight, runId: string, directory: string): Promise<boolean> {
   const deadline = deps.clock.now() + deps.leaseMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
     try {
-      return await deps.writer.takeUnsentPrompt(runId, deps.holder);
+      return await deps.writer.takeUnsentPrompt(runId, deps.holder, directory);
     } catch (error) {
       if (entry.cancelled !== null) throw error;
       if (entry.lost || deps.clock.now() + wait > deadline) return false;

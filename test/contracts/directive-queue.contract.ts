@@ -319,16 +319,18 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       queuedItem(await queue(t, 'one'));
       const next = (await endTurn(t.run))!;
       for (const on of [storage(), other]) assert.deepEqual(startable(await on.writer.unsentTurn(next.run.id)), startable(next), 'kept with the turn, as the hand-over answered it');
-      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'another-instance'), false, 'only the holder of its turn takes it');
-      const takes = await Promise.all([storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), other.writer.takeUnsentPrompt(next.run.id, LEASE.holder)]);
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'another-instance', '/elsewhere'), false, 'only the holder of its turn takes it');
+      const takes = await Promise.all([storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder, '/srv/b'), other.writer.takeUnsentPrompt(next.run.id, LEASE.holder, '/srv/b')]);
       assert.deepEqual(takes.sort(), [false, true], 'taken once');
+      const runs = (await storage().conversations.runsPage(t.thread.id, next.run.conversation_id, { limit: 50, before: null }))!.items;
+      assert.equal(runs.find((run) => run.id === next.run.id)?.directory, '/srv/b', 'the run is where the taking instance runs it, no longer where it was queued');
       const recorded = (await storage().conversations.modelMessagesPage(t.thread.id, next.run.id, { limit: 10, before: null }))!.items;
       assert.deepEqual(recorded.map((m) => [m.role, m.content]), [['user', 'one']], 'recorded as the run\'s prompt, once, as it was taken');
       assert.equal(await storage().writer.unsentTurn(next.run.id), null, 'taken: never started again');
-      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder), false);
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, LEASE.holder, '/srv/b'), false);
       const plain = await busyThread();
       assert.equal(await storage().writer.unsentTurn(plain.run), null);
-      assert.equal(await storage().writer.takeUnsentPrompt(plain.run, LEASE.holder), false);
+      assert.equal(await storage().writer.takeUnsentPrompt(plain.run, LEASE.holder, '/srv/b'), false);
     });
 
     it('an unsent prompt goes with its turn: handed over, released or ended, its run is never started again', async () => {
@@ -344,7 +346,7 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       assert.notEqual(await storage().writer.unsentTurn(three.run.id), null);
       await storage().writer.finishRun(three.run.id, 'succeeded', null);
       await storage().writer.releaseTurn(three.run.id);
-      assert.equal(await storage().writer.takeUnsentPrompt(three.run.id, LEASE.holder), false, 'released');
+      assert.equal(await storage().writer.takeUnsentPrompt(three.run.id, LEASE.holder, '/srv/b'), false, 'released');
     });
 
     it('a sweeper that claims a lapsed dequeued turn finds its prompt unsent and takes it; its dead holder no longer can', async () => {
@@ -359,8 +361,8 @@ export function directiveQueueContract(name: string, open: () => Promise<QueueBa
       while (claimed !== null && claimed.run.id !== next.run.id) claimed = await other.writer.claimExpiredTurn(sweeper);
       assert.equal(claimed?.run.id, next.run.id);
       assert.deepEqual(startable(await other.writer.unsentTurn(next.run.id)), startable(next));
-      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'dead-instance'), false);
-      assert.equal(await other.writer.takeUnsentPrompt(next.run.id, sweeper.holder), true);
+      assert.equal(await storage().writer.takeUnsentPrompt(next.run.id, 'dead-instance', '/srv/b'), false);
+      assert.equal(await other.writer.takeUnsentPrompt(next.run.id, sweeper.holder, '/srv/b'), true);
     });
 
     it('a queue left idle (its turn freed without a hand-over) is started by one sweeper, once; moves are refused while it waits', async () => {
