@@ -18,6 +18,10 @@ describeRealAgent({
     writeFileSync(
       join(codexHome, 'config.toml'),
       [
+        // Not in Codex 0.166's own catalog: its adapter lists it first among the models (the service's default route),
+        // and Codex offers it `exec_command` but no apply_patch tool, so the fake's edits are `apply_patch` run through it
+        // (which Codex intercepts as an edit: "Edit files", with the diff). With `gpt-5.5`, of its catalog, the service's
+        // default route became the catalog's first model, `gpt-6.1-sol`, whose requests offered no tools at all.
         'model = "gpt-5.4"',
         'model_provider = "fake"',
         '',
@@ -38,15 +42,15 @@ describeRealAgent({
       env_pass: ['CODEX_FAKE_API_KEY'],
       models: [],
       efforts: [],
-      permission_modes: ['read-only', 'auto', 'full-access'],
+      permission_modes: ['read-only', 'workspace-write', 'agent', 'agent-full-access'],
       default_permission_mode: 'read-only',
     };
   },
   serviceEnv: { CODEX_FAKE_API_KEY: KEY },
-  askingMode: 'auto',
-  freeMode: 'full-access',
-  allowOption: (options) => options.find((option) => option.id === 'approved'),
-  rejectOption: (options) => options.find((option) => option.id === 'abort'),
+  askingMode: 'read-only',
+  freeMode: 'agent-full-access',
+  allowOption: (options) => options.find((option) => option.id === 'allow_once'),
+  rejectOption: (options) => options.find((option) => option.id === 'cancel'),
   refusedEnd: 'run_cancelled',
   secret: KEY,
   checkRequests: (fake) => {

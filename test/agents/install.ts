@@ -16,6 +16,8 @@ export interface AgentPackage {
   readonly version: string;
   /** The ACP agent's argv, given the directory it was installed in. */
   readonly argv: (dir: string) => string[];
+  /** Files besides the entry point that an install must have (a platform's optional package), given the directory. */
+  readonly needs?: (dir: string) => string[];
 }
 
 const modules = (dir: string, ...path: string[]) => join(dir, 'node_modules', ...path);
@@ -23,10 +25,14 @@ const modules = (dir: string, ...path: string[]) => join(dir, 'node_modules', ..
 export const AGENT_PACKAGES: readonly AgentPackage[] = [
   {
     name: 'codex',
-    pkg: '@zed-industries/codex-acp',
-    version: '0.16.0',
-    // The platform package's static binary, run directly (the package's bin is a node launcher for it).
-    argv: (dir) => [modules(dir, '@zed-industries', `codex-acp-${process.platform}-${process.arch}`, 'bin', 'codex-acp')],
+    // Moved from @zed-industries (last pinned here 0.16.0, a static binary without steering) to the ACP organisation:
+    // a Node program that runs `codex app-server` of its dependency @openai/codex (its native binary in the optional
+    // platform package @openai/codex-<platform>-<arch>); 2.6.0 advertises steering (`_session/steering`).
+    pkg: '@agentclientprotocol/codex-acp',
+    version: '2.6.0',
+    argv: (dir) => [process.execPath, modules(dir, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')],
+    // Without CODEX_PATH the adapter runs `node @openai/codex/bin/codex.js app-server`, which finds the binary there.
+    needs: (dir) => [modules(dir, '@openai', `codex-${process.platform}-${process.arch}`, 'package.json')],
   },
   {
     name: 'claude',
@@ -87,6 +93,11 @@ export function ensureAgent(agent: AgentPackage): Installed {
   if (!existsSync(argv.at(-1) === '--acp' ? argv.at(-2)! : argv.at(-1)!)) {
     rmSync(scratch, { recursive: true, force: true });
     return { ok: false, reason: `${agent.pkg}@${agent.version} installed without its entry point (${process.platform}-${process.arch} not packaged?)` };
+  }
+  const missing = (agent.needs?.(scratch) ?? []).filter((file) => !existsSync(file));
+  if (missing.length > 0) {
+    rmSync(scratch, { recursive: true, force: true });
+    return { ok: false, reason: `${agent.pkg}@${agent.version} installed without ${missing.map((file) => file.slice(scratch.length + 1)).join(', ')} (${process.platform}-${process.arch} not packaged?)` };
   }
   writeFileSync(join(scratch, MARK), `${agent.pkg}@${agent.version}\n`);
   rmSync(dir, { recursive: true, force: true });

@@ -275,7 +275,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       const routes = await service.api('GET', '/routes');
       assert.equal(routes.status, 200);
       const ours = routes.json.filter((route: { agent: string }) => route.agent === agent.id);
-      const advertisedModels = advertised.models ?? advertised.configOptions.find((option) => option.category === 'model')?.values ?? [];
+      // As the service reads them (adapters/acp/offer.ts): the `model` config option, else the session's `models` field
+      // (Codex's adapter sends both, `models` with an entry per model and effort: `gpt-5.5[high]`).
+      const modelOption = advertised.configOptions.find((option) => option.category === 'model') ?? advertised.configOptions.find((option) => option.id === 'model');
+      const advertisedModels = modelOption?.values ?? advertised.models ?? [];
       if (agent.permission_modes === undefined) {
         // Learned from the agent: exactly its modes, its current mode the default, and a route per model.
         assert.deepEqual(postures.modes, advertised.modes);
@@ -316,9 +319,10 @@ export function describeRealAgent(spec: RealAgentSpec): void {
         assert.ok(types.includes('run_finished'), types.join(', '));
         assert.equal(types.filter((type) => type === 'run_started').length, 1, 'no run of its own');
         assert.deepEqual(events.filter((e) => e.type === 'steered').map((e) => e.data.run_id), [turn.run_id]);
-        // A later model call of the same turn carries the steered text among the user's messages.
-        const later = fake.requests.slice(held).filter((request) => Array.isArray(request.body?.messages));
-        const carried = later.some((request) => request.body.messages.some((message: any) => message?.role === 'user' && JSON.stringify(message.content).includes('STEERED-4711')));
+        // A later model call of the same turn carries the steered text among the user's messages
+        // (`messages` of the Messages API, `input` of the Responses API).
+        const later = fake.requests.slice(held).filter((request) => userMessages(request.body).length > 0);
+        const carried = later.some((request) => userMessages(request.body).some((message) => JSON.stringify(message.content).includes('STEERED-4711')));
         assert.ok(carried, `no model call after the steer carried it: ${later.length} calls`);
         assert.equal((await runOf(turn.thread_id, turn.conversation_id, turn.run_id)).status, 'succeeded');
       } finally {
@@ -343,6 +347,12 @@ export function describeRealAgent(spec: RealAgentSpec): void {
 function learnsVocabularies(): boolean {
   const world = { users: [], projects: [], agents: [{ id: 'probe', command: ['probe'] }], channels: [] };
   return v.safeParse(WorldFileSchema, world).success;
+}
+
+/** The user's messages of a model call: its `messages` (Anthropic Messages API) or its `input` (OpenAI Responses API). */
+function userMessages(body: any): { content: unknown }[] {
+  const items = [...(Array.isArray(body?.messages) ? body.messages : []), ...(Array.isArray(body?.input) ? body.input : [])];
+  return items.filter((item: any) => item?.role === 'user');
 }
 
 /** The pending item's tool call shows the write it asks about: a diff of the file with its new text. */

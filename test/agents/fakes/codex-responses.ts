@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { fileTaskOf, sendSse, startFakeModel, type FakeModel, type SeenRequest } from './server.ts';
+import { fileTaskOf, heldCalls, HOLD_MARKER, sendSse, startFakeModel, type FakeModel, type SeenRequest } from './server.ts';
 
 /** How the fake Codex model writes a file: an `apply_patch` edit, or a shell command run outside the sandbox. */
 export type CodexWrite = 'apply_patch' | 'escalated_command';
@@ -7,16 +7,33 @@ export type CodexWrite = 'apply_patch' | 'escalated_command';
 /**
  * A fake OpenAI Responses API for Codex (`POST /v1/responses`, server-sent events). A prompt that
  * names a file task is answered with one tool call writing that file; the request that carries the
- * tool's output is answered with a short text, which ends the turn.
+ * tool's output is answered with a short text, which ends the turn. The first call whose last user message
+ * says {@link HOLD_MARKER} is held open until `holds.release()`, so a test can steer the turn while it waits on its model.
  */
-export function startFakeCodexModel(write: () => CodexWrite = () => 'apply_patch'): Promise<FakeModel> {
+export async function startFakeCodexModel(write: () => CodexWrite = () => 'apply_patch'): Promise<FakeModel> {
   let n = 0;
-  return startFakeModel((request, res) => {
+  const holds = heldCalls();
+  let holding = true;
+  const fake = await startFakeModel((request, res) => {
     if (request.method !== 'POST' || !request.url.startsWith('/v1/responses')) return false;
     n += 1;
     const input: any[] = Array.isArray(request.body?.input) ? request.body.input : [];
     const last = input.at(-1);
-    const task = fileTaskOf(lastUserText(input));
+    const said = lastUserText(input);
+    const tools: any[] = Array.isArray(request.body?.tools) ? request.body.tools : [];
+    if (tools.length === 0) {
+      // Not the agent's loop: a side call that offers no tools (Codex 0.166 asks for the thread's title in one).
+      respond(res, `resp_${n}`, [{ type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: '{"title": "A file task"}', annotations: [] }] }]);
+      return true;
+    }
+    if (holding && said.includes(HOLD_MARKER)) {
+      // Once: the call that follows a steer carries the marker too (the steered text is a user message after it).
+      holding = false;
+      const id = `resp_${n}`;
+      holds.hold(() => respond(res, id, [{ type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: 'Still thinking.', annotations: [] }] }]));
+      return true;
+    }
+    const task = fileTaskOf(said);
     if (task === null || last?.type === 'function_call_output' || last?.type === 'custom_tool_call_output') {
       respond(res, `resp_${n}`, [{ type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: 'Done.', annotations: [] }] }]);
       return true;
@@ -24,12 +41,15 @@ export function startFakeCodexModel(write: () => CodexWrite = () => 'apply_patch
     const callId = `call_${n}`;
     if (write() === 'apply_patch') {
       const patch = `*** Begin Patch\n*** Add File: ${task.name}\n+${task.text}\n*** End Patch\n`;
-      // Codex offers apply_patch as a freeform (custom) tool to the models that take one, else as a function.
-      const tool = (request.body?.tools ?? []).find((candidate: any) => candidate.name === 'apply_patch');
+      // Codex offers apply_patch as a freeform (custom) tool to the models that take one, else as a function;
+      // to a model its catalog does not know (0.166), neither: the model calls it through its shell tool, which Codex intercepts.
+      const tool = tools.find((candidate: any) => candidate.name === 'apply_patch');
       respond(res, `resp_${n}`, [
-        tool?.type === 'custom'
-          ? { type: 'custom_tool_call', id: `ctc_${n}`, call_id: callId, name: 'apply_patch', input: patch }
-          : { type: 'function_call', id: `fc_${n}`, call_id: callId, name: 'apply_patch', arguments: JSON.stringify({ input: patch }) },
+        tool === undefined
+          ? { type: 'function_call', id: `fc_${n}`, call_id: callId, name: 'exec_command', arguments: JSON.stringify({ cmd: `apply_patch <<'EOF'\n${patch}EOF\n` }) }
+          : tool.type === 'custom'
+            ? { type: 'custom_tool_call', id: `ctc_${n}`, call_id: callId, name: 'apply_patch', input: patch }
+            : { type: 'function_call', id: `fc_${n}`, call_id: callId, name: 'apply_patch', arguments: JSON.stringify({ input: patch }) },
       ]);
     } else {
       const cmd = `printf '%s\\n' '${task.text.replace(/'/g, '')}' > ${task.name}`;
@@ -38,6 +58,7 @@ export function startFakeCodexModel(write: () => CodexWrite = () => 'apply_patch
     }
     return true;
   });
+  return { ...fake, holds };
 }
 
 /** The text of the last user message in a Responses `input`. */
