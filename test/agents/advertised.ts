@@ -14,6 +14,8 @@ export interface Advertised {
   readonly configOptions: { id: string; category: string | null; values: string[]; current: string }[];
   /** Whether its `initialize` answer advertises steering (`_meta.steering.supported: true`, beside `agentCapabilities`). */
   readonly steering: boolean;
+  /** Whether it offers ACP `session/fork` (`agentCapabilities.sessionCapabilities.fork`, present and not null). */
+  readonly fork: boolean;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function probeAdvertised(argv: readonly string[], env: Record<strin
     const meta = (init._meta ?? {}) as { steering?: { supported?: unknown } };
     return {
       steering: meta.steering?.supported === true,
+      fork: (init.agentCapabilities?.sessionCapabilities as { fork?: unknown } | null | undefined)?.fork != null,
       modes: session.modes?.availableModes.map((mode) => mode.id) ?? [],
       currentMode: session.modes?.currentModeId ?? null,
       models: models?.availableModels.map((model) => model.modelId) ?? null,

@@ -331,6 +331,36 @@ export function describeRealAgent(spec: RealAgentSpec): void {
       }
     });
 
+    it("forks the agent's session where it offers session/fork: the fork's first model call carries the source's exchange as the agent's own, with no brief", { timeout: spec.turnMs * 2 + 30_000 }, async (t) => {
+      if (!advertised.fork) {
+        t.skip(`${pkg.pkg}@${pkg.version} does not offer session/fork (a fork starts from a brief: test/http/forks.test.ts)`);
+        return;
+      }
+      const source = await directive('Remember the word FORKSOURCE-3141 and answer.', 'plain', spec.freeMode);
+      try {
+        await source.live.until(ended, spec.turnMs).catch(diagnose);
+      } finally {
+        source.live.close();
+      }
+      const [latest] = (await service.api('GET', `/threads/${source.thread_id}/messages?limit=1`)).json.items;
+      const before = fake.requests.length;
+      const forked = await service.api('POST', `/threads/${source.thread_id}/fork`, { message_id: latest.id, text: 'Now say FORKED-2718.' });
+      assert.equal(forked.status, 201, JSON.stringify(forked.json));
+      const live = await service.live(forked.json.thread_id);
+      try {
+        await live.until(ended, spec.turnMs).catch(diagnose);
+      } finally {
+        live.close();
+      }
+      const ledger = (await service.api('GET', `/threads/${forked.json.thread_id}/messages?limit=50`)).json.items.map((m: { role: string; text: string }) => `${m.role}: ${m.text}`);
+      assert.ok(ledger.some((line: string) => line.startsWith('system: This thread is a fork: its agent continues a copy')), `the fork's session was not forked: ${ledger.join(' | ')}`);
+      // The model call of the fork's turn: the new text, the source's exchange before it, and no brief.
+      // (An agent may make calls of its own beside the turn's, e.g. Codex's title call: one of them is the turn's.)
+      const calls = fake.requests.slice(before).map((request) => JSON.stringify(request.body ?? {}));
+      assert.ok(calls.some((body) => body.includes('FORKED-2718') && body.includes('FORKSOURCE-3141')), "no model call carried the fork's directive after the source's exchange");
+      assert.ok(!calls.some((body) => body.includes('Context: this conversation continues')), 'no history brief');
+    });
+
     it('every model call went to the fake on loopback, with the passed key, which the log never shows', () => {
       assert.ok(fake.requests.length > 0, 'the fake model was never called');
       spec.checkRequests?.(fake);
