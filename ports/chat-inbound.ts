@@ -179,5 +179,5 @@ export interface ChatHandlers {
    */
   session(options?: { readonly claimMs?: number; readonly help?: string; readonly hint?: string }): ChatSession;
   /** Each place's cursor (the last message handled there), the occupants the platform asserted, the places served (durable). */
-  readonly inbox: Pick<ChatInbox, 'cursor' | 'advance' | 'rememberOccupant' | 'occupant' | 'served'>;
+  readonly inbox: Pick<ChatInbox, 'cursor' | 'advance' | 'rememberOccupant' | 'occupant' | 'served' | 'unserve'>;
 }

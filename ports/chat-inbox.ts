@@ -63,4 +63,6 @@ export interface ChatInbox {
   serve(channel: string, place: string): Promise<Served>;
   /** The places the bot serves on the channel, oldest first. */
   served(channel: string): Promise<string[]>;
+  /** Stops serving `place` on the channel (the room kicked or banned the bot, or refuses it): true when it was served. */
+  unserve(channel: string, place: string): Promise<boolean>;
 }

@@ -59,5 +59,11 @@ export function memoryChatInbox(state: MemoryChatInbox, now: () => number = Date
       return 'added';
     },
     served: async (channel) => [...(state.served.get(channel) ?? [])],
+    async unserve(channel, place) {
+      const places = state.served.get(channel) ?? [];
+      if (!places.includes(place)) return false;
+      state.served.set(channel, places.filter((served) => served !== place));
+      return true;
+    },
   };
 }

@@ -70,5 +70,8 @@ export function mikroOrmChatInbox(orm: MikroORM): ChatInbox {
       const rows = await runStatement<{ place: string }>(orm, 'select place from chat_served_places where channel = ? order by served_at, place', [channel]);
       return rows.map((row) => row.place);
     },
+    async unserve(channel, place) {
+      return (await runStatement(orm, 'delete from chat_served_places where channel = ? and place = ? returning place', [channel, place])).length === 1;
+    },
   };
 }

@@ -283,6 +283,11 @@ export class XmppConnection {
     const from = stanza.attrs.from ?? '';
     const slash = from.indexOf('/');
     const room = slash < 0 ? from : from.slice(0, slash);
+    // The bot left the room, or was kicked or banned from it: not in it any more, so a later join is a join again.
+    if (stanza.attrs.type === 'unavailable' && isSelfPresence(stanza, room, this.#account.nick) && !this.#joining.has(room)) {
+      this.#rooms.delete(room);
+      return;
+    }
     const waiting = this.#joining.get(room);
     if (waiting === undefined) return;
     if (stanza.attrs.type === 'error') {
@@ -297,4 +302,16 @@ export class XmppConnection {
     const role = item?.attrs.role ?? 'none';
     waiting({ role, affiliation: item?.attrs.affiliation ?? 'none', seesRealJids: codes.has('100') || role === 'moderator', refused: null });
   }
+}
+
+/** Whether a room's presence is the bot's own (status 110, or its nick in the room). */
+export function isSelfPresence(stanza: Element, room: string, nick: string): boolean {
+  if (stanza.attrs.from === `${room}/${nick}`) return true;
+  return stanza.getChildren('x', NS.mucUser).some((x) => x.getChildren('status').some((status) => status.attrs.code === '110'));
+}
+
+/** Why the bot left a room, from its own unavailable presence: `kicked` (status 307), `banned` (301), else null. */
+export function removedBy(stanza: Element): 'kicked' | 'banned' | null {
+  const codes = new Set(stanza.getChildren('x', NS.mucUser).flatMap((x) => x.getChildren('status').map((status) => status.attrs.code)));
+  return codes.has('301') ? 'banned' : codes.has('307') ? 'kicked' : null;
 }

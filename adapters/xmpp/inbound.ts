@@ -8,12 +8,15 @@ import type { ChatCursor } from '../../ports/chat-inbox.ts';
 import type { ChatHandlers } from '../../ports/chat-inbound.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { archivePage } from './archive.ts';
-import type { XmppConnection } from './connection.ts';
+import { isSelfPresence, removedBy, type XmppConnection } from './connection.ts';
 import { joinedNotice, roomInvitation, type RoomInvitation } from './invitations.ts';
 import type { OccupantDirectory } from './occupants.ts';
 import { barredReason } from './places.ts';
 import { botPosts, repliedTo, replyText } from './replies.ts';
 import { bareJid, directMessage as directStanza, messageFacts, NS, roomMessage as roomStanza } from './stanzas.ts';
+
+/** Refusals of a join that will not change by themselves (RFC 6121 error conditions a MUC room answers a join with). */
+const REFUSED_FOR_GOOD = new Set(['forbidden', 'registration-required', 'item-not-found', 'not-allowed']);
 
 /** The conversations living on the channel: the rooms the bot joins. */
 export type LivingRooms = () => Promise<readonly { address: string }[]>;
@@ -350,8 +353,23 @@ export function xmppInbound(options: {
       const parsed = parseRoomThread(address);
       return parsed === null ? [] : [parsed.room];
     }));
-    for (const room of await inbox.served(channel)) rooms.add(room);
-    for (const room of rooms) void connection.join(room).catch(() => {});
+    const served = new Set(await inbox.served(channel));
+    for (const room of served) rooms.add(room);
+    for (const room of rooms) {
+      void connection.join(room).then((presence) => {
+        // A room served at an invitation that refuses the bot for good (banned, members only, gone): served no more.
+        if (served.has(room) && presence.refused !== null && REFUSED_FOR_GOOD.has(presence.refused)) void leftRoom(room, `refused: ${presence.refused}`);
+      }, () => {});
+    }
+  }
+
+  /** A room the bot served at an invitation that kicked, banned or refuses it: served no more, and said in the log. */
+  async function leftRoom(room: string, why: string): Promise<void> {
+    const unserved = await inbox.unserve(channel, room).catch((error: unknown) => {
+      log.warn({ err: error, room }, 'a room that removed the bot could not be taken off the rooms it serves');
+      return false;
+    });
+    if (unserved) log.warn({ room, why }, 'the bot no longer serves an xmpp room that removed it; an invitation brings it back');
   }
   const refreshLiving = () => {
     if (closed || !connection.online) return;
@@ -361,6 +379,12 @@ export function xmppInbound(options: {
   const stops = [
     connection.listen((stanza) => {
       if (closed) return;
+      if (stanza.is('presence') && stanza.attrs.type === 'unavailable') {
+        const room = (stanza.attrs.from ?? '').split('/')[0]!;
+        const removed = removedBy(stanza);
+        if (removed !== null && isSelfPresence(stanza, room, account.nick)) void leftRoom(room, removed);
+        return;
+      }
       if (!stanza.is('message') || stanza.getChild('result', NS.mam) !== undefined) return;
       const from = stanza.attrs.from ?? '';
       if (stanza.attrs.type === 'groupchat') {

@@ -118,6 +118,11 @@ export function chatInboxContract(name: string, open: () => Promise<OpenedStorag
       assert.equal(await other.chatInbox.serve(c, 'b@muc'), 'known', 'served already');
       assert.deepEqual(await other.chatInbox.served(c), ['b@muc', 'a@muc']);
       assert.deepEqual(await inbox().served(channel()), [], 'per channel');
+      // The room kicked the bot: served no more, for every instance; asked again, nothing was served.
+      assert.equal(await other.chatInbox.unserve(c, 'b@muc'), true);
+      assert.equal(await inbox().unserve(c, 'b@muc'), false);
+      assert.deepEqual(await inbox().served(c), ['a@muc']);
+      assert.equal(await inbox().serve(c, 'b@muc'), 'added', 'invited again, served again');
     });
 
     it(`a channel serves at most ${SERVED_PLACES_MAX} places: one more is declined, one served already is still known`, async () => {

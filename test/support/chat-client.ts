@@ -128,6 +128,11 @@ export class ChatClient {
       ...extra));
   }
 
+  /** Sets an occupant's role or a JID's affiliation in a room this person administers (XEP-0045 muc#admin): a kick, a ban, a ban lifted. */
+  async admin(room: string, item: { readonly jid?: string; readonly nick?: string; readonly role?: string; readonly affiliation?: string }): Promise<void> {
+    await this.#client.iqCaller.request(xml('iq', { type: 'set', to: room }, xml('query', { xmlns: 'http://jabber.org/protocol/muc#admin' }, xml('item', { ...item }))));
+  }
+
   /** Sends any stanza as this person's client sends it (a forger's extensions and all). */
   async sendRaw(stanza: Element): Promise<void> {
     await this.#client.send(stanza);

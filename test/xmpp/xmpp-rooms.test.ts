@@ -194,4 +194,30 @@ describe('the xmpp bot in rooms it is invited to, and replies outside its thread
     await replyToFirst('replying after the restart');
     await ran(first.id, 'replying after the restart');
   });
+
+  it('a room that bans the bot, or refuses it at a restart, is served no more: nothing but an invitation brings it back', async () => {
+    const attic = `attic@${server.muc}`;
+    const served = () => state.chatInbox.served.get('team-xmpp') ?? [];
+    assert.ok(served().includes(ops) && served().includes(attic), JSON.stringify(served()));
+    // Banned while the service runs: the room removes the bot at once.
+    await alice.admin(ops, { jid: bot, affiliation: 'outcast' });
+    await eventually('ops served no more', () => !served().includes(ops));
+    // Banned while the service is down: the room refuses the bot's join at the start.
+    await service.close();
+    await alice.admin(attic, { jid: bot, affiliation: 'outcast' });
+    await start();
+    await eventually('attic served no more', () => !served().includes(attic));
+    // Both bans lifted: a restart does not bring the bot back.
+    for (const room of [ops, attic]) await alice.admin(room, { jid: bot, affiliation: 'none' });
+    await service.close();
+    await start();
+    const before = fromBot(alice, ops).length + fromBot(alice, attic).length;
+    for (const room of [ops, attic]) await alice.post(room, null, 'console: still here?');
+    await sleep(2_000);
+    assert.equal(fromBot(alice, ops).length + fromBot(alice, attic).length, before, 'the bot stays away');
+    // Invited again: it comes, and serves the room again.
+    await alice.sendRaw(xml('message', { to: bot }, xml('x', { xmlns: 'jabber:x:conference', jid: ops })));
+    await eventually('the bot to come back', () => fromBot(alice, ops).length > before - fromBot(alice, attic).length);
+    assert.ok(served().includes(ops));
+  });
 });
