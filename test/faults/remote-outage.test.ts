@@ -6,47 +6,27 @@
 // same file differently and reached the remote first; A's next use answers 409 `checkpoint_set_aside` once (its
 // checkpoint kept aside, never dropped), and the thread goes on through both from B's.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { ask } from '../support/http.ts';
 import { idleThread, startServiceProcess, stopServiceProcess } from '../support/fault-service.ts';
-import { fixtureWorld } from '../support/fixture-world.ts';
-import { git, gitRepository, write } from '../support/git-repo.ts';
-import { createScratchDatabase } from '../support/scratch-database.ts';
+import { git, write } from '../support/git-repo.ts';
+import { sharedRemoteWorld } from '../support/shared-remote.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
 const url = process.env.TEST_DATABASE_URL;
 
-const made: string[] = [];
-after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-const tempDir = (prefix: string) => {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-};
 
 describe('the shared repository unreachable during a turn, then back; a push race between two instances', { skip: url === undefined ? 'TEST_DATABASE_URL is not set' : false }, () => {
   it("an owed checkpoint reaches the other instance once the remote is back; a losing one is set aside with 409, never dropped", { timeout: 240_000 }, async (t: TestContext) => {
-    const source = gitRepository('console-remote-outage-');
-    made.push(source);
-    const remote = join(tempDir('console-remote-outage-remote-'), 'shared.git');
-    execFileSync('git', ['clone', '--bare', '--quiet', source, remote]);
+    const { remote, env, tempDir } = await sharedRemoteWorld(t, url!, 'console-remote-outage-');
     const down = () => renameSync(remote, `${remote}.away`);
     const back = () => renameSync(`${remote}.away`, remote);
-    const scratch = await createScratchDatabase(url!);
-    t.after(() => scratch.drop());
-    const world = join(tempDir('console-remote-outage-world-'), 'world.json');
-    const users = [{ id: 'alice', name: 'Alice', token: 'token-alice' }, { id: 'bob', name: 'Bob', token: 'token-bob' }];
-    const fixture = fixtureWorld();
-    writeFileSync(world, JSON.stringify({ ...fixture, users, projects: [...fixture.projects, { name: 'repo-web', repo: `file://${remote}`, base: 'main' }] }));
-    const env = { CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url, CONSOLE_WORLD: world };
-    const diskA = tempDir('console-remote-outage-a-');
-    const diskB = tempDir('console-remote-outage-b-');
+    const diskA = tempDir('a-');
+    const diskB = tempDir('b-');
     const a = await startServiceProcess({ ...env, DATA_DIR: diskA });
     t.after(() => stopServiceProcess(a));
     const b = await startServiceProcess({ ...env, DATA_DIR: diskB });

@@ -5,18 +5,16 @@
 // lands every file on the shared `main` (a turn A was running when it died lost, only that), and a new instance with an empty disk reads the same. Before the fix: the
 // changes read through the second answered 500, and its turn "succeeded" in a directory it cannot see.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { ask } from '../support/http.ts';
 import { idleThread, startServiceProcess, stopServiceProcess } from '../support/fault-service.ts';
-import { fixtureWorld } from '../support/fixture-world.ts';
-import { git, gitRepository, write } from '../support/git-repo.ts';
-import { createScratchDatabase } from '../support/scratch-database.ts';
+import { git, write } from '../support/git-repo.ts';
+import { sharedRemoteWorld } from '../support/shared-remote.ts';
 
 const ALICE = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
@@ -24,31 +22,14 @@ const url = process.env.TEST_DATABASE_URL;
 const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
 const skip = url === undefined ? 'TEST_DATABASE_URL is not set' : !canUnshare ? 'needs root and unshare -m (a mount namespace)' : false;
 
-const made: string[] = [];
-after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-const tempDir = (prefix: string) => {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-};
 
 
 
 describe('two instances, two disks, a repository reached by URL', { skip }, () => {
   it('a turn through A, changes and a turn through B, A killed with its disk gone, a merge through B lands everything', { timeout: 240_000 }, async (t: TestContext) => {
-    const source = gitRepository('console-two-disks-');
-    made.push(source);
-    const remote = join(tempDir('console-two-disks-remote-'), 'shared.git');
-    execFileSync('git', ['clone', '--bare', '--quiet', source, remote]);
-    const scratch = await createScratchDatabase(url!);
-    t.after(() => scratch.drop());
-    const world = join(tempDir('console-two-disks-world-'), 'world.json');
-    const users = [{ id: 'alice', name: 'Alice', token: 'token-alice' }, { id: 'bob', name: 'Bob', token: 'token-bob' }];
-    const fixture = fixtureWorld();
-    writeFileSync(world, JSON.stringify({ ...fixture, users, projects: [...fixture.projects, { name: 'repo-web', repo: `file://${remote}`, base: 'main' }] }));
-    const env = { CONSOLE_STORAGE: 'postgres', DATABASE_URL: scratch.url, CONSOLE_WORLD: world };
-    const diskA = tempDir('console-two-disks-a-');
-    const diskB = tempDir('console-two-disks-b-');
+    const { remote, env, tempDir } = await sharedRemoteWorld(t, url!, 'console-two-disks-');
+    const diskA = tempDir('a-');
+    const diskB = tempDir('b-');
     const a = await startServiceProcess({ ...env, DATA_DIR: diskA });
     t.after(() => stopServiceProcess(a));
     // B cannot see A's disk: an empty tmpfs over it, in a mount namespace of its own.
@@ -103,7 +84,7 @@ describe('two instances, two disks, a repository reached by URL', { skip }, () =
     assert.equal(git(remote, 'show', 'main:from-b.txt'), 'written on B');
 
     // A new instance on an empty disk answers as B does.
-    const c = await startServiceProcess({ ...env, DATA_DIR: tempDir('console-two-disks-c-') });
+    const c = await startServiceProcess({ ...env, DATA_DIR: tempDir('c-') });
     t.after(() => stopServiceProcess(c));
     assert.deepEqual(await changed(c.port, id), await changed(b.port, id));
     assert.ok(!existsSync(diskA));

@@ -3,17 +3,13 @@
 // copy of the source's session (no brief); a fork at an earlier message, or one whose source moved on before its
 // first turn, starts a new session briefed up to the cutoff, as with an agent that offers no fork.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { WireEvent } from '../../domain/events.ts';
-import { fixtureWorld } from '../support/fixture-world.ts';
 import { idleThread } from '../support/http.ts';
 import { testId } from '../support/ids.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
-import { startService, type TestService } from '../support/service.ts';
+import { serviceKeepingSessions } from '../support/kept-sessions.ts';
+import type { TestService } from '../support/service.ts';
 
 const ALICE: Record<string, string> = { authorization: 'Bearer token-alice', 'content-type': 'application/json' };
 const P = '/api/console/threads';
@@ -23,12 +19,7 @@ const saidIn = (events: readonly WireEvent[]) => events.filter((e) => e.type ===
 describe("a fork's agent session (ACP session/fork where the agent offers it)", () => {
   let service: TestService;
   before(async () => {
-    const storage = createMemoryStorage();
-    const world = fixtureWorld();
-    const dir = mkdtempSync(join(tmpdir(), 'demo-sessions-'));
-    await storage.importWorld({ ...world, agents: world.agents.map((a) => (a.id === 'claude' ? { ...a, env: { DEMO_AGENT_RESUME: dir } } : a)) });
-    service = await startService({}, { storage });
-    await service.knowOffers();
+    service = await serviceKeepingSessions();
   });
   after(() => service.close());
 

@@ -5,12 +5,8 @@
 // teleport, summon's first turn seeing the history, and a channel that fails twice delivering once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { memoryChannelPort } from '../../adapters/memory/channel-port.ts';
-import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { ChannelPort } from '../../ports/channel-port.ts';
 import type { Delivery } from '../../ports/delivery-outbox.ts';
@@ -18,6 +14,7 @@ import type { Storage } from '../../ports/storage.ts';
 import { F, fixtureWorld } from '../support/fixture-world.ts';
 import { testId } from '../support/ids.ts';
 import { connectLive, type LiveClient } from '../support/live-client.ts';
+import { serviceKeepingSessions } from '../support/kept-sessions.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { storageKinds, type OpenedStorage } from '../support/storage-kinds.ts';
 
@@ -312,13 +309,8 @@ for (const kind of kinds) {
 describe('a moved conversation whose agent process restarted resumes its session (ACP session/resume)', () => {
   let service: TestService;
   before(async () => {
-    const storage = createMemoryStorage();
-    const world = fixtureWorld();
     // The demo agent keeps its sessions in a directory of the test's and offers session/resume, as Claude Code does.
-    const dir = mkdtempSync(join(tmpdir(), 'demo-sessions-'));
-    await storage.importWorld({ ...world, agents: world.agents.map((a) => (a.id === 'claude' ? { ...a, env: { DEMO_AGENT_RESUME: dir } } : a)) });
-    service = await startService({}, { storage });
-    await service.knowOffers();
+    service = await serviceKeepingSessions();
   });
   after(() => service.close());
 
