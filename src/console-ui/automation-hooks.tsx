@@ -5,8 +5,8 @@
  * caused it. Browser code.
  */
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
-import { api, formProblemText, problemText } from './api.ts';
+import { api } from './api.ts';
+import { useAutomationList } from './automation-list.ts';
 import { OptionPicker, ThreadPicker, threadTitle, type AutomationTargets } from './automation-targets.tsx';
 import { ConfirmDelete } from './confirm-delete.tsx';
 
@@ -23,49 +23,26 @@ type CreatedHook = Hook & { readonly secret: string };
 const day = (iso: string) => new Date(iso).toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' });
 
 export function HooksSection({ targets }: { targets: AutomationTargets }) {
-  const hooks = useSignal<readonly Hook[] | null>(null);
+  const { items: hooks, listError, createError, rowError, busy, create: send, act } = useAutomationList<Hook>(() => api.GET('/api/console/hooks'));
   const thread = useSignal('');
   const project = useSignal('');
   const model = useSignal('');
   /** The hook just made, with its secret: shown until dismissed, never again. */
   const created = useSignal<CreatedHook | null>(null);
-  const listError = useSignal('');
-  const createError = useSignal('');
-  /** A row's refusal, beside its button, by hook id. */
-  const rowError = useSignal<Readonly<Record<string, string>>>({});
-  const busy = useSignal(false);
-
-  const load = async () => {
-    const { data, error, response } = await api.GET('/api/console/hooks');
-    if (data === undefined) return void (listError.value = problemText(error, response.status));
-    listError.value = '';
-    hooks.value = data;
-  };
-  useEffect(() => void load(), []);
 
   const create = async (event: Event) => {
     event.preventDefault();
     if (busy.value) return;
-    busy.value = true;
-    createError.value = '';
     created.value = null;
     const body = thread.value !== ''
       ? { thread_id: thread.value }
       : { project: project.value === '' ? null : project.value, model: model.value === '' ? null : model.value };
-    const { data, error, response } = await api.POST('/api/console/hooks', { body });
-    busy.value = false;
-    if (data === undefined) return void (createError.value = formProblemText(error, response.status));
-    created.value = data;
-    await load();
+    created.value = (await send(() => api.POST('/api/console/hooks', { body }))) ?? null;
   };
 
   const remove = async (hook: Hook) => {
-    rowError.value = { ...rowError.value, [hook.id]: '' };
-    const { error, response } = await api.DELETE('/api/console/hooks/{id}', { params: { path: { id: hook.id } } });
-    // Already gone (removed elsewhere) is what was asked for.
-    if (!response.ok && response.status !== 404) return void (rowError.value = { ...rowError.value, [hook.id]: problemText(error, response.status) });
-    if (created.value?.id === hook.id) created.value = null;
-    await load();
+    const removed = await act(hook.id, () => api.DELETE('/api/console/hooks/{id}', { params: { path: { id: hook.id } } }), true);
+    if (removed && created.value?.id === hook.id) created.value = null;
   };
 
   return (

@@ -5,8 +5,8 @@
  * the caller's: shown as text. Browser code.
  */
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
-import { api, formProblemText, problemText } from './api.ts';
+import { api } from './api.ts';
+import { useAutomationList } from './automation-list.ts';
 import { ConfirmDelete } from './confirm-delete.tsx';
 import { OptionPicker, ThreadPicker, threadTitle, type AutomationTargets } from './automation-targets.tsx';
 
@@ -26,60 +26,28 @@ interface Schedule {
 const moment = (iso: string) => new Date(iso).toLocaleString([], { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 
 export function SchedulesSection({ targets }: { targets: AutomationTargets }) {
-  const schedules = useSignal<readonly Schedule[] | null>(null);
+  const { items: schedules, listError, createError, rowError, busy, create: send, act } = useAutomationList<Schedule>(() => api.GET('/api/console/schedules'));
   const cron = useSignal('');
   const timezone = useSignal('UTC');
   const text = useSignal('');
   const thread = useSignal('');
   const project = useSignal('');
   const model = useSignal('');
-  /** The list's refusal (it could not be read). */
-  const listError = useSignal('');
-  const createError = useSignal('');
-  /** A row's refusal, beside its buttons, by schedule id. */
-  const rowError = useSignal<Readonly<Record<string, string>>>({});
-  const busy = useSignal(false);
-
-  const setRowError = (id: string, message: string) => (rowError.value = { ...rowError.value, [id]: message });
-  const load = async () => {
-    const { data, error, response } = await api.GET('/api/console/schedules');
-    if (data === undefined) return void (listError.value = problemText(error, response.status));
-    listError.value = '';
-    schedules.value = data;
-  };
-  useEffect(() => void load(), []);
 
   const create = async (event: Event) => {
     event.preventDefault();
-    if (busy.value) return;
-    busy.value = true;
-    createError.value = '';
     const target = thread.value !== ''
       ? { thread_id: thread.value }
       : { project: project.value === '' ? null : project.value, model: model.value === '' ? null : model.value };
     const body = { cron: cron.value.trim(), timezone: timezone.value.trim() === '' ? 'UTC' : timezone.value.trim(), text: text.value, ...target };
-    const { data, error, response } = await api.POST('/api/console/schedules', { body });
-    busy.value = false;
-    if (data === undefined) return void (createError.value = formProblemText(error, response.status));
+    if ((await send(() => api.POST('/api/console/schedules', { body }))) === undefined) return;
     cron.value = '';
     text.value = '';
-    await load();
   };
 
-  const setEnabled = async (schedule: Schedule, enabled: boolean) => {
-    setRowError(schedule.id, '');
-    const { error, response } = await api.PATCH('/api/console/schedules/{id}', { params: { path: { id: schedule.id } }, body: { enabled } });
-    if (!response.ok) setRowError(schedule.id, problemText(error, response.status));
-    await load();
-  };
-
-  const remove = async (schedule: Schedule) => {
-    setRowError(schedule.id, '');
-    const { error, response } = await api.DELETE('/api/console/schedules/{id}', { params: { path: { id: schedule.id } } });
-    // Already gone (removed elsewhere) is what was asked for.
-    if (!response.ok && response.status !== 404) return void setRowError(schedule.id, problemText(error, response.status));
-    await load();
-  };
+  const setEnabled = (schedule: Schedule, enabled: boolean) =>
+    act(schedule.id, () => api.PATCH('/api/console/schedules/{id}', { params: { path: { id: schedule.id } }, body: { enabled } }));
+  const remove = (schedule: Schedule) => act(schedule.id, () => api.DELETE('/api/console/schedules/{id}', { params: { path: { id: schedule.id } } }), true);
 
   return (
     <section class="automation-section schedules" aria-labelledby="schedules-title">

@@ -7,9 +7,9 @@
  */
 import { useSignal } from '@preact/signals';
 import { Fragment } from 'preact';
-import { useEffect } from 'preact/hooks';
 import type { paths } from '../../client/index.ts';
-import { api, formProblemText, problemText } from './api.ts';
+import { api } from './api.ts';
+import { useAutomationList } from './automation-list.ts';
 import { threadTitle, type AutomationTargets } from './automation-targets.tsx';
 import { WebhookDeliveries } from './automation-webhook-deliveries.tsx';
 import { ConfirmDelete } from './confirm-delete.tsx';
@@ -29,28 +29,14 @@ const EVENTS: Readonly<Record<EventType, string>> = {
 };
 
 export function WebhooksSection({ targets }: { targets: AutomationTargets }) {
-  const webhooks = useSignal<readonly Webhook[] | null>(null);
+  const { items: webhooks, listError, createError, rowError, busy, create: send, act } = useAutomationList<Webhook>(() => api.GET('/api/console/webhooks'));
   const url = useSignal('');
   const events = useSignal<readonly EventType[]>([]);
   const thread = useSignal('');
   /** The webhook just made, with its URL and secret: shown until dismissed, never again. */
   const created = useSignal<(Created & { readonly url: string }) | null>(null);
-  const listError = useSignal('');
-  const createError = useSignal('');
-  /** A row's refusal, beside its buttons, by webhook id. */
-  const rowError = useSignal<Readonly<Record<string, string>>>({});
-  /** The webhook whose Delete was pressed: its row asks before removing. */
   /** The webhooks whose deliveries are shown. */
   const open = useSignal<ReadonlySet<string>>(new Set());
-  const busy = useSignal(false);
-
-  const load = async () => {
-    const { data, error, response } = await api.GET('/api/console/webhooks');
-    if (data === undefined) return void (listError.value = problemText(error, response.status));
-    listError.value = '';
-    webhooks.value = data;
-  };
-  useEffect(() => void load(), []);
 
   const toggleEvent = (type: EventType, on: boolean) =>
     (events.value = (Object.keys(EVENTS) as EventType[]).filter((known) => (known === type ? on : events.value.includes(known))));
@@ -68,27 +54,19 @@ export function WebhooksSection({ targets }: { targets: AutomationTargets }) {
   const create = async (event: Event) => {
     event.preventDefault();
     if (busy.value) return;
-    busy.value = true;
-    createError.value = '';
     created.value = null;
     const body = { url: url.value.trim(), events: [...events.value], thread_ids: thread.value === '' ? null : [thread.value] };
-    const { data, error, response } = await api.POST('/api/console/webhooks', { body });
-    busy.value = false;
-    if (data === undefined) return void (createError.value = formProblemText(error, response.status));
+    const data = await send(() => api.POST('/api/console/webhooks', { body }));
+    if (data === undefined) return;
     created.value = { ...data, url: body.url };
     url.value = '';
     events.value = [];
     thread.value = '';
-    await load();
   };
 
   const remove = async (webhook: Webhook) => {
-    rowError.value = { ...rowError.value, [webhook.id]: '' };
-    const { error, response } = await api.DELETE('/api/console/webhooks/{id}', { params: { path: { id: webhook.id } } });
-    // Already gone (removed elsewhere) is what was asked for.
-    if (!response.ok && response.status !== 404) return void (rowError.value = { ...rowError.value, [webhook.id]: problemText(error, response.status) });
-    if (created.value?.id === webhook.id) created.value = null;
-    await load();
+    const removed = await act(webhook.id, () => api.DELETE('/api/console/webhooks/{id}', { params: { path: { id: webhook.id } } }), true);
+    if (removed && created.value?.id === webhook.id) created.value = null;
   };
 
   return (
