@@ -105,16 +105,31 @@ export async function localRepository(site: WorktreeSite, repo: string, input: {
   const fetched = await git([`--git-dir=${dir}`, ...config, 'fetch', '--quiet', '--no-tags', 'origin', ...specs], { env, timeoutMs, allow: [1, 128] });
   if (fetched.code === 128) return fail(unavailable(repo, 'fetch'));
   const branches = [input.base, ...(input.threadId === null ? [] : [worktreeBranch(input.threadId)])].filter(isBranchName);
+  // Both sides of every branch in one read (the common case moves nothing, so it costs one git process, not four).
+  const commits = await commitsOf(site, dir, branches.flatMap((branch) => [`refs/remotes/origin/${branch}`, `refs/heads/${branch}`]));
   for (const branch of branches) {
-    const theirs = await git([`--git-dir=${dir}`, 'rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`], { allow: [1] });
-    if (theirs.code !== 0) continue;
-    const ours = await git([`--git-dir=${dir}`, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { allow: [1] });
+    const theirs = commits.get(`refs/remotes/origin/${branch}`);
+    if (theirs === undefined) continue;
+    const ours = commits.get(`refs/heads/${branch}`);
     // The base follows the remote's (nothing here commits on it but a merge, which pushes it); a thread's branch is
     // made from the remote's when missing (a checkpoint restore moves it where the latest checkpoint says, and a
     // worktree that holds the latest follows the remote's when a merge moved it: worktree-restore.ts).
-    if (ours.code !== 0 || branch === input.base) await git([`--git-dir=${dir}`, 'update-ref', `refs/heads/${branch}`, text(theirs)]);
+    if (ours === undefined || (branch === input.base && ours !== theirs)) await git([`--git-dir=${dir}`, 'update-ref', `refs/heads/${branch}`, theirs]);
   }
   return ok(dir);
+}
+
+/** The commits these refs of clone `dir` name, by ref: a ref that is missing, or names no commit, is left out. */
+async function commitsOf(site: WorktreeSite, dir: string, refs: readonly string[]): Promise<Map<string, string>> {
+  const listed = await site.git([`--git-dir=${dir}`, 'for-each-ref', '--format=%(objecttype) %(objectname) %(refname)', ...refs]);
+  const wanted = new Set(refs);
+  const commits = new Map<string, string>();
+  for (const line of text(listed).split('\n')) {
+    const [type, commit, ref] = line.split(' ', 3);
+    // A pattern also lists the refs below it (`main` lists `main/x`): the asked-for ones only.
+    if (type === 'commit' && commit !== undefined && ref !== undefined && wanted.has(ref)) commits.set(ref, commit);
+  }
+  return commits;
 }
 
 /** How a push went: taken, refused by the remote (another instance moved the branch since), or not reached. */
