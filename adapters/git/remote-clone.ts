@@ -6,7 +6,7 @@ import { fail, ok, type Result } from '../../domain/result.ts';
 import { checkpointRefs, isBranchName, isRepositoryUrl, worktreeBranch } from '../../domain/worktree.ts';
 import type { GitPlace } from './git-place.ts';
 import { text } from './run-git.ts';
-import type { WorktreeSite } from './worktree-site.ts';
+import { NO_DRIVERS, type WorktreeSite } from './worktree-site.ts';
 import { noteUnpushed, unpushed } from './current-checkpoint.ts';
 import { TRAILER, trailer, withTrailer } from './checkpoint-trailers.ts';
 import { IDENTITY } from './worktree-commits.ts';
@@ -230,7 +230,10 @@ async function rebuildOnRemote(site: WorktreeSite, common: string, threadId: str
   const message = (await git([...at, 'cat-file', 'commit', own])).stdout.toString('utf8').replace(/^[\s\S]*?\n\n/, '');
   const parent = latest !== '' ? latest : text(await git([...at, 'rev-parse', '--verify', `${own}^`]));
   const seq = latest === '' ? Number(trailer(message, TRAILER.seq)) : Number(trailer((await git([...at, 'cat-file', 'commit', latest])).stdout.toString('utf8'), TRAILER.seq)) + 1;
-  const rewritten = withTrailer(withTrailer(message, TRAILER.seq, String(Number.isInteger(seq) ? seq : 1)), TRAILER.head, head);
+  // Its files changed count against the checkpoint it now follows, as a checkpoint taken there would.
+  const changed = await git([...at, 'diff-tree', ...NO_DRIVERS, '-r', '-z', '--no-renames', '--name-only', parent, tree], { maxBytes: site.maxListBytes });
+  const files = changed.stdout.toString('utf8').split('\0').filter((name) => name !== '').length;
+  const rewritten = withTrailer(withTrailer(withTrailer(message, TRAILER.seq, String(Number.isInteger(seq) ? seq : 1)), TRAILER.head, head), TRAILER.files, String(files));
   const configured = (await git([...at, 'config', 'user.email'], { allow: [1] })).code === 0;
   const commit = text(await git([...at, 'commit-tree', tree, '-p', parent, '-m', rewritten], { env: configured ? {} : IDENTITY }));
   return { commit, head };

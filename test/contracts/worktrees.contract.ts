@@ -464,6 +464,8 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       git(onA.path, 'add', 'winner.txt');
       git(onA.path, 'commit', '--quiet', '-m', 'winner');
       write(onB.path, 'loser.txt', 'B pushed second\n');
+      // Both turns made one change alike: the rebuilt checkpoint changed one file against the winner's, not two.
+      for (const path of [onA.path, onB.path]) write(path, 'alike.txt', 'the same on both\n');
       const won = unwrap(await a.checkpoint({ threadId: id, path: onA.path, runId: uuidv7(), messageId: null }))!;
       const lost = uuidv7();
       const rebuilt = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: lost, messageId: null }))!;
@@ -476,13 +478,14 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
       assert.equal(git(onB.path, 'rev-parse', 'HEAD'), git(onA.path, 'rev-parse', 'HEAD'), "the loser's branch is the winner's");
-      assert.equal(git(onB.path, 'status', '--porcelain'), '?? loser.txt', 'its own file uncommitted as it was');
+      assert.equal(git(onB.path, 'status', '--porcelain'), '?? alike.txt\n?? loser.txt', 'its own files uncommitted as they were');
       for (const path of [onA.path, onB.path]) {
         assert.equal(readFileSync(join(path, 'winner.txt'), 'utf8'), 'A pushed first\n');
         assert.equal(readFileSync(join(path, 'loser.txt'), 'utf8'), 'B pushed second\n');
       }
       const listedOnA = unwrap(await a.checkpoints(onA)).map((c) => c.commit);
       assert.deepEqual(listedOnA, [won.commit, rebuilt.commit]);
+      assert.deepEqual(unwrap(await a.checkpoints(onA)).map((c) => c.files_changed), [1, 1], "the rebuilt one counts against the winner's (loser.txt alone), not its first parent (alike.txt too)");
       assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), listedOnA);
     });
 
