@@ -8,7 +8,8 @@ import { text } from './run-git.ts';
 import { snapshot } from './worktree-changes.ts';
 import { IDENTITY } from './worktree-commits.ts';
 import { noteCurrent, noteUnpushed } from './current-checkpoint.ts';
-import { commonDirOf, isClone, pushOrRebuild, setAside } from './remote-clone.ts';
+import { commonDirOf, isClone } from './remote-access.ts';
+import { pushOrRebuild, setAside } from './remote-push.ts';
 import { TRAILER, trailer } from './checkpoint-trailers.ts';
 import { NO_DRIVERS, onPlace, THREAD_ID, type WorktreeSite } from './worktree-site.ts';
 
@@ -133,7 +134,7 @@ export async function writeCheckpoint(
   const common = await commonDirOf(site, place);
   if (isClone(site, common)) {
     // Refused (another instance's turn took the thread first): rebuilt on its checkpoint and pushed again, else set
-    // aside (remote-clone.ts); either way the worktree follows the remote's latest at its next use here.
+    // aside (remote-push.ts); either way the worktree follows the remote's latest at its next use here.
     let pushed = await pushOrRebuild(site, common, threadId, ref);
     for (let wait = 250; pushed === 'unreachable' && wait <= 1_000; wait *= 2) {
       await sleep(wait);

@@ -11,7 +11,8 @@ import { listed, THREAD_ID, type WorktreeSite } from './worktree-site.ts';
 import { text } from './run-git.ts';
 import { IDENTITY } from './worktree-commits.ts';
 import { syncToLatest } from './worktree-restore.ts';
-import { cloneOf, localRepository } from './remote-clone.ts';
+import { cloneOf } from './remote-access.ts';
+import { localRepository } from './remote-clone.ts';
 
 /** The place of the worktree at `path` when it is one (a directory git holds there, with `branch` and a `.git`); else null. */
 async function found(site: WorktreeSite, repo: string, threadId: string, path: string, branch: string): Promise<GitPlace | null> {

@@ -11,7 +11,8 @@ import { journalOf, moving, recover, writeJournal, type MergeJournal } from './m
 import { text } from './run-git.ts';
 import { commitAll, IDENTITY, moveBranch } from './worktree-commits.ts';
 import { checkoutOf, onPlace, type WorktreeSite } from './worktree-site.ts';
-import { commonDirOf, isClone, pushBranch, pushRef, remoteUnavailable } from './remote-clone.ts';
+import { commonDirOf, isClone, pushRef, remoteUnavailable } from './remote-access.ts';
+import { pushBranch } from './remote-push.ts';
 
 /**
  * Why the base's checkout did not take a merge: `base_moved` when the base is only moving (its ref is no

@@ -13,7 +13,7 @@ import { snapshot } from './worktree-changes.ts';
 import { listed, writeCheckpoint, type Listed } from './worktree-checkpoints.ts';
 import { onPlace, type WorktreeSite } from './worktree-site.ts';
 import { currentCheckpoint, noteCurrent } from './current-checkpoint.ts';
-import { commonDirOf, fetchedLatestRef, isClone } from './remote-clone.ts';
+import { commonDirOf, fetchedLatestRef, isClone } from './remote-access.ts';
 
 /** The create-only old value of `update-ref`. */
 const NO_COMMIT = '0'.repeat(40);
