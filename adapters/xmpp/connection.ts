@@ -283,13 +283,20 @@ export class XmppConnection {
     const from = stanza.attrs.from ?? '';
     const slash = from.indexOf('/');
     const room = slash < 0 ? from : from.slice(0, slash);
-    // The bot left the room, or was kicked or banned from it: not in it any more, so a later join is a join again.
-    if (stanza.attrs.type === 'unavailable' && isSelfPresence(stanza, room, this.#account.nick) && !this.#joining.has(room)) {
+    // The bot left the room, or was kicked or banned from it: not in it any more, so a later join is a join again (a
+    // nick change, status 303, is an unavailable presence of its own too, and leaves nothing).
+    const left = stanza.attrs.type === 'unavailable' && isSelfPresence(stanza, room, this.#account.nick) && !hasStatus(stanza, '303');
+    const waiting = this.#joining.get(room);
+    if (left && waiting === undefined) {
       this.#rooms.delete(room);
       return;
     }
-    const waiting = this.#joining.get(room);
     if (waiting === undefined) return;
+    // Removed while its join was answered (kicked or banned at once): a refusal, never a join.
+    if (left) {
+      waiting({ role: 'none', affiliation: 'none', seesRealJids: false, refused: removedBy(stanza) ?? 'left' });
+      return;
+    }
     if (stanza.attrs.type === 'error') {
       const condition = stanza.getChild('error')?.getChildElements()[0]?.name ?? 'refused';
       waiting({ role: 'none', affiliation: 'none', seesRealJids: false, refused: condition });
@@ -309,6 +316,10 @@ export function isSelfPresence(stanza: Element, room: string, nick: string): boo
   if (stanza.attrs.from === `${room}/${nick}`) return true;
   return stanza.getChildren('x', NS.mucUser).some((x) => x.getChildren('status').some((status) => status.attrs.code === '110'));
 }
+
+/** Whether a presence carries the MUC status `code`. */
+const hasStatus = (stanza: Element, code: string): boolean =>
+  stanza.getChildren('x', NS.mucUser).some((x) => x.getChildren('status').some((status) => status.attrs.code === code));
 
 /** Why the bot left a room, from its own unavailable presence: `kicked` (status 307), `banned` (301), else null. */
 export function removedBy(stanza: Element): 'kicked' | 'banned' | null {

@@ -3,6 +3,7 @@ import type { Id } from '../../domain/model.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
 import type { LedgerStore } from '../../ports/ledger-store.ts';
 import type { RunRecords } from '../../ports/run-records.ts';
+import type { TurnLeases } from '../../ports/turn-leases.ts';
 import type { ThreadStore } from '../../ports/thread-store.ts';
 
 /** What {@link forkableSession} reads. */
@@ -10,7 +11,7 @@ export interface ForkSessionStores {
   readonly threads: ThreadStore;
   readonly ledger: LedgerStore;
   readonly conversations: Pick<ConversationStore, 'latestByThread'>;
-  readonly writer: Pick<RunRecords, 'sessionOf'>;
+  readonly writer: Pick<RunRecords, 'sessionOf'> & Pick<TurnLeases, 'runningTurn'>;
 }
 
 /**
@@ -19,7 +20,8 @@ export interface ForkSessionStores {
  * it is offered only where that is the fork's starting point: the fork's own ledger holds nothing but this turn's
  * directive (its first turn), the fork's cutoff is still the latest message of the source's ledger (as its owner
  * reads it, what a rewind took back left out: a rewind drops the session too), and the source's latest
- * conversation is of the same agent and has a session. Read when the agent is about to open a new session.
+ * conversation is of the same agent and has a session, and no turn of the source runs (its session would be copied
+ * mid-turn). Read when the agent is about to open a new session.
  */
 export async function forkableSession(stores: ForkSessionStores, owner: string, forkId: Id, agent: string): Promise<string | null> {
   const fork = await stores.threads.findAccessible(owner, forkId);
@@ -32,5 +34,6 @@ export async function forkableSession(stores: ForkSessionStores, owner: string, 
   if (latest === undefined || latest.id !== fork.row.fork_cutoff) return null;
   const conversation = await stores.conversations.latestByThread(source.row.id);
   if (conversation === null || conversation.agent !== agent) return null;
+  if ((await stores.writer.runningTurn(source.row.id)) !== null) return null;
   return stores.writer.sessionOf(conversation.id);
 }
