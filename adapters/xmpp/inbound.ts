@@ -382,7 +382,9 @@ export function xmppInbound(options: {
       if (stanza.is('presence') && stanza.attrs.type === 'unavailable') {
         const room = (stanza.attrs.from ?? '').split('/')[0]!;
         const removed = removedBy(stanza);
-        if (removed !== null && isSelfPresence(stanza, room, account.nick)) void leftRoom(room, removed);
+        // Only a room of the channel's MUC service speaks for the bot's place in it (a person's presence is stamped with their own JID).
+        const ofService = room.toLowerCase().endsWith(`@${account.muc.toLowerCase()}`);
+        if (removed !== null && ofService && isSelfPresence(stanza, room, account.nick)) void leftRoom(room, removed);
         return;
       }
       if (!stanza.is('message') || stanza.getChild('result', NS.mam) !== undefined) return;

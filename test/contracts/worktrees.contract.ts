@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -23,6 +23,18 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     after(() => {
       for (const dir of made) rmSync(dir, { recursive: true, force: true });
     });
+    /**
+     * A bare repository made from `repo`, reached by URL as a shared remote is (`file://<shared>`), and a second
+     * instance's root; the remote goes away and comes back by renaming it.
+     */
+    const sharedRemote = (repo: string) => {
+      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
+      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+      made.push(remote, otherRoot);
+      const shared = join(remote, 'shared.git');
+      git(remote, 'clone', '--bare', '--quiet', repo, shared);
+      return { remote, otherRoot, shared, url: `file://${shared}` };
+    };
     const setup = () => {
       const repo = gitRepository();
       const root = mkdtempSync(join(tmpdir(), 'console-worktrees-'));
@@ -405,7 +417,6 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.equal(git(shared, 'show', 'main:from-b.txt'), 'written on B');
       // The remote gone: nothing runs or is read on a copy that may be stale.
       git(remote, 'init', '--quiet');
-      const { renameSync } = await import('node:fs');
       renameSync(shared, `${shared}.away`);
       const refused = await b.ensure({ repo: url, base: 'main', threadId: id });
       assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
@@ -415,13 +426,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
 
     it('a remote not reached at a turn\'s end: tried again for a while; still down, the checkpoint is kept and pushed at the next use', async () => {
       const { repo, worktrees: a } = setup();
-      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
-      made.push(remote, otherRoot);
-      const shared = join(remote, 'shared.git');
-      git(remote, 'clone', '--bare', '--quiet', repo, shared);
-      const url = `file://${shared}`;
-      const { renameSync } = await import('node:fs');
+      const { otherRoot, shared, url } = sharedRemote(repo);
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       // Down for a moment: back within the tries.
@@ -449,12 +454,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     // turn's files were gone from the thread: a compare-and-swap's loser rebuilds on the winner's and pushes again.
     it("two instances racing to push a turn of one thread: the loser's checkpoint is rebuilt on the winner's and pushed; both list the same", async () => {
       const { repo, worktrees: a } = setup();
-      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
-      made.push(remote, otherRoot);
-      const shared = join(remote, 'shared.git');
-      git(remote, 'clone', '--bare', '--quiet', repo, shared);
-      const url = `file://${shared}`;
+      const { otherRoot, shared, url } = sharedRemote(repo);
       const b = factory(otherRoot);
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
@@ -491,12 +491,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
 
     it("two instances racing to push, their turns changing one file differently: the loser's checkpoint is set aside and told, never dropped; it rebuilds from the winner's", async () => {
       const { repo, worktrees: a } = setup();
-      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
-      made.push(remote, otherRoot);
-      const shared = join(remote, 'shared.git');
-      git(remote, 'clone', '--bare', '--quiet', repo, shared);
-      const url = `file://${shared}`;
+      const { otherRoot, shared, url } = sharedRemote(repo);
       const b = factory(otherRoot);
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
@@ -516,29 +511,32 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       assert.deepEqual(unwrap(await b.checkpoints(onB)).map((c) => c.commit), [won.commit]);
     });
 
-    // Issue 40: a checkpoint owed to a remote that was not reached, refused at the next use (another instance went on
-    // meanwhile), was forgotten: its files went from the instance, and the two instances listed different checkpoints.
-    it('a checkpoint owed to a remote not reached, refused at the next use because another instance went on: rebuilt on top and pushed, never dropped; both list the same', async () => {
+    /**
+     * One thread on two instances over a shared remote: A writes `fileA` and takes a checkpoint while the remote is away
+     * (refused: owed), then, the remote back, B writes `fileB` and its checkpoint reaches the remote first.
+     */
+    const owedThenOvertaken = async (fileA: string, fileB: string) => {
       const { repo, worktrees: a } = setup();
-      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
-      made.push(remote, otherRoot);
-      const shared = join(remote, 'shared.git');
-      git(remote, 'clone', '--bare', '--quiet', repo, shared);
-      const url = `file://${shared}`;
-      const { renameSync } = await import('node:fs');
+      const { otherRoot, shared, url } = sharedRemote(repo);
       const b = factory(otherRoot);
       const id = uuidv7();
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
-      write(onA.path, 'owed.txt', 'taken on A while the remote was down\n');
+      write(onA.path, fileA, 'taken on A while the remote was down\n');
       renameSync(shared, `${shared}.away`);
       const owed = uuidv7();
       const refused = await a.checkpoint({ threadId: id, path: onA.path, runId: owed, messageId: null });
       assert.equal(!refused.ok && refused.error.code, 'repository_unavailable');
       renameSync(`${shared}.away`, shared);
-      write(onB.path, 'meanwhile.txt', 'B went on\n');
+      write(onB.path, fileB, 'B went on\n');
       const onRemote = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }))!;
+      return { shared, url, a, b, id, onA, onB, owed, onRemote };
+    };
+
+    // Issue 40: a checkpoint owed to a remote that was not reached, refused at the next use (another instance went on
+    // meanwhile), was forgotten: its files went from the instance, and the two instances listed different checkpoints.
+    it('a checkpoint owed to a remote not reached, refused at the next use because another instance went on: rebuilt on top and pushed, never dropped; both list the same', async () => {
+      const { shared, url, a, b, id, onA, onB, owed, onRemote } = await owedThenOvertaken('owed.txt', 'meanwhile.txt');
       // A's next use: its owed checkpoint is refused by the remote, rebuilt on B's and pushed.
       unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       const pushed = git(shared, 'rev-parse', `refs/console/checkpoints/${id}/${owed}`);
@@ -554,26 +552,7 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     });
 
     it('an owed checkpoint refused at the next use, changing a file the other instance changed differently: set aside and answered checkpoint_set_aside once, never dropped', async () => {
-      const { repo, worktrees: a } = setup();
-      const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-      const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
-      made.push(remote, otherRoot);
-      const shared = join(remote, 'shared.git');
-      git(remote, 'clone', '--bare', '--quiet', repo, shared);
-      const url = `file://${shared}`;
-      const { renameSync } = await import('node:fs');
-      const b = factory(otherRoot);
-      const id = uuidv7();
-      const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
-      const onB = unwrap(await b.ensure({ repo: url, base: 'main', threadId: id }));
-      write(onA.path, 'both.txt', 'taken on A while the remote was down\n');
-      renameSync(shared, `${shared}.away`);
-      const owed = uuidv7();
-      const down = await a.checkpoint({ threadId: id, path: onA.path, runId: owed, messageId: null });
-      assert.equal(!down.ok && down.error.code, 'repository_unavailable');
-      renameSync(`${shared}.away`, shared);
-      write(onB.path, 'both.txt', 'B went on\n');
-      const onRemote = unwrap(await b.checkpoint({ threadId: id, path: onB.path, runId: uuidv7(), messageId: null }))!;
+      const { url, a, b, id, onA, onB, owed, onRemote } = await owedThenOvertaken('both.txt', 'both.txt');
       const told = await a.ensure({ repo: url, base: 'main', threadId: id });
       assert.equal(!told.ok && told.error.code, 'checkpoint_set_aside');
       const aside = git(onA.path, 'rev-parse', `refs/console/rejected/${id}/${owed}`);
@@ -597,7 +576,6 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
       const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
       write(onA.path, 'feature.txt', 'feature\n');
       const before = { shared: git(shared, 'rev-parse', 'main'), local: git(onA.path, 'rev-parse', 'main') };
-      const { renameSync } = await import('node:fs');
       renameSync(shared, `${shared}.away`);
       const refused = await a.merge(onA, { message: 'Feature', strategy: 'squash' });
       assert.equal(!refused.ok && refused.error.code, 'repository_unavailable', JSON.stringify(refused));
@@ -615,13 +593,9 @@ export function worktreesContract(name: string, factory: WorktreesFactory, unava
     for (const strategy of ['squash', 'merge'] as const) {
       it(`a ${strategy} through one instance: the other's existing worktree lists nothing merged as changed, and keeps what it holds beyond; a new disk's the same`, async () => {
         const { repo, worktrees: a } = setup();
-        const remote = mkdtempSync(join(tmpdir(), 'console-remote-'));
-        const otherRoot = mkdtempSync(join(tmpdir(), 'console-worktrees-b-'));
+        const { otherRoot, shared, url } = sharedRemote(repo);
         const elsewhere = mkdtempSync(join(tmpdir(), 'console-elsewhere-'));
-        made.push(remote, otherRoot, elsewhere);
-        const shared = join(remote, 'shared.git');
-        git(remote, 'clone', '--bare', '--quiet', repo, shared);
-        const url = `file://${shared}`;
+        made.push(elsewhere);
         const b = factory(otherRoot);
         const id = uuidv7();
         const onA = unwrap(await a.ensure({ repo: url, base: 'main', threadId: id }));
