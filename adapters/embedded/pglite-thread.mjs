@@ -1,5 +1,5 @@
 // The embedded database's own thread: PGlite (PostgreSQL in WebAssembly) and the socket serving it
-// over the PostgreSQL wire protocol. Started by `startEmbeddedPostgres` (pglite-server.ts), which
+// over the PostgreSQL wire protocol (pglite-wire.mjs). Started by `startEmbeddedPostgres` (pglite-server.ts), which
 // holds the data dir's lock. Plain JavaScript, so the thread needs no TypeScript loader.
 //
 // workerData: { dataDir, socketPath, maxConnections }. Serves on the Unix socket `socketPath` (named
@@ -8,7 +8,7 @@
 // the data dir) and posts 'closed'.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { serveWire } from './pglite-wire.mjs';
 
 const port = parentPort;
 if (port === null) throw new Error('pglite-thread.mjs runs as a worker thread');
@@ -24,8 +24,7 @@ let server;
 const awake = setTimeout(() => {}, 120_000);
 try {
   db = await PGlite.create(dataDir);
-  server = new PGLiteSocketServer({ db, path: socketPath, maxConnections });
-  await server.start();
+  server = await serveWire(db, { path: socketPath, maxConnections });
   port.postMessage('serving');
 } catch (error) {
   await db?.close().catch(() => {});
@@ -38,7 +37,7 @@ try {
 port.on('message', async (message) => {
   if (message !== 'close' || server === undefined) return;
   try {
-    await server.stop();
+    await server.close();
     await db.close();
     port.postMessage('closed');
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { accountName, joiningRole, normalEmail, removesLastAdmin, type Account, type AccessToken, type Credential, type Invite, type OidcIdentity } from '../../domain/accounts.ts';
 import type { Accounts, IdentitySignIn, SignInFlow } from '../../ports/accounts.ts';
-import { iso, isUuid, runStatement } from './sql.ts';
+import { iso, isUuid, prepared, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 
 const ACCOUNT = `id, name, email, role, active, issuer, ${iso('created_at')} as created_at`;
@@ -33,6 +33,9 @@ const BY_CREDENTIAL = `
     where t.hash = ? and (t.expires_at is null or t.expires_at > ?) and u.active
   limit 1`;
 
+/** Prepared: every request reads it. */
+const BY_CREDENTIAL_PREPARED = prepared(BY_CREDENTIAL);
+
 /** The first row, or null: mapped as the statement settles, so the lookup adds no promise of its own. */
 const first = <T>(rows: T[]): T | null => rows[0] ?? null;
 
@@ -45,7 +48,7 @@ const first = <T>(rows: T[]): T | null => rows[0] ?? null;
 export function mikroOrmAccounts(orm: MikroORM): Accounts {
   return {
     userByCredential: (hash, now) =>
-      runStatement<Credential, Credential | null>(orm, BY_CREDENTIAL,
+      runStatement<Credential, Credential | null>(orm, BY_CREDENTIAL_PREPARED,
         [now, hash, now, now, hash, hash, now, hash, now], first),
 
     account: (userId) => runStatement<Account, Account | null>(orm, `select ${ACCOUNT} from users where id = ?`, [userId], first),

@@ -7,9 +7,28 @@ import { uuid7Time } from '../../domain/vocabulary.ts';
 import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
 import { EVENT_COLUMNS } from './event-log.ts';
 import { enqueueIn } from './queue-edits.ts';
-import { runStatement } from './sql.ts';
+import { prepared, runStatement } from './sql.ts';
 import { transaction } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
+
+/** The directive's statements, prepared: a turn waits for each before its agent is prompted. */
+const LOCK_THREAD = prepared('select key from threads where id = ? for no key update');
+const LOCK_CONVERSATIONS = prepared(`select id, turn_running, turn_run_id, moved_to, session_id, (select count(*)::int from directive_queue where thread_id = ?) as waiting
+  from conversations where thread_id = ? order by id for update`);
+const CLAIM = prepared(`
+          with claimed as (
+            update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
+              turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
+            where id = ?),
+          said as (insert into messages (id, thread_id, role, text, artifact_id, created_at, origin) values (?, ?, 'user', ?, null, ?, ?::jsonb)),
+          started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at, message_id)
+            values (?, ?, ?, 'running', null, ?, null, ?)),
+          prompted as (insert into model_messages (id, run_id, role, content, created_at) values (?, ?, 'user', ?, ?)),
+          last as (select coalesce(max(seq), 0) as seq from events where thread_id = ?)
+          insert into events (thread_id, seq, type, at, data)
+          select ?::uuid, seq + 1, 'message', now(), ?::jsonb from last
+          union all select ?::uuid, seq + 2, 'run_started', now(), ?::jsonb from last
+          returning ${EVENT_COLUMNS}`);
 
 /**
  * Directives as one transaction each: the thread's row locked first, then its conversations (the
@@ -29,7 +48,7 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
     writeSteered: (write) => retriedOnSeqRace(() =>
       transaction(orm, async (sql) => {
         const messageId = uuidv7();
-        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for no key update', [write.thread_id]);
+        const [thread] = await sql<{ key: string | null }>(LOCK_THREAD, [write.thread_id]);
         if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
         const answer: SteeredAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: write.run_id, steered: true };
         if (write.message_id !== null) {
@@ -69,7 +88,7 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         // deadlock): a concurrent directive, summon or teleport of this thread waits here until this
         // transaction ends, so the checks below and the claim are one decision. `no key update`: an event appended
         // meanwhile (its foreign key takes the row's key-share lock) does not wait on it, so it cannot deadlock with us.
-        const [thread] = await sql<{ key: string | null }>('select key from threads where id = ? for no key update', [write.thread_id]);
+        const [thread] = await sql<{ key: string | null }>(LOCK_THREAD, [write.thread_id]);
         if (thread === undefined) throw new Error(`No thread ${write.thread_id}`);
         const answer: StartedAnswer = { thread_id: write.thread_id, key: thread.key, conversation_id: write.conversation_id, run_id: runId };
         if (write.message_id !== null) {
@@ -88,8 +107,7 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         // The queue's length read with them, in one statement: every write of the queue holds the thread's lock
         // (held here since the statement before), so no queue change can come between this statement's snapshot and its locks.
         const conversations = await sql<{ id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null; session_id: string | null; waiting: number }>(
-          `select id, turn_running, turn_run_id, moved_to, session_id, (select count(*)::int from directive_queue where thread_id = ?) as waiting
-           from conversations where thread_id = ? order by id for update`, [write.thread_id, write.thread_id]);
+          LOCK_CONVERSATIONS, [write.thread_id, write.thread_id]);
         const target = conversations.find((c) => c.id === write.conversation_id);
         if (target === undefined) throw new Error(`No conversation ${write.conversation_id} on thread ${write.thread_id}`);
         // Refused: the directive row goes too, so a retry may start later.
@@ -123,20 +141,7 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         // The claim, the user's message, the run, the prompt as its first model message, and its `message` and
         // `run_started` events (the next two seqs) in one statement: one round trip, not seven (a turn waits for each
         // before its agent is prompted; on the embedded database each is a statement of its one session).
-        const events = await sql<WireEvent>(`
-          with claimed as (
-            update conversations set turn_running = true, permission_mode = coalesce(?, permission_mode),
-              turn_run_id = ?, turn_holder = ?, turn_expires_at = now() + make_interval(secs => ?)
-            where id = ?),
-          said as (insert into messages (id, thread_id, role, text, artifact_id, created_at, origin) values (?, ?, 'user', ?, null, ?, ?::jsonb)),
-          started as (insert into runs (id, conversation_id, directory, status, error, started_at, ended_at, message_id)
-            values (?, ?, ?, 'running', null, ?, null, ?)),
-          prompted as (insert into model_messages (id, run_id, role, content, created_at) values (?, ?, 'user', ?, ?)),
-          last as (select coalesce(max(seq), 0) as seq from events where thread_id = ?)
-          insert into events (thread_id, seq, type, at, data)
-          select ?::uuid, seq + 1, 'message', now(), ?::jsonb from last
-          union all select ?::uuid, seq + 2, 'run_started', now(), ?::jsonb from last
-          returning ${EVENT_COLUMNS}`, [
+        const events = await sql<WireEvent>(CLAIM, [
           write.permission_mode, runId, write.lease.holder, write.lease.ms / 1000, write.conversation_id,
           messageId, write.thread_id, write.text, message.created_at, message.origin === null ? null : JSON.stringify(message.origin),
           runId, write.conversation_id, write.directory, run.started_at, messageId,

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WireEvent } from '../../domain/events.ts';
 import type { EventLog } from '../../ports/event-log.ts';
-import { iso, isUuid, runStatement } from './sql.ts';
+import { iso, isUuid, prepared, runStatement } from './sql.ts';
 
 export const EVENT_COLUMNS = `seq, type, thread_id, ${iso('at')} as at, data`;
 
@@ -60,6 +60,9 @@ const SINCE = `select ${EVENT_COLUMNS} from events where thread_id = ? and seq >
 /** The last entry of the thread's key: one index probe, as for APPEND. */
 const LAST_SEQ = 'select coalesce(max(seq), 0) as seq from events where thread_id = ?';
 
+/** The appends as prepared statements: a turn appends one for each thing its agent does. */
+const APPENDS = { plain: prepared(APPEND), withPosts: prepared(APPEND_WITH_POSTS), keyed: prepared(APPEND_KEYED) };
+
 /** How often an append is tried before its conflict is taken for a bug (each retry means another append won). */
 const MAX_ATTEMPTS = 50;
 
@@ -75,10 +78,10 @@ export function mikroOrmEventLog(orm: MikroORM): EventLog {
   return {
     async append(threadId, type, data, posts = [], key) {
       const [statement, params] = key !== undefined
-        ? [APPEND_KEYED, [threadId, type, JSON.stringify(data), key, threadId, threadId, key, JSON.stringify(posts), threadId, key]]
+        ? [APPENDS.keyed, [threadId, type, JSON.stringify(data), key, threadId, threadId, key, JSON.stringify(posts), threadId, key]]
         : posts.length === 0
-          ? [APPEND, [threadId, type, JSON.stringify(data), threadId]]
-          : [APPEND_WITH_POSTS, [threadId, type, JSON.stringify(data), threadId, JSON.stringify(posts)]];
+          ? [APPENDS.plain, [threadId, type, JSON.stringify(data), threadId]]
+          : [APPENDS.withPosts, [threadId, type, JSON.stringify(data), threadId, JSON.stringify(posts)]];
       for (let attempt = 1; ; attempt++) {
         try {
           const [event] = await runStatement<WireEvent>(orm, statement, params);

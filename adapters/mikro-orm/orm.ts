@@ -4,6 +4,7 @@ import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS_TABLE } from './migrate.ts';
 import { DatabaseOpenError } from './open-error.ts';
 import { discardTimedOutConnections } from './query-timeout.ts';
+import { withValues } from './sql.ts';
 
 /**
  * How long one statement, a new connection's handshake, or a wait for a pooled connection may take
@@ -79,7 +80,10 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   const onQuery = options.onQuery;
   if (onQuery !== undefined) {
     // The knex client sees every statement, including those of transactions and migrations.
-    orm.em.getConnection().getKnex().client.on('query', (query: { sql: string }) => onQuery(query.sql));
+    // A prepared statement (sql.ts) is shown with its values in place, as a plain one is sent.
+    const platform = orm.em.getConnection().getPlatform();
+    orm.em.getConnection().getKnex().client.on('query', (query: { sql: string; bindings?: readonly unknown[] }) =>
+      onQuery(query.bindings === undefined || query.bindings.length === 0 ? query.sql : withValues(platform, query.sql, query.bindings)));
   }
   return orm;
 }

@@ -114,9 +114,52 @@ function giveBack(client: KnexClient, lane: Lane, connection: unknown): void {
   pump(client, lane);
 }
 
-/** A pg client as `runStatement` uses it: a simple-protocol query with a callback. */
+/** A pg client as `runStatement` uses it: a simple-protocol query, or one with its values apart, with a callback. */
 interface PgClient {
-  query(text: string, callback: (error: Error | null | undefined, result: { rows: unknown[] }) => void): void;
+  query(query: string | { text: string; values: readonly unknown[] }, callback: (error: Error | null | undefined, result: { rows: unknown[] }) => void): void;
+}
+
+/**
+ * A statement sent with its values apart from its text (PostgreSQL's extended protocol), where a
+ * plain statement has them escaped into it. Its text is the same every time, so a plan made for it
+ * can be kept: the embedded database keeps one per text (adapters/embedded/statement-cache.mjs),
+ * which is most of a statement's cost there. For the statements of the hot path (a turn's); each
+ * binding must have a type PostgreSQL can tell from where it stands (a column, a cast), and the text
+ * may hold no `??` or `\?`.
+ */
+export interface Prepared {
+  /** The text with `?` bindings. */
+  readonly text: string;
+  /** The text with PostgreSQL's `$1`, `$2`… */
+  readonly positional: string;
+}
+
+/** A {@link Prepared} statement of `text` (made once, where the statement is defined). */
+export function prepared(text: string): Prepared {
+  return { text, positional: positional(text) };
+}
+
+/** A positional statement (`$1`…) with its values escaped into it, as `statementText` fills `?` bindings. */
+export function withValues(platform: QuotingPlatform, text: string, values: readonly unknown[]): string {
+  return statementText(platform, text.replace(/\$(\d+)/g, '?'), text.match(/\$(\d+)/g)?.map((n) => values[Number(n.slice(1)) - 1]) ?? []);
+}
+
+/** `text`'s `?` bindings numbered as PostgreSQL's `$n`, outside quoted literals and identifiers. */
+export function positional(text: string): string {
+  if (text.includes('??') || text.includes('\\?')) throw new Error('a prepared statement holds no ?? or \\?');
+  let n = 0;
+  let out = '';
+  let quote: string | null = null;
+  for (const char of text) {
+    if (quote !== null) {
+      if (char === quote) quote = null;
+      out += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      out += char;
+    } else out += char === '?' ? `$${++n}` : char;
+  }
+  return out;
 }
 
 /** Why an asked statement failed, as its caller is told: a connection error as the storage being unavailable. */
@@ -136,22 +179,23 @@ const failure = (error: unknown): unknown => (isConnectionError(error) ? new Sto
  * statement sent with callbacks, and `map` (a store's mapping of the rows) runs before it settles,
  * so a store that answers what `map` makes adds no promise of its own.
  */
-export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string, params: readonly unknown[], map?: (rows: Row[]) => T): Promise<T> {
+export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string | Prepared, params: readonly unknown[], map?: (rows: Row[]) => T): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const connection = orm.em.getConnection();
-    const text = statementText(connection.getPlatform(), sql, params);
+    const text = typeof sql === 'string' ? statementText(connection.getPlatform(), sql, params) : sql.positional;
+    const query = typeof sql === 'string' ? text : { text, values: params };
     const client = connection.getKnex().client as unknown as KnexClient;
     const lane = laneOf(client);
     lease(client, lane, (leaseError, pooled) => {
       if (leaseError !== undefined) return reject(failure(leaseError));
       try {
-        client.emit('query', { sql: text, bindings: [] });
+        client.emit('query', { sql: text, bindings: typeof sql === 'string' ? [] : params });
       } catch (listenerError) {
         // A `query` listener that throws fails this statement, never strands its connection.
         giveBack(client, lane, pooled);
         return reject(listenerError);
       }
-      (pooled as PgClient).query(text, (error, result) => {
+      (pooled as PgClient).query(query, (error, result) => {
         if (error !== null && error !== undefined) {
           discardIfTimedOut(pooled as PgConnection, error);
           if (isConnectionError(error)) outage(lane, error);

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { StorageUnavailableError } from '../../ports/storage.ts';
-import { isConnectionError } from './sql.ts';
+import { isConnectionError, type Prepared } from './sql.ts';
 
-/** Runs one statement (`?` bindings, as `runStatement` in sql.ts) inside the transaction and answers its rows. */
-export type Statement = <Row = Record<string, unknown>>(sql: string, params: readonly unknown[]) => Promise<Row[]>;
+/** Runs one statement (`?` bindings, as `runStatement` in sql.ts; or prepared) inside the transaction and answers its rows. */
+export type Statement = <Row = Record<string, unknown>>(sql: string | Prepared, params: readonly unknown[]) => Promise<Row[]>;
 
 /** Carries an answer out of a rolled-back transaction. */
 class Rollback<T> {
@@ -41,7 +41,9 @@ export async function transaction<T>(orm: MikroORM, work: (sql: Statement, rollb
   for (let attempt = 1; ; attempt++) {
     try {
       return await connection.transactional((trx) =>
-        work((sql, params) => connection.execute(sql, [...params], 'all', trx), rollback));
+        work((sql, params) => typeof sql === 'string'
+          ? connection.execute(sql, [...params], 'all', trx)
+          : trx.raw(sql.text, [...params] as never).then((result: { rows: never[] }) => result.rows), rollback));
     } catch (error) {
       if (error instanceof Rollback) return error.answer as T;
       if (isConflict(error) && attempt < CONFLICT_ATTEMPTS) {

@@ -1,0 +1,225 @@
+// The embedded database's socket: PGlite's one session served over the PostgreSQL wire protocol to
+// the service's pooled connections. Plain JavaScript, run in the database's thread (pglite-thread.mjs).
+//
+// Each time a connection's bytes arrive, every complete message among them (a statement's Parse, Bind,
+// Describe, Execute and Sync, as a driver writes them together) goes to PGlite in ONE call, and its
+// answer goes back in one write. (pglite-socket, used before, made a database call and a socket write
+// for each message: about 0.7 ms a statement against 0.2 ms this way; docs/benchmarks.md, turn.)
+//
+// One session serves every connection, so it is held for one connection at a time: from that
+// connection's first message until PGlite's answer ends with ReadyForQuery "idle" (no transaction
+// open, no extended-protocol exchange left half done). Others wait their turn, first come first served.
+// A connection that goes away while it holds the session has what it left undone put right (a Sync,
+// a rollback) before the next one is served.
+
+import { createServer } from 'node:net';
+import { statementCache } from './statement-cache.mjs';
+
+/** SSLRequest and GSSENCRequest codes: answered "N" (a local socket; the driver then goes on in the clear). */
+const NEGOTIATION_CODES = new Set([80877103, 80877104]);
+const CANCEL_CODE = 80877102;
+const PROTOCOL_3 = 196608;
+const TERMINATE = 0x58; // 'X'
+const SYNC = Uint8Array.of(0x53, 0, 0, 0, 4); // 'S'
+const ROLLBACK = Buffer.from([0x51, 0, 0, 0, 13, ...Buffer.from('rollback\0')]); // 'Q'
+const READY = 0x5a; // 'Z'
+const IDLE = 0x49; // 'I'
+
+/**
+ * The ErrorResponse a connection over the cap gets before it is closed (SQLSTATE 53300), so the driver
+ * reports why rather than a reset socket.
+ * @param {number} max
+ */
+function tooManyConnections(max) {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C53300\0Mtoo many connections to the embedded database (at most ${max})\0\0`);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+/**
+ * Whether an answer ends with ReadyForQuery "idle": the session is free for another connection.
+ * @param {Buffer} answer
+ */
+export function endsIdle(answer) {
+  const n = answer.length;
+  return n >= 6 && answer[n - 6] === READY && answer.readInt32BE(n - 5) === 5 && answer[n - 1] === IDLE;
+}
+
+/**
+ * Splits what a connection has received into the complete messages at its front (one slice, as they
+ * came) and what is left of an incomplete one. Before the startup packet, messages have no type byte;
+ * SSL and GSS negotiation and cancel requests are told apart there.
+ * @param {Buffer} buffer
+ * @param {boolean} started whether the startup packet has been read
+ * @returns {{ kind: 'messages', bytes: Buffer, rest: Buffer, started: boolean, terminate: boolean } | { kind: 'negotiate' | 'cancel', rest: Buffer }}
+ */
+export function takeMessages(buffer, started) {
+  if (!started) {
+    if (buffer.length < 8) return { kind: 'messages', bytes: buffer.subarray(0, 0), rest: buffer, started, terminate: false };
+    const length = buffer.readInt32BE(0);
+    const code = buffer.readInt32BE(4);
+    if (length === 8 && NEGOTIATION_CODES.has(code)) return { kind: 'negotiate', rest: buffer.subarray(8) };
+    if (length === 16 && code === CANCEL_CODE) return { kind: 'cancel', rest: buffer.subarray(Math.min(16, buffer.length)) };
+    if (code !== PROTOCOL_3 || length < 8) throw new Error('not a PostgreSQL protocol 3 startup');
+    if (buffer.length < length) return { kind: 'messages', bytes: buffer.subarray(0, 0), rest: buffer, started, terminate: false };
+    const after = takeMessages(buffer.subarray(length), true);
+    if (after.kind !== 'messages') throw new Error('unexpected message after the startup packet');
+    // The startup packet and whatever complete messages followed it, still one contiguous slice.
+    return { ...after, bytes: buffer.subarray(0, length + after.bytes.length), started: true };
+  }
+  let end = 0;
+  let terminate = false;
+  while (buffer.length - end >= 5) {
+    const length = 1 + buffer.readInt32BE(end + 1);
+    if (length < 5) throw new Error('a message shorter than its header');
+    if (buffer.length - end < length) break;
+    if (buffer[end] === TERMINATE) {
+      terminate = true;
+      break;
+    }
+    end += length;
+  }
+  return { kind: 'messages', bytes: buffer.subarray(0, end), rest: terminate ? buffer.subarray(0, 0) : buffer.subarray(end), started, terminate };
+}
+
+/**
+ * Serves `db` (a PGlite) on the Unix socket `path`.
+ * @param {import('@electric-sql/pglite').PGlite} db
+ * @param {{ path: string, maxConnections: number }} options
+ * @returns {Promise<{ close: () => Promise<void> }>}
+ */
+export async function serveWire(db, { path, maxConnections }) {
+  /** @typedef {{ socket: import('node:net').Socket, buffer: Buffer, started: boolean, pending: Buffer[], closed: boolean, unnamed: string | null }} Connection */
+  /** @type {Set<Connection>} */
+  const connections = new Set();
+  /** Connections with work waiting, first come first served. @type {Connection[]} */
+  const waiting = [];
+  /** The connection the session is held for, between its first message and its idle ReadyForQuery. @type {Connection | null} */
+  let holder = null;
+  let running = false;
+  let stopped = false;
+  const plans = statementCache();
+
+  /** Puts right what a connection that went away left undone in the session, then frees it. */
+  const release = async () => {
+    await db.runExclusive(async () => {
+      await db.execProtocolRaw(SYNC, { syncToFs: false }); // ends a half-done extended exchange (and its error state)
+      // (A Query message: db.exec would wait for the lock held here.)
+      if (db.isInTransaction()) await db.execProtocolRaw(ROLLBACK, { syncToFs: false });
+    });
+    holder = null;
+  };
+
+  const pump = async () => {
+    if (running || stopped) return;
+    running = true;
+    try {
+      while (!stopped) {
+        if (holder !== null && holder.closed) await release();
+        const next = holder ?? waiting.find((c) => c.pending.length > 0 && !c.closed) ?? null;
+        if (next === null || next.pending.length === 0) break;
+        const index = waiting.indexOf(next);
+        if (index >= 0) waiting.splice(index, 1);
+        const batch = next.pending.length === 1 ? next.pending[0] : Buffer.concat(next.pending);
+        next.pending = [];
+        if (holder === null) {
+          // The session is idle: the statements the cache let go of are closed now, their answer discarded.
+          const closing = plans.closing();
+          if (closing !== null) await db.runExclusive(() => db.execProtocolRaw(closing, { syncToFs: false }));
+        }
+        holder = next;
+        const plan = plans.rewrite(batch, next.unnamed);
+        next.unnamed = plan.unnamed;
+        /** @type {Uint8Array[]} */
+        const chunks = [];
+        if (plan.bytes.length > 0) {
+          try {
+            await db.runExclusive(() => db.execProtocolRawStream(plan.bytes, { onRawData: (chunk) => chunks.push(chunk.slice()) }));
+          } catch (error) {
+            next.socket.destroy(error instanceof Error ? error : new Error(String(error)));
+            continue; // closed: released at the loop's top
+          }
+        }
+        const answer = plan.answered(chunks.length === 1 ? Buffer.from(chunks[0].buffer, chunks[0].byteOffset, chunks[0].length) : Buffer.concat(chunks));
+        if (!next.closed && answer.length > 0) next.socket.write(answer);
+        if (endsIdle(answer)) {
+          holder = null;
+          next.unnamed = null; // the session's unnamed statement is anyone's once it is idle
+        }
+        if (holder === null && next.pending.length > 0) waiting.push(next);
+      }
+    } finally {
+      running = false;
+    }
+  };
+
+  /** @param {Connection} connection @param {Buffer} data */
+  const received = (connection, data) => {
+    connection.buffer = connection.buffer.length === 0 ? data : Buffer.concat([connection.buffer, data]);
+    for (;;) {
+      let taken;
+      try {
+        taken = takeMessages(connection.buffer, connection.started);
+      } catch (error) {
+        connection.socket.destroy(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      connection.buffer = taken.rest;
+      if (taken.kind === 'negotiate') {
+        connection.socket.write('N');
+        continue;
+      }
+      if (taken.kind === 'cancel') {
+        connection.socket.end(); // not supported; the driver's cancel connection is simply closed
+        return;
+      }
+      connection.started = taken.started;
+      if (taken.bytes.length > 0) {
+        // Copied: the socket's buffer may be reused once this handler returns.
+        connection.pending.push(Buffer.from(taken.bytes));
+        if (holder !== connection && !waiting.includes(connection)) waiting.push(connection);
+        void pump();
+      }
+      if (taken.terminate) connection.socket.end();
+      return;
+    }
+  };
+
+  const server = createServer((socket) => {
+    if (connections.size >= maxConnections) {
+      socket.end(tooManyConnections(maxConnections));
+      return;
+    }
+    /** @type {Connection} */
+    const connection = { socket, buffer: Buffer.alloc(0), started: false, pending: [], closed: false, unnamed: null };
+    connections.add(connection);
+    socket.on('data', (data) => received(connection, data));
+    socket.on('error', () => {}); // a client gone away: 'close' follows
+    socket.on('close', () => {
+      connection.closed = true;
+      connection.pending = [];
+      connections.delete(connection);
+      const index = waiting.indexOf(connection);
+      if (index >= 0) waiting.splice(index, 1);
+      if (holder === connection) void pump();
+    });
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve(undefined);
+    });
+  });
+  return {
+    close: async () => {
+      stopped = true;
+      const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
+      for (const { socket } of connections) socket.destroy();
+      await closed;
+      while (running) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+  };
+}
