@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversation, ModelMessage, Pending, Run } from '../../domain/model.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
 import { CONVERSATION, CONVERSATION_OF, MODEL_MESSAGE_OF, PENDING_OF, RUN_OF } from './columns.ts';
-import { isUuid, olderThan, pageOf, runStatement } from './sql.ts';
+import { isUuid, olderThan, pageOf, prepared, runStatement } from './sql.ts';
 
 /**
  * A row of a child page read from its parent: `parent` is always set when the parent is under the
@@ -16,6 +16,10 @@ function joinedPage<T extends { readonly id: string }>(rows: readonly Joined<T>[
   const items = rows.filter((row) => row.id !== null).map(({ parent: _, ...child }) => child as unknown as T);
   return pageOf(items, limit);
 }
+
+/** A thread's conversations, and its latest: read on every turn (prepared). */
+const BY_THREAD = prepared(`select ${CONVERSATION} from conversations where thread_id = ? order by id`);
+const LATEST = prepared(`select ${CONVERSATION} from conversations where thread_id = ? order by id desc limit 1`);
 
 const RUNS_PAGE = (cursor: string) => `
 select c.id as parent, ${RUN_OF('r')}
@@ -47,9 +51,7 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
 
     async listByThread(threadId) {
       if (!isUuid(threadId)) return [];
-      return runStatement<Conversation>(orm, `
-        select ${CONVERSATION}
-        from conversations where thread_id = ? order by id`, [threadId]);
+      return runStatement<Conversation>(orm, BY_THREAD, [threadId]);
     },
 
     async livingAt(address) {
@@ -68,9 +70,7 @@ export function mikroOrmConversationStore(orm: MikroORM): ConversationStore {
 
     async latestByThread(threadId) {
       if (!isUuid(threadId)) return null;
-      const rows = await runStatement<Conversation>(orm, `
-        select ${CONVERSATION}
-        from conversations where thread_id = ? order by id desc limit 1`, [threadId]);
+      const rows = await runStatement<Conversation>(orm, LATEST, [threadId]);
       return rows[0] ?? null;
     },
 

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
 import type { Thread, ThreadListItem } from '../../domain/model.ts';
 import { UNARCHIVED, type AccessibleThread, type ThreadStore } from '../../ports/thread-store.ts';
-import { iso, isUuid, olderThan, pageOf, runStatement } from './sql.ts';
+import { iso, isUuid, olderThan, pageOf, prepared, runStatement } from './sql.ts';
 
 const COLUMNS = (t: string): string =>
   `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at, ${t}.archived`;
@@ -12,12 +12,13 @@ const THREAD_COLUMNS = (t: string): string =>
   `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${iso(`${t}.created_at`)} as created_at, ${t}.archived`;
 
 /**
+ * (Prepared, as FIND_ROW: every request on a thread reads it.)
  * One query: the thread when the user owns it or is a member (a primary-key probe of
  * thread_members), then its ancestors, nearest first, each a primary-key lookup. The recursion
  * carries whole rows, so nothing is joined again afterwards; it follows `fork_of` and stops at a
  * missing parent or at a thread already on the path (a cycle), as the domain's chain does.
  */
-const FIND_ACCESSIBLE = `
+const FIND_ACCESSIBLE = prepared(`
 with recursive chain as (
   select ${COLUMNS('t')}, 0 as depth, array[t.id] as path
   from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
@@ -27,13 +28,13 @@ with recursive chain as (
   from chain c join threads p on p.id = c.fork_of
   where p.id <> all (c.path)
 )
-select ${THREAD_COLUMNS('chain')} from chain order by depth`;
+select ${THREAD_COLUMNS('chain')} from chain order by depth`);
 
 /** One query: the row when the user owns it or is a member (primary-key probes); no fork chain. */
-const FIND_ROW = `
+const FIND_ROW = prepared(`
 select ${THREAD_COLUMNS('t')}
 from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
-where t.id = ? and (t.owner = ? or m.user_id is not null)`;
+where t.id = ? and (t.owner = ? or m.user_id is not null)`);
 
 /**
  * A search word's condition on a thread id (`column`): the word begins a word of the thread's title or of

@@ -9,14 +9,24 @@ import type { TurnLease } from '../../ports/turn-leases.ts';
 import { CONVERSATION, MESSAGE_OF, RUN, THREAD } from './columns.ts';
 import { APPEND } from './event-log.ts';
 import { ITEM } from './queue-edits.ts';
-import { isUuid, runStatement } from './sql.ts';
+import { isUuid, prepared, runStatement } from './sql.ts';
 import { transaction, type Statement } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
 
 /** The conversations of a thread as its writers lock them (after the thread's row), oldest first. */
 type LockedConversation = { id: string; turn_running: boolean; turn_run_id: string | null; moved_to: MovedTo | null };
-const lockConversations = (sql: Statement, threadId: string) => sql<LockedConversation>(
-  'select id, turn_running, turn_run_id, moved_to from conversations where thread_id = ? order by id for update', [threadId]);
+const LOCK_CONVERSATIONS = prepared('select id, turn_running, turn_run_id, moved_to from conversations where thread_id = ? order by id for update');
+const lockConversations = (sql: Statement, threadId: string) => sql<LockedConversation>(LOCK_CONVERSATIONS, [threadId]);
+
+/** A turn's hand-over, at the end of every turn: its statements prepared. */
+const HANDOVER = {
+  held: prepared('select thread_id from conversations where turn_run_id = ?'),
+  lockThread: prepared(`select ${THREAD} from threads where id = ? for update`),
+  release: prepared(`update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
+          where turn_run_id = ?`),
+  unsent: prepared('delete from unsent_prompts where run_id = ?'),
+  next: prepared(`select ${ITEM}, directory, permission_mode from directive_queue where thread_id = ? order by ordinal limit 1`),
+};
 
 /**
  * Starts the thread's first queued directive on its latest conversation, inside a transaction that
@@ -28,7 +38,7 @@ async function startNextIn(sql: Statement, thread: Thread, conversations: readon
   // A conversation moved away takes no turn here: the queue waits (moves are refused while it is not empty).
   if (latest === undefined || latest.moved_to !== null) return null;
   const [next] = await sql<QueuedDirective & { directory: string | null; permission_mode: string | null }>(
-    `select ${ITEM}, directory, permission_mode from directive_queue where thread_id = ? order by ordinal limit 1`, [thread.id]);
+    HANDOVER.next, [thread.id]);
   if (next === undefined) return null;
   await sql('delete from directive_queue where id = ?', [next.id]);
   const runId = uuidv7();
@@ -60,15 +70,14 @@ export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
   /** Under the thread's lock, with no turn running: starts its first queued directive. */
   const lockAndStart = (threadId: string, lease: TurnLease, release: string | null) => retriedOnSeqRace(() =>
     transaction(orm, async (sql): Promise<DequeuedTurn | null> => {
-      const [thread] = await sql<Thread>(`select ${THREAD} from threads where id = ? for update`, [threadId]);
+      const [thread] = await sql<Thread>(HANDOVER.lockThread, [threadId]);
       if (thread === undefined) return null;
       const conversations = await lockConversations(sql, threadId);
       if (release !== null) {
         // Only the turn's holder hands it over: one that finds it released (or handed over) already starts nothing.
         if (!conversations.some((c) => c.turn_run_id === release)) return null;
-        await sql(`update conversations set turn_running = false, turn_run_id = null, turn_holder = null, turn_expires_at = null
-          where turn_run_id = ?`, [release]);
-        await sql('delete from unsent_prompts where run_id = ?', [release]);
+        await sql(HANDOVER.release, [release]);
+        await sql(HANDOVER.unsent, [release]);
       }
       if (conversations.some((c) => c.turn_running && c.turn_run_id !== release)) return null;
       return startNextIn(sql, thread, conversations, lease);
@@ -77,7 +86,7 @@ export function mikroOrmTurnHandover(orm: MikroORM): TurnHandover {
   return {
     async handOverTurn(runId, lease) {
       if (!isUuid(runId)) return null;
-      const [held] = await runStatement<{ thread_id: string }>(orm, 'select thread_id from conversations where turn_run_id = ?', [runId]);
+      const [held] = await runStatement<{ thread_id: string }>(orm, HANDOVER.held, [runId]);
       // Not held by this run (any more): nothing to release, nothing to start.
       if (held === undefined) return null;
       return lockAndStart(held.thread_id, lease, runId);
