@@ -213,6 +213,43 @@ export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string | Prepar
   });
 }
 
+/** Sends one statement on a connection `onConnection` holds, and answers its rows. */
+export type Send = <Row>(sql: string | Prepared, params: readonly unknown[]) => Promise<Row[]>;
+
+/**
+ * Runs `use` with one connection of the ORM's pool, held until it settles, each of its statements sent
+ * on that connection as `runStatement` sends one (the same text, the same `query` event, the same
+ * time-out and outage handling), without knex's query builder in between (a transaction's statements
+ * are a turn's hot path: docs/benchmarks.md, turn).
+ */
+export function onConnection<T>(orm: MikroORM, use: (send: Send) => Promise<T>): Promise<T> {
+  const connection = orm.em.getConnection();
+  const platform = connection.getPlatform();
+  const client = connection.getKnex().client as unknown as KnexClient;
+  const lane = laneOf(client);
+  return new Promise<unknown>((resolve, reject) => lease(client, lane, (error, pooled) => (error === undefined ? resolve(pooled) : reject(failure(error)))))
+    .then(async (pooled) => {
+      const send: Send = <Row>(sql: string | Prepared, params: readonly unknown[]) => new Promise<Row[]>((resolve, reject) => {
+        const text = typeof sql === 'string' ? statementText(platform, sql, params) : sql.positional;
+        client.emit('query', { sql: text, bindings: typeof sql === 'string' ? [] : params });
+        (pooled as PgClient).query(typeof sql === 'string' ? text : { text, values: params }, (error, result) => {
+          if (error !== null && error !== undefined) {
+            discardIfTimedOut(pooled as PgConnection, error);
+            if (isConnectionError(error)) outage(lane, error);
+            return reject(failure(error));
+          }
+          lane.down = false;
+          resolve(result.rows as Row[]);
+        });
+      });
+      try {
+        return await use(send);
+      } finally {
+        giveBack(client, lane, pooled);
+      }
+    });
+}
+
 /** What `statementText` needs of MikroORM's platform: its quoting of any value but the plain ones. */
 interface QuotingPlatform {
   quoteValue(value: unknown): string;

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { StorageUnavailableError } from '../../ports/storage.ts';
-import { isConnectionError, type Prepared } from './sql.ts';
+import { isConnectionError, onConnection, type Prepared } from './sql.ts';
 
 /** Runs one statement (`?` bindings, as `runStatement` in sql.ts; or prepared) inside the transaction and answers its rows. */
 export type Statement = <Row = Record<string, unknown>>(sql: string | Prepared, params: readonly unknown[]) => Promise<Row[]>;
@@ -34,16 +34,24 @@ export const isConflict = (error: unknown): boolean => {
  * a short random pause so the two that met do not meet again: never a 500 for a race.
  */
 export async function transaction<T>(orm: MikroORM, work: (sql: Statement, rollback: (answer: T) => never) => Promise<T>): Promise<T> {
-  const connection = orm.em.getConnection();
   const rollback = (answer: T): never => {
     throw new Rollback(answer);
   };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await connection.transactional((trx) =>
-        work((sql, params) => typeof sql === 'string'
-          ? connection.execute(sql, [...params], 'all', trx)
-          : trx.raw(sql.text, [...params] as never).then((result: { rows: never[] }) => result.rows), rollback));
+      return await onConnection(orm, async (send) => {
+        await send('begin', []);
+        try {
+          const result = await work(send, rollback);
+          await send('commit', []);
+          return result;
+        } catch (error) {
+          // After a failed commit there is nothing to roll back (PostgreSQL only warns); a connection that
+          // broke is not given back to be used (the server rolls back what it held as it goes).
+          await send('rollback', []).catch(() => {});
+          throw error;
+        }
+      });
     } catch (error) {
       if (error instanceof Rollback) return error.answer as T;
       if (isConflict(error) && attempt < CONFLICT_ATTEMPTS) {
