@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { MEMORY_DATA_DIR, startEmbeddedPostgres, type EmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 // @ts-expect-error: plain JavaScript, run in the database's thread; its JSDoc types its exports.
-import { endsIdle, takeMessages } from '../../adapters/embedded/pglite-wire.mjs';
+import { endsIdle, isBegin, takeMessages } from '../../adapters/embedded/pglite-wire.mjs';
 
 // The embedded database's socket (adapters/embedded/pglite-wire.mjs): one PGlite session served to
 // several connections, each batch of a connection's messages in one database call, the session held
@@ -190,6 +190,27 @@ describe('the embedded database socket', () => {
     }
   });
 
+  it('a begin answered at once still opens the transaction its statements run in: rolled back, nothing stays; committed, all of it', { timeout: 30_000 }, async () => {
+    const a = await client();
+    try {
+      await a.query('begin');
+      await a.query('insert into wire_rows values (10)');
+      await a.query('rollback');
+      assert.equal((await a.query('select count(*)::int as n from wire_rows')).rows[0]!.n, 0);
+      await a.query('begin');
+      await a.query('insert into wire_rows values (11)');
+      await a.query('insert into wire_rows values (12)');
+      await a.query('commit');
+      assert.equal((await a.query('select count(*)::int as n from wire_rows')).rows[0]!.n, 2);
+      await a.query('begin');
+      await a.query('commit');
+      assert.equal((await a.query("select current_setting('transaction_isolation') as n")).rows[0]!.n, 'read committed');
+    } finally {
+      await a.query('delete from wire_rows');
+      await a.end();
+    }
+  });
+
   it('many statements from several connections at once each get their own answer', { timeout: 60_000 }, async () => {
     const clients = await Promise.all([client(), client(), client()]);
     try {
@@ -228,6 +249,14 @@ describe('the socket\'s framing', () => {
     assert.equal(ended.terminate, true);
     assert.deepEqual(ended.bytes, sync());
     assert.throws(() => takeMessages(Buffer.concat([int32(8), int32(1234)]), false), /startup/);
+  });
+
+  it('tells a begin alone (answered at once, sent with the next batch) from anything else', () => {
+    assert.equal(isBegin(message('Q', 'begin')), true);
+    assert.equal(isBegin(message('Q', 'BEGIN;')), true);
+    assert.equal(isBegin(message('Q', 'begin isolation level serializable')), false);
+    assert.equal(isBegin(Buffer.concat([message('Q', 'begin'), sync()])), false);
+    assert.equal(isBegin(message('Q', 'commit')), false);
   });
 
   it('knows an answer that leaves the session idle from one inside a transaction', () => {
