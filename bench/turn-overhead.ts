@@ -407,7 +407,13 @@ hand-over) are sent with their values apart (\`prepared\` in adapters/mikro-orm/
 one plan per statement text (adapters/embedded/statement-cache.mjs, at most 200, the least used closed). The socket
 is ours too (adapters/embedded/pglite-wire.mjs, replacing pglite-socket, which made a database call and a socket
 write per protocol message): a statement's messages go to PGlite in one call. Summed over a turn, PGlite's own time
-went from 28 ms to 16 ms.
+went from 28 ms to 16 ms. Two more cuts, on the service's side of each statement: a transaction's statements are sent
+on its leased connection directly, as \`runStatement\` sends one (\`onConnection\` in sql.ts), where each went through
+MikroORM's \`execute\` and knex's query builder; and the socket answers a transaction's \`begin\` at once, sending it
+to PGlite with the connection's next statement (the session is held for that connection meanwhile). What a turn
+waits for before its prompt is now about 6 ms of the database's statements and the gaps between them (a trace of
+one turn: the credential, the thread, its conversations, then begin with the thread's lock, the conversations'
+lock, the claim and commit), the claim alone 0.8 to 2 ms.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,
