@@ -22,6 +22,8 @@ const PROTOCOL_3 = 196608;
 const TERMINATE = 0x58; // 'X'
 const SYNC = Uint8Array.of(0x53, 0, 0, 0, 4); // 'S'
 const ROLLBACK = Buffer.from([0x51, 0, 0, 0, 13, ...Buffer.from('rollback\0')]); // 'Q'
+/** A rollback, then a Sync: ignored in an extended exchange's error state, else it aborts what was executed unsynced. */
+const ROLLBACK_SYNC = Buffer.concat([ROLLBACK, SYNC]);
 const READY = 0x5a; // 'Z'
 /** What PGlite answers a `begin` on an idle session; a deferred one's answer, sent at once. */
 const BEGUN = Buffer.from([0x43, 0, 0, 0, 10, ...Buffer.from('BEGIN\0'), READY, 0, 0, 0, 5, 0x54]);
@@ -76,10 +78,8 @@ export function takeMessages(buffer, started) {
     if (length === 16 && code === CANCEL_CODE) return { kind: 'cancel', rest: buffer.subarray(Math.min(16, buffer.length)) };
     if (code !== PROTOCOL_3 || length < 8) throw new Error('not a PostgreSQL protocol 3 startup');
     if (buffer.length < length) return { kind: 'messages', bytes: buffer.subarray(0, 0), rest: buffer, started, terminate: false };
-    const after = takeMessages(buffer.subarray(length), true);
-    if (after.kind !== 'messages') throw new Error('unexpected message after the startup packet');
-    // The startup packet and whatever complete messages followed it, still one contiguous slice.
-    return { ...after, bytes: buffer.subarray(0, length + after.bytes.length), started: true };
+    // The startup packet alone: PGlite reads only it from a call, whatever follows it.
+    return { kind: 'messages', bytes: buffer.subarray(0, length), rest: buffer.subarray(length), started: true, terminate: false };
   }
   let end = 0;
   let terminate = false;
@@ -103,7 +103,7 @@ export function takeMessages(buffer, started) {
  * @returns {Promise<{ close: () => Promise<void> }>}
  */
 export async function serveWire(db, { path, maxConnections }) {
-  /** @typedef {{ socket: import('node:net').Socket, buffer: Buffer, started: boolean, pending: Buffer[], closed: boolean, unnamed: string | null, begun: Buffer | null }} Connection */
+  /** @typedef {{ socket: import('node:net').Socket, buffer: Buffer, started: boolean, pending: Buffer[], closed: boolean, ending: boolean, unnamed: string | null, begun: Buffer | null }} Connection */
   /** @type {Set<Connection>} */
   const connections = new Set();
   /** Connections with work waiting, first come first served. @type {Connection[]} */
@@ -116,13 +116,22 @@ export async function serveWire(db, { path, maxConnections }) {
 
   /** Puts right what a connection that went away left undone in the session, then frees it. */
   const release = async () => {
-    await db.runExclusive(async () => {
-      await db.execProtocolRaw(SYNC, { syncToFs: false }); // ends a half-done extended exchange (and its error state)
-      // (A Query message: db.exec would wait for the lock held here.)
-      if (db.isInTransaction()) await db.execProtocolRaw(ROLLBACK, { syncToFs: false });
-    });
+    try {
+      await discarded(ROLLBACK_SYNC); // a half-done exchange is rolled back, not committed by the Sync that ends it
+      if (db.isInTransaction()) await discarded(ROLLBACK); // an open transaction block
+    } catch {
+      // PGlite itself failed: nothing more to put right here, and the next statement will say so.
+    }
     holder = null;
   };
+
+  /**
+   * Runs `bytes` on the session for the socket's own ends, its answer discarded. (Streamed: PGlite keeps the
+   * last stream's callback for later calls, so a plain call would hand its answer to the previous batch's.
+   * Protocol messages: db.exec would wait for the lock held here.)
+   * @param {Buffer} bytes
+   */
+  const discarded = (bytes) => db.runExclusive(() => db.execProtocolRawStream(bytes, { onRawData: () => {}, syncToFs: false }));
 
   const pump = async () => {
     if (running || stopped) return;
@@ -134,12 +143,14 @@ export async function serveWire(db, { path, maxConnections }) {
         if (next === null || next.pending.length === 0) break;
         const index = waiting.indexOf(next);
         if (index >= 0) waiting.splice(index, 1);
-        const batch = next.pending.length === 1 ? next.pending[0] : Buffer.concat(next.pending);
-        next.pending = [];
+        // A startup packet is a batch alone (it is always a connection's first); the rest go together.
+        const alone = next.pending.length === 1 || next.pending[0][0] === 0;
+        const batch = alone ? next.pending[0] : Buffer.concat(next.pending);
+        next.pending = alone ? next.pending.slice(1) : [];
         if (holder === null) {
           // The session is idle: the statements the cache let go of are closed now, their answer discarded.
           const closing = plans.closing();
-          if (closing !== null) await db.runExclusive(() => db.execProtocolRaw(closing, { syncToFs: false }));
+          if (closing !== null) await discarded(closing).catch(() => {}); // a statement not closed stays prepared: harmless
         }
         holder = next;
         if (next.begun === null && isBegin(batch) && !db.isInTransaction()) {
@@ -180,10 +191,16 @@ export async function serveWire(db, { path, maxConnections }) {
           next.unnamed = null; // the session's unnamed statement is anyone's once it is idle
         }
         if (holder === null && next.pending.length > 0) waiting.push(next);
+        if (next.ending && next.pending.length === 0) next.socket.end(); // its Terminate, once its work is done
       }
     } finally {
       running = false;
     }
+  };
+
+  /** Runs the pump; a failure it did not expect cuts the connection it served (released as it closes), never the thread. */
+  const serve = () => {
+    pump().catch((error) => holder?.socket.destroy(error instanceof Error ? error : new Error(String(error))));
   };
 
   /** @param {Connection} connection @param {Buffer} data */
@@ -211,20 +228,27 @@ export async function serveWire(db, { path, maxConnections }) {
         // Copied: the socket's buffer may be reused once this handler returns.
         connection.pending.push(Buffer.from(taken.bytes));
         if (holder !== connection && !waiting.includes(connection)) waiting.push(connection);
-        void pump();
+        serve();
       }
-      if (taken.terminate) connection.socket.end();
-      return;
+      if (taken.terminate) {
+        // What came before it still runs; the socket is ended once it has.
+        connection.ending = true;
+        if (connection.pending.length === 0) connection.socket.end(); // holding the session: released as it closes
+        return;
+      }
+      if (taken.bytes.length === 0 || connection.buffer.length === 0) return;
     }
   };
 
   const server = createServer((socket) => {
     if (connections.size >= maxConnections) {
-      socket.end(tooManyConnections(maxConnections));
+      // Closed once the error is written, whatever the client does (a half-open socket would keep close waiting).
+      socket.on('error', () => {});
+      socket.end(tooManyConnections(maxConnections), () => socket.destroy());
       return;
     }
     /** @type {Connection} */
-    const connection = { socket, buffer: Buffer.alloc(0), started: false, pending: [], closed: false, unnamed: null, begun: null };
+    const connection = { socket, buffer: Buffer.alloc(0), started: false, pending: [], closed: false, ending: false, unnamed: null, begun: null };
     connections.add(connection);
     socket.on('data', (data) => received(connection, data));
     socket.on('error', () => {}); // a client gone away: 'close' follows
@@ -234,7 +258,7 @@ export async function serveWire(db, { path, maxConnections }) {
       connections.delete(connection);
       const index = waiting.indexOf(connection);
       if (index >= 0) waiting.splice(index, 1);
-      if (holder === connection) void pump();
+      if (holder === connection) serve();
     });
   });
   await new Promise((resolve, reject) => {

@@ -17,8 +17,7 @@ const QUERY = 0x51; // 'Q'
 const STATEMENT = 0x53; // 'S' (a Describe or Close of a statement)
 const PARSE_COMPLETE = Buffer.from([0x31, 0, 0, 0, 4]);
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
-/** An ErrorResponse's code field for invalid_sql_statement_name. */
-const GONE = Buffer.from('C26000\0');
+const ERROR = 0x45; // 'E'
 /** Statements longer than this are not kept (a large insert's text would pin its size in memory). */
 const MAX_TEXT = 8192;
 
@@ -37,6 +36,24 @@ function messagesOf(batch) {
     at = end;
   }
   return messages;
+}
+
+/**
+ * The code field of the first ErrorResponse in an answer ('C' and the SQLSTATE), or null.
+ * @param {Buffer} answer
+ */
+function errorCode(answer) {
+  for (let at = 0; at + 5 <= answer.length; at += 1 + answer.readInt32BE(at + 1)) {
+    if (answer[at] !== ERROR) continue;
+    const end = at + 1 + answer.readInt32BE(at + 1);
+    for (let field = at + 5; field < end && answer[field] !== 0;) {
+      const stop = answer.indexOf(0, field);
+      if (answer[field] === 0x43) return answer.toString('latin1', field, stop);
+      field = stop + 1;
+    }
+    return null;
+  }
+  return null;
 }
 
 /** A message of `type` with `body`. @param {number} type @param {Buffer} body */
@@ -82,6 +99,8 @@ export function statementCache(limit = 200) {
       /** @type {{ key: string, name: string } | null} */
       let preparing = null;
       let hit = false;
+      /** The kept statement's key, on a hit. @type {string | null} */
+      let keyOf = null;
       const parts = [];
       for (const [type, start, end] of messages) {
         if (type === PARSE) {
@@ -94,6 +113,7 @@ export function statementCache(limit = 200) {
             prepared.set(key, kept);
             name = kept;
             hit = true;
+            keyOf = key;
             continue; // left out: answered with a ParseComplete below
           }
           name = `console_plan_${++counter}`;
@@ -121,10 +141,12 @@ export function statementCache(limit = 200) {
             }
           }
           if (!hit) return answer;
-          // The statement was gone from the session (closed by a client's own DEALLOCATE): start afresh.
-          if (answer.includes(GONE)) {
-            prepared.clear();
-            evicted.length = 0;
+          // A kept statement the session lost (a client's own DEALLOCATE: 26000) or can no longer run as
+          // planned (a table's columns changed under it: 0A000) is let go of, and prepared anew next time.
+          const code = errorCode(answer);
+          if ((code === 'C26000' || code === 'C0A000') && keyOf !== null && prepared.get(keyOf) === name) {
+            prepared.delete(keyOf);
+            if (code === 'C0A000') evicted.push(name);
           }
           return Buffer.concat([PARSE_COMPLETE, answer]);
         },

@@ -146,7 +146,8 @@ export function withValues(platform: QuotingPlatform, text: string, values: read
 
 /** `text`'s `?` bindings numbered as PostgreSQL's `$n`, outside quoted literals and identifiers. */
 export function positional(text: string): string {
-  if (text.includes('??') || text.includes('\\?')) throw new Error('a prepared statement holds no ?? or \\?');
+  // Quoted literals and identifiers are skipped; comments, E'' strings and dollar quotes are not read, so refused.
+  if (/\?\?|\\\?|--|\/\*|\$\$|(^|[^\w])[Ee]'/.test(text)) throw new Error('a prepared statement holds no ??, \\?, comment, E\'\' string or $$');
   let n = 0;
   let out = '';
   let quote: string | null = null;
