@@ -103,7 +103,7 @@ export function takeMessages(buffer, started) {
  * @returns {Promise<{ close: () => Promise<void> }>}
  */
 export async function serveWire(db, { path, maxConnections }) {
-  /** @typedef {{ socket: import('node:net').Socket, buffer: Buffer, started: boolean, pending: Buffer[], closed: boolean, ending: boolean, unnamed: string | null, begun: Buffer | null }} Connection */
+  /** @typedef {{ socket: import('node:net').Socket, buffer: Buffer, started: boolean, pending: Buffer[], closed: boolean, ending: boolean, parts: Buffer[], need: number, unnamed: string | null, begun: Buffer | null }} Connection */
   /** @type {Set<Connection>} */
   const connections = new Set();
   /** Connections with work waiting, first come first served. @type {Connection[]} */
@@ -205,7 +205,15 @@ export async function serveWire(db, { path, maxConnections }) {
 
   /** @param {Connection} connection @param {Buffer} data */
   const received = (connection, data) => {
-    connection.buffer = connection.buffer.length === 0 ? data : Buffer.concat([connection.buffer, data]);
+    // A large message (a long text, an artifact) arrives in many chunks: they are kept apart until it is whole,
+    // not copied into one buffer at every chunk.
+    if (connection.need > 0 && connection.buffer.length + connection.parts.reduce((n, p) => n + p.length, 0) + data.length < connection.need) {
+      connection.parts.push(data);
+      return;
+    }
+    connection.buffer = Buffer.concat([connection.buffer, ...connection.parts, data]);
+    connection.parts = [];
+    connection.need = 0;
     for (;;) {
       let taken;
       try {
@@ -236,7 +244,12 @@ export async function serveWire(db, { path, maxConnections }) {
         if (connection.pending.length === 0) connection.socket.end(); // holding the session: released as it closes
         return;
       }
-      if (taken.bytes.length === 0 || connection.buffer.length === 0) return;
+      if (taken.bytes.length === 0 || connection.buffer.length === 0) {
+        // The length of the incomplete message at the front, once its header is in.
+        const rest = connection.buffer;
+        if (connection.started && rest.length >= 5) connection.need = 1 + rest.readInt32BE(1);
+        return;
+      }
     }
   };
 
@@ -248,7 +261,7 @@ export async function serveWire(db, { path, maxConnections }) {
       return;
     }
     /** @type {Connection} */
-    const connection = { socket, buffer: Buffer.alloc(0), started: false, pending: [], closed: false, ending: false, unnamed: null, begun: null };
+    const connection = { socket, buffer: Buffer.alloc(0), started: false, pending: [], closed: false, ending: false, parts: [], need: 0, unnamed: null, begun: null };
     connections.add(connection);
     socket.on('data', (data) => received(connection, data));
     socket.on('error', () => {}); // a client gone away: 'close' follows

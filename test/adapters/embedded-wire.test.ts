@@ -218,6 +218,19 @@ describe('the embedded database socket', () => {
     }
   });
 
+  it('a statement of several megabytes, sent in many chunks, arrives whole', { timeout: 60_000 }, async () => {
+    const c = await client();
+    try {
+      const big = 'x'.repeat(5 * 1024 * 1024) + 'end';
+      const { rows } = await c.query('select length($1::text) as n, right($1::text, 3) as tail', [big]);
+      assert.equal(rows[0]!.n, big.length);
+      assert.equal(rows[0]!.tail, 'end');
+      assert.equal((await c.query('select 1 as n')).rows[0]!.n, 1, 'and the next statement after it');
+    } finally {
+      await c.end();
+    }
+  });
+
   it('many statements from several connections at once each get their own answer', { timeout: 60_000 }, async () => {
     const clients = await Promise.all([client(), client(), client()]);
     try {
