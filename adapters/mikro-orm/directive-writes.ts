@@ -4,11 +4,11 @@ import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { WireEvent } from '../../domain/events.ts';
 import type { Message, MovedTo, Run } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
+import type { DirectiveAnswer, DirectiveOutcome, DirectiveWrite, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
 import { EVENT_COLUMNS } from './event-log.ts';
 import { enqueueIn } from './queue-edits.ts';
 import { prepared, runStatement } from './sql.ts';
-import { transaction } from './transaction.ts';
+import { CONFLICT_ATTEMPTS, isConflict, transaction } from './transaction.ts';
 import { retriedOnSeqRace } from './write-helpers.ts';
 
 /** The directive's statements, prepared: a turn waits for each before its agent is prompted. */
@@ -79,8 +79,70 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         return { kind: 'steered' as const, answer, message, event: event! };
       })),
 
-    writeDirective: (write) => retriedOnSeqRace(() =>
-      transaction(orm, async (sql, rollback) => {
+    writeDirective: async (write) => (await startedAtOnce(orm, write)) ?? writeInTransaction(orm, write),
+  };
+}
+
+/** What `console_start_turn` answers (migration 0027). */
+type AtOnce =
+  | { readonly kind: 'other' }
+  | { readonly kind: 'kept'; readonly answer: DirectiveAnswer; readonly author: string | null }
+  | { readonly kind: 'started'; readonly key: string | null; readonly session_id: string | null; readonly events: WireEvent[] };
+
+const START_TURN = prepared('select console_start_turn(?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb) as outcome');
+
+/**
+ * The common case in one round trip: a directive that starts a turn on an idle thread, decided and written by one
+ * function of the database (migration 0027), under the same locks, in the same order, as the transaction below. It
+ * answers null, having written nothing, for every other case (busy, queued, moved, changed, no such row), which the
+ * transaction then decides.
+ */
+async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome | null> {
+  for (let attempt = 1; ; attempt++) {
+    const messageId = uuidv7();
+    const runId = uuidv7();
+    const promptId = uuidv7();
+    const origin = write.origin ?? null;
+    const message: Message = { id: messageId, role: 'user', text: write.text, artifact_id: null, created_at: uuid7Time(messageId), origin };
+    const run: Run = {
+      id: runId, conversation_id: write.conversation_id, directory: write.directory, status: 'running', error: null,
+      started_at: uuid7Time(runId), ended_at: null, rewound: false,
+    };
+    let outcome: AtOnce;
+    try {
+      [{ outcome }] = (await runStatement<{ outcome: AtOnce }>(orm, START_TURN, [
+        write.thread_id, write.conversation_id, write.message_id, write.author, write.text,
+        messageId, message.created_at, origin === null ? null : JSON.stringify(origin),
+        runId, run.started_at, write.directory, write.permission_mode, write.lease.holder, write.lease.ms / 1000,
+        promptId, uuid7Time(promptId), JSON.stringify({ run_id: runId, message }), JSON.stringify({ run_id: runId, conversation_id: write.conversation_id }),
+      ])) as [{ outcome: AtOnce }];
+    } catch (error) {
+      // Two appenders took the same seq, or the database gave this one up for another: it wrote nothing; again.
+      const code = (error as { code?: unknown }).code;
+      const seqRace = code === '23505' && (error as { constraint?: unknown }).constraint === 'events_pkey';
+      if (seqRace && attempt < 20) continue;
+      if (isConflict(error) && attempt < CONFLICT_ATTEMPTS) {
+        // A short random pause, as `transaction` takes, so the two that met do not meet again.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        continue;
+      }
+      throw error;
+    }
+    if (outcome.kind === 'other') return null;
+    if (outcome.kind === 'kept') {
+      // A row from before authors were kept (null) is matched as it was then.
+      return outcome.author !== null && outcome.author !== write.author ? { kind: 'message_id_taken' } : { kind: 'repeated', answer: outcome.answer };
+    }
+    const answer: StartedAnswer = { thread_id: write.thread_id, key: outcome.key, conversation_id: write.conversation_id, run_id: runId };
+    const [event, runStarted] = outcome.events;
+    return { kind: 'started', answer, message, run, event: event!, runStarted: runStarted!, sessionId: outcome.session_id };
+  }
+}
+
+/** Any directive, as one transaction: the case `startedAtOnce` leaves to it, and every other. */
+function writeInTransaction(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome> {
+  return retriedOnSeqRace(() =>
+      transaction<DirectiveOutcome>(orm, async (sql, rollback) => {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.
         const messageId = uuidv7();
         const runId = uuidv7();
@@ -152,6 +214,5 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
         ]);
         const [event, runStarted] = events.sort((a, b) => a.seq - b.seq);
         return { kind: 'started', answer, message, run, event: event!, runStarted: runStarted!, sessionId: target.session_id };
-      })),
-  };
+      }));
 }

@@ -42,6 +42,7 @@ export const MIGRATIONS: readonly LazyMigration[] = [
   { name: '0024-served-rooms', load: async () => (await import('./migrations/0024-served-rooms.ts')).ServedRooms },
   { name: '0025-webhooks', load: async () => (await import('./migrations/0025-webhooks.ts')).Webhooks },
   { name: '0026-directive-origin', load: async () => (await import('./migrations/0026-directive-origin.ts')).DirectiveOrigin },
+  { name: '0027-turn-start-function', load: async () => (await import('./migrations/0027-turn-start-function.ts')).TurnStartFunction },
 ];
 
 /** The table that records applied migrations. */

@@ -141,11 +141,6 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     const transactions: Record<string, () => Promise<unknown>> = {
       createConsoleThread: () => newThread('queries-test-2'),
       'createConsoleThread of an existing key': () => newThread('queries-test'),
-      writeDirective: async () => {
-        const outcome = await storage.writer.writeDirective(write);
-        if (outcome.kind === 'started') runId = outcome.run.id;
-      },
-      'writeDirective repeated': () => storage.writer.writeDirective(write),
       answerPending: () => storage.writer.answerPending(created.thread.id, [{ id: question.id, answer: 'main' }]),
     };
     for (const [name, run] of Object.entries(transactions)) {
@@ -153,7 +148,20 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       assert.match(statements[0]!, /^begin/i, name);
       assert.match(statements.at(-1)!, /^commit/i, name);
     }
+    // A directive that starts a turn on an idle thread is one statement (migration 0027's function); on a busy
+    // thread that statement writes nothing, and the transaction decides (here: refused, rolled back).
+    const directive = await statementsOf(async () => {
+      const outcome = await storage.writer.writeDirective(write);
+      if (outcome.kind === 'started') runId = outcome.run.id;
+    });
+    assert.equal(directive.length, 1, directive.join('\n'));
+    assert.ok(runId !== '');
+    const busy = await statementsOf(() => storage.writer.writeDirective({ ...write, message_id: 'm2' }));
+    assert.match(busy[0]!, /^select console_start_turn/i);
+    assert.match(busy[1]!, /^begin/i);
+    assert.match(busy.at(-1)!, /^rollback/i);
     const single: Record<string, () => Promise<unknown>> = {
+      'writeDirective repeated': () => storage.writer.writeDirective(write),
       append: () => storage.events.append(created.thread.id, 'message', {}),
       finishRun: () => storage.writer.finishRun(runId, 'succeeded', null),
       releaseTurn: () => storage.writer.releaseTurn(runId),

@@ -144,8 +144,12 @@ const embeddedAsStarted: StorageKind = {
   },
 };
 
-/** Statements before the prompt: 10, of which the agents' and the project's reads are 2 that a kept catalog answers from memory. */
-const STATEMENTS = { kept: 8, read: 10 };
+/**
+ * Statements before the prompt: 6, of which the agents' and the project's reads are 2 that a kept catalog answers
+ * from memory. The directive is one of them: on an idle thread one function of the database (migration 0027) locks,
+ * checks and writes what the transaction did in five (begin, two locks, the claim, commit).
+ */
+const STATEMENTS = { kept: 4, read: 6 };
 
 for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ? [embeddedAsStarted] : [])]) {
   describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
@@ -184,9 +188,11 @@ for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ?
 
     if (kind.name !== 'memory') {
       const kept = kind === embeddedAsStarted;
-      it(`${kept ? 'eight' : 'ten'} SQL statements, the directive's transaction five of them (its writes, run_started and the prompt one statement, the queue counted under the conversations' lock)${kept ? ', no catalog read' : ''}`, () => {
+      it(`${kept ? 'four' : 'six'} SQL statements, the directive one of them (its locks, checks and writes, run_started and the prompt, in one function)${kept ? ', no catalog read' : ''}`, () => {
         for (const { statements: sent } of turns) {
           assert.equal(sent.length, kept ? STATEMENTS.kept : STATEMENTS.read, `statements before the prompt:\n${sent.join('\n')}`);
+          assert.equal(sent.filter((sql) => /^select console_start_turn\(/.test(sql)).length, 1, sent.join('\n'));
+          assert.ok(!sent.some((sql) => /^(begin|commit)\b/i.test(sql)), sent.join('\n'));
           if (kept) assert.ok(!sent.some((sql) => /from (agents|projects)\b/.test(sql)), sent.join('\n'));
         }
       });
