@@ -73,6 +73,19 @@ const db = await PGlite.create(${JSON.stringify(dataDir)}); await db.query('sele
   return opened;
 }
 
+/**
+ * Milliseconds npm itself takes to start a script, measured as `npm run env`: npm's CLI loaded and the package read,
+ * its built-in `env` script run (it prints the environment, no child process). Issue 41's floor of a start is this
+ * plus {@link pgliteReopen}: what any `npm start` of a service on this data dir must wait for.
+ */
+export async function npmOwnStart(): Promise<number> {
+  const started = performance.now();
+  const child = spawn('npm', ['run', '--silent', 'env'], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'ignore', 'inherit'] });
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0) throw new Error(`npm run env exited with ${code}`);
+  return performance.now() - started;
+}
+
 export interface ColdStart {
   readonly first: number;
   readonly second: number;

@@ -338,9 +338,9 @@ export async function turnOverheadBench(): Promise<void> {
     }
   }
   const serviceOverRelay = storages.map((storage) => `${fixed(figures(samples.get(storage)!).p50 / relay.p50, 2)}× on ${SHOWN[storage]}`).join(' and ');
-  // What embedded PGlite adds over memory, per statement waited for (8 before the prompt, 1 after the agent's text).
+  // What embedded PGlite adds over memory, per statement waited for (4 before the prompt, 1 after the agent's text).
   const perStatement = samples.has('memory') && samples.has('embedded')
-    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 9, 2)} ms each in this run (the embedded p50 minus the memory p50, over 9)`
+    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 5, 2)} ms each in this run (the embedded p50 minus the memory p50, over 5)`
     : '';
   const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
   writeSection(
@@ -380,10 +380,12 @@ ${lines.join('\n')}
 
 What the service waits for before the prompt, counted by \`test/http/turn-round-trips.test.ts\` (so no change
 undoes it unseen): 4 storage round trips (the token's user; the thread, its latest conversation and the agents,
-read together; the project; the directive's transaction, which now also stores \`run_started\` and the prompt's model
-message and reads the session's id), 10 SQL statements on PostgreSQL (the transaction 5 of them: begin, the thread's
-lock, the conversations' lock with the queue's length, one statement for the claim, the user's message, the run, the
-prompt's model message and the \`message\` and \`run_started\` events, commit), 8 on embedded PGlite as \`npm start\`
+read together; the project; the directive, which also stores \`run_started\` and the prompt's model message and reads
+the session's id), 6 SQL statements on PostgreSQL (the directive one of them: on an idle thread, one function of the
+database, \`console_start_turn\` of migration 0027, locks the thread's row and then its conversations, checks them and the
+queue, and writes the claim, the user's message, the run, the prompt's model message and the \`message\` and
+\`run_started\` events; where it finds anything else, busy, queued, moved, it writes nothing and the transaction that
+did all this in 5 statements decides), 4 on embedded PGlite as \`npm start\`
 opens it: its catalog (agents, projects) is kept in memory until a world is imported, the database being this
 process's alone (its data dir is locked), so 3 round trips there. Before issue 28's work it was 10 round trips one
 after another and 18 statements: the thread, its conversation and the agents each waited for the one before, the
@@ -413,7 +415,13 @@ MikroORM's \`execute\` and knex's query builder; and the socket answers a transa
 to PGlite with the connection's next statement (the session is held for that connection meanwhile). What a turn
 waits for before its prompt is now about 6 ms of the database's statements and the gaps between them (a trace of
 one turn: the credential, the thread, its conversations, then begin with the thread's lock, the conversations'
-lock, the claim and commit), the claim alone 0.8 to 2 ms.
+lock, the claim and commit), the claim alone 0.8 to 2 ms. Then the directive became one statement (above): in a
+trace of both sides of one run (\`WIRE_TRACE\`-style timings of every batch in PGlite's thread, 90 turns each), the
+time from the credential's statement to the directive's end went from 4.04 ms to 3.34 ms at the median, PGlite's own
+time in those statements from 2.26 ms to 2.09 ms (the function's statements cost what the transaction's did; the
+round trips between them are what went). The turn's p50 moved less than the noise of a run (7.25 against 7.42 ms in
+one run, 8.54 against 8.42 ms in another): the time from the directive's end to the agent's first delta stored grew
+by as much, the client, the agent and PGlite's thread taking the cores in another order.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,
@@ -438,8 +446,8 @@ What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=m
   no promise hook runs. Cutting \`structuredClone\` in the memory log for a JSON copy was measured at 0.4 µs an
   event: dropped.
 - On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
-  socket: 8 before the prompt and 1 after the agent's text${perStatement}. Prepared, the ones left cost 0.2 to
-  0.9 ms each (the claim, five writes in one statement, the most), and the session serves one statement at a time:
+  socket: 4 before the prompt and 1 after the agent's text${perStatement}. Prepared, they cost 0.15 to
+  1 ms each (the credential, the first after an idle gap, and the directive's function the most), and the session serves one statement at a time:
   the previous turn's tail and the sweeper's statements queue with them.
 `,
   );
