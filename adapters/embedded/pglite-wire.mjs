@@ -15,6 +15,9 @@
 import { createServer } from 'node:net';
 import { statementCache } from './statement-cache.mjs';
 
+/** How long a connection over the cap may take to send its startup packet before it is closed. */
+const REFUSED_STARTUP_MS = 5_000;
+
 /** SSLRequest and GSSENCRequest codes: answered "N" (a local socket; the driver then goes on in the clear). */
 const NEGOTIATION_CODES = new Set([80877103, 80877104]);
 const CANCEL_CODE = 80877102;
@@ -253,11 +256,51 @@ export async function serveWire(db, { path, maxConnections }) {
     }
   };
 
+  /** Connections over the cap, until they are closed. @type {Set<import('node:net').Socket>} */
+  const refused = new Set();
+
+  /**
+   * A connection over the cap, refused as PostgreSQL refuses one: its startup packet read first (an SSL request
+   * answered "N"), then the error, then the end. Answered before the driver has written its startup packet, it
+   * may meet a closed socket as it writes, and report that (EPIPE) rather than why. Closed once the error is
+   * written, whatever the client does (a half-open socket would keep close waiting), and after a few seconds
+   * without a startup packet.
+   * @param {import('node:net').Socket} socket
+   */
+  const refuse = (socket) => {
+    refused.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => refused.delete(socket));
+    const late = setTimeout(() => socket.destroy(), REFUSED_STARTUP_MS);
+    late.unref();
+    let buffer = Buffer.alloc(0);
+    socket.on('data', (data) => {
+      buffer = Buffer.concat([buffer, data]);
+      for (;;) {
+        let taken;
+        try {
+          taken = takeMessages(buffer, false);
+        } catch {
+          socket.destroy();
+          return;
+        }
+        buffer = taken.rest;
+        if (taken.kind === 'negotiate') {
+          socket.write('N');
+          continue;
+        }
+        if (taken.kind === 'cancel') socket.end();
+        else if (taken.started) socket.end(tooManyConnections(maxConnections), () => socket.destroy());
+        else return; // the startup packet is not whole yet
+        clearTimeout(late);
+        return;
+      }
+    });
+  };
+
   const server = createServer((socket) => {
     if (connections.size >= maxConnections) {
-      // Closed once the error is written, whatever the client does (a half-open socket would keep close waiting).
-      socket.on('error', () => {});
-      socket.end(tooManyConnections(maxConnections), () => socket.destroy());
+      refuse(socket);
       return;
     }
     /** @type {Connection} */
@@ -286,6 +329,7 @@ export async function serveWire(db, { path, maxConnections }) {
       stopped = true;
       const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
       for (const { socket } of connections) socket.destroy();
+      for (const socket of refused) socket.destroy();
       await closed;
       while (running) await new Promise((resolve) => setTimeout(resolve, 5));
     },

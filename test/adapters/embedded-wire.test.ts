@@ -187,6 +187,23 @@ describe('the embedded database socket', () => {
       }
       const over = new pg.Client(small.url);
       await assert.rejects(over.connect(), (error: { code?: string; message: string }) => error.code === '53300' && /too many connections/.test(error.message));
+      // Refused as PostgreSQL refuses: nothing is said before the client's startup packet (answered at once, the
+      // error met a driver still writing its startup, which then saw EPIPE, not why), an SSL request is answered
+      // "N", and the error follows the startup packet, then the end.
+      const url = new URL(small.url);
+      const late = connect(join(decodeURIComponent(url.hostname), `.s.PGSQL.${url.port}`));
+      await once(late, 'connect');
+      const heard: Buffer[] = [];
+      late.on('data', (data: Buffer) => heard.push(data));
+      const ended = once(late, 'close');
+      late.write(Buffer.concat([int32(8), int32(80877103)]));
+      while (heard.length === 0) await once(late, 'data');
+      assert.equal(Buffer.concat(heard).toString('latin1'), 'N', 'an SSL request is answered first, the error only after the startup packet');
+      late.write(startup());
+      await ended;
+      const refusal = Buffer.concat(heard).subarray(1);
+      assert.equal(String.fromCharCode(refusal[0]!), 'E');
+      assert.match(refusal.toString('latin1'), /C53300\0Mtoo many connections/);
       raw.socket.destroy();
     } finally {
       await Promise.all(held.map((c) => c.end()));
