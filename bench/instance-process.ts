@@ -19,7 +19,8 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const write = (value: unknown, done?: () => void) => process.stdout.write(JSON.stringify(value) + '\n', done);
 
-const storage = await createMikroOrmStorage({ clientUrl: url, pool: 4 });
+// As the service opens PostgreSQL (DATABASE_PREPARED_STATEMENTS, named by default).
+const storage = await createMikroOrmStorage({ clientUrl: url, pool: 4, namedStatements: process.env.DATABASE_PREPARED_STATEMENTS !== 'unnamed' });
 const bus = await createPostgresEventBus({
   url, events: storage.events, onError: (error) => process.stderr.write(`event bus: ${String(error)}\n`),
   local: createMemoryEventBus({ onListenerError: (error) => process.stderr.write(`event bus: ${String(error)}\n`) }),

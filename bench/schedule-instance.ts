@@ -29,7 +29,8 @@ const instant: AgentRunner = {
 };
 
 // As src/open-database.ts opens PostgreSQL: the pool the ORM gives by default.
-const storage = await createMikroOrmStorage({ clientUrl: url });
+// As the service opens PostgreSQL (DATABASE_PREPARED_STATEMENTS, named by default).
+const storage = await createMikroOrmStorage({ clientUrl: url, namedStatements: process.env.DATABASE_PREPARED_STATEMENTS !== 'unnamed' });
 const bus = await createPostgresEventBus({
   url, events: storage.events, onError: (error) => process.stderr.write(`event bus: ${String(error)}\n`),
   local: createMemoryEventBus({ onListenerError: (error) => process.stderr.write(`event bus: ${String(error)}\n`) }),

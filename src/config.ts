@@ -18,6 +18,12 @@ export interface Config {
   readonly port: number;
   readonly storage: StorageMode;
   readonly databaseUrl: string | null;
+  /**
+   * Whether the hot path's statements are prepared once per PostgreSQL connection by name (`named`, the default) or
+   * sent unnamed, parsed and planned each time (`unnamed`: for a pooler in transaction mode that does not keep
+   * prepared statements, such as PgBouncer before 1.21 or with max_prepared_statements = 0).
+   */
+  readonly databasePreparedStatements: 'named' | 'unnamed';
   readonly dataDir: string;
   /** A world file to load at start; null for none named. */
   readonly world: string | null;
@@ -212,6 +218,7 @@ const EnvSchema = v.object({
   DATABASE_URL: v.optional(
     v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')),
   ),
+  DATABASE_PREPARED_STATEMENTS: v.optional(v.picklist(['named', 'unnamed'], 'must be named or unnamed'), 'named'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), './.data'),
   CONSOLE_WORLD: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
   ARTIFACT_SANDBOX_ORIGIN: v.optional(origin),
@@ -341,6 +348,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       port: e.PORT,
       storage,
       databaseUrl: e.DATABASE_URL ?? null,
+      databasePreparedStatements: e.DATABASE_PREPARED_STATEMENTS,
       dataDir: e.DATA_DIR,
       world: e.CONSOLE_WORLD ?? null,
       demo,

@@ -29,7 +29,7 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
   try {
     const storage = await createMikroOrmStorage(
       starting === null
-        ? { clientUrl: config.databaseUrl! }
+        ? { clientUrl: config.databaseUrl!, namedStatements: config.databasePreparedStatements === 'named' }
         : { clientUrl: starting.url, pool: EMBEDDED_POOL_SIZE, reachable: starting.started },
       // The embedded database is this process's alone (its data dir locked): its catalog is kept in memory until a
       // world import. A PostgreSQL server may have other instances importing worlds: read each time there.

@@ -4,7 +4,7 @@ import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS_TABLE } from './migrate.ts';
 import { DatabaseOpenError } from './open-error.ts';
 import { discardTimedOutConnections } from './query-timeout.ts';
-import { withValues } from './sql.ts';
+import { nameStatements, withValues } from './sql.ts';
 
 /**
  * How long one statement, a new connection's handshake, or a wait for a pooled connection may take
@@ -28,6 +28,12 @@ export interface OrmOptions {
    * failure, thrown as it is.
    */
   readonly reachable?: Promise<unknown>;
+  /**
+   * The prepared statements (sql.ts) sent by name, each parsed and planned once per connection: for a PostgreSQL
+   * server, where each connection is a session of its own. Never for the embedded socket, whose connections share
+   * one session (it keeps a plan per statement text itself), nor through a pooler that does not keep them.
+   */
+  readonly namedStatements?: boolean;
 }
 
 /**
@@ -72,6 +78,7 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     throw error;
   }
   if (timeout !== null) discardTimedOutConnections(orm);
+  if (options.namedStatements === true) nameStatements(orm);
   const check = await orm.checkConnection();
   if (!check.ok) {
     await orm.close(true);

@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { createHash } from 'node:crypto';
 import type { Id, Page } from '../../domain/model.ts';
 import { UUID_PATTERN } from '../../domain/vocabulary.ts';
 import { StorageUnavailableError } from '../../ports/storage.ts';
@@ -132,12 +133,32 @@ export interface Prepared {
   readonly text: string;
   /** The text with PostgreSQL's `$1`, `$2`… */
   readonly positional: string;
+  /** Its name where statements are named (`nameStatements`): made of the text, so the same in every process. */
+  readonly name: string;
 }
 
 /** A {@link Prepared} statement of `text` (made once, where the statement is defined). */
 export function prepared(text: string): Prepared {
-  return { text, positional: positional(text) };
+  const numbered = positional(text);
+  return { text, positional: numbered, name: `console_${createHash('sha256').update(numbered).digest('hex').slice(0, 16)}` };
 }
+
+/** The ORMs whose prepared statements are sent by name (on a PostgreSQL server: `OrmOptions.namedStatements`). */
+const NAMED = new WeakSet<MikroORM>();
+
+/**
+ * From now on, `orm`'s prepared statements are sent by name: pg prepares each once per connection (its Parse
+ * sent the first time, only Bind and Execute after) and the server keeps its plan there. Statements sent unnamed
+ * are parsed and planned at every call, which on PostgreSQL is a good part of a short statement's cost
+ * (docs/benchmarks.md, schedule lag).
+ */
+export function nameStatements(orm: MikroORM): void {
+  NAMED.add(orm);
+}
+
+/** What pg is given for a statement: a plain text, or a prepared one's text and values, by name where `named`. */
+const queryOf = (sql: string | Prepared, text: string, params: readonly unknown[], named: boolean) =>
+  typeof sql === 'string' ? text : named ? { name: sql.name, text, values: params } : { text, values: params };
 
 /** A positional statement (`$1`…) with its values escaped into it, as `statementText` fills `?` bindings. */
 export function withValues(platform: QuotingPlatform, text: string, values: readonly unknown[]): string {
@@ -184,7 +205,7 @@ export function runStatement<Row, T = Row[]>(orm: MikroORM, sql: string | Prepar
   return new Promise<T>((resolve, reject) => {
     const connection = orm.em.getConnection();
     const text = typeof sql === 'string' ? statementText(connection.getPlatform(), sql, params) : sql.positional;
-    const query = typeof sql === 'string' ? text : { text, values: params };
+    const query = queryOf(sql, text, params, NAMED.has(orm));
     const client = connection.getKnex().client as unknown as KnexClient;
     const lane = laneOf(client);
     lease(client, lane, (leaseError, pooled) => {
@@ -228,12 +249,13 @@ export function onConnection<T>(orm: MikroORM, use: (send: Send) => Promise<T>):
   const platform = connection.getPlatform();
   const client = connection.getKnex().client as unknown as KnexClient;
   const lane = laneOf(client);
+  const named = NAMED.has(orm);
   return new Promise<unknown>((resolve, reject) => lease(client, lane, (error, pooled) => (error === undefined ? resolve(pooled) : reject(failure(error)))))
     .then(async (pooled) => {
       const send: Send = <Row>(sql: string | Prepared, params: readonly unknown[]) => new Promise<Row[]>((resolve, reject) => {
         const text = typeof sql === 'string' ? statementText(platform, sql, params) : sql.positional;
         client.emit('query', { sql: text, bindings: typeof sql === 'string' ? [] : params });
-        (pooled as PgClient).query(typeof sql === 'string' ? text : { text, values: params }, (error, result) => {
+        (pooled as PgClient).query(queryOf(sql, text, params, named), (error, result) => {
           if (error !== null && error !== undefined) {
             discardIfTimedOut(pooled as PgConnection, error);
             if (isConnectionError(error)) outage(lane, error);

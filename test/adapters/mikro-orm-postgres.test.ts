@@ -30,7 +30,8 @@ if (url === undefined || url === '') {
   const scratchStorage = async () => {
     const scratch = await createScratchDatabase(url);
     scratches.push(scratch);
-    return { scratch, storage: await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4 }) };
+    // Statements named, as the service opens PostgreSQL by default (DATABASE_PREPARED_STATEMENTS).
+    return { scratch, storage: await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, namedStatements: true }) };
   };
   const storage = async (): Promise<Storage> => (await scratchStorage()).storage;
 

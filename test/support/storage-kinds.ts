@@ -73,7 +73,8 @@ export function allStorageKinds(prefix: string): StorageKind[] {
         const scratch = await createScratchDatabase(postgres, prefix);
         const opened: Storage[] = [];
         const connect = async () => {
-          const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, ...(onQuery === undefined ? {} : { onQuery }) });
+          // Statements named, as the service opens PostgreSQL by default (DATABASE_PREPARED_STATEMENTS).
+          const storage = await createMikroOrmStorage({ clientUrl: scratch.url, pool: 4, namedStatements: true, ...(onQuery === undefined ? {} : { onQuery }) });
           opened.push(storage);
           return storage;
         };
