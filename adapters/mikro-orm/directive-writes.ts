@@ -9,7 +9,7 @@ import { EVENT_COLUMNS } from './event-log.ts';
 import { enqueueIn } from './queue-edits.ts';
 import { prepared, runStatement } from './sql.ts';
 import { CONFLICT_ATTEMPTS, isConflict, transaction } from './transaction.ts';
-import { retriedOnSeqRace } from './write-helpers.ts';
+import { isSeqRace, retriedOnSeqRace, SEQ_RACE_ATTEMPTS } from './write-helpers.ts';
 
 /** The directive's statements, prepared: a turn waits for each before its agent is prompted. */
 const LOCK_THREAD = prepared('select key from threads where id = ? for no key update');
@@ -97,8 +97,11 @@ const START_TURN = prepared('select console_start_turn(?, ?, ?, ?, ?, ?, ?, ?::j
  * answers null, having written nothing, for every other case (busy, queued, moved, changed, no such row), which the
  * transaction then decides.
  */
-async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome | null> {
-  for (let attempt = 1; ; attempt++) {
+export async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome | null> {
+  // Each kind of retry has its own budget, as in `retriedOnSeqRace` and `transaction`.
+  let seqRaces = 0;
+  let conflicts = 0;
+  for (;;) {
     const messageId = uuidv7();
     const runId = uuidv7();
     const promptId = uuidv7();
@@ -118,12 +121,10 @@ async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promise<Dire
       ])) as [{ outcome: AtOnce }];
     } catch (error) {
       // Two appenders took the same seq, or the database gave this one up for another: it wrote nothing; again.
-      const code = (error as { code?: unknown }).code;
-      const seqRace = code === '23505' && (error as { constraint?: unknown }).constraint === 'events_pkey';
-      if (seqRace && attempt < 20) continue;
-      if (isConflict(error) && attempt < CONFLICT_ATTEMPTS) {
+      if (isSeqRace(error) && ++seqRaces < SEQ_RACE_ATTEMPTS) continue;
+      if (isConflict(error) && ++conflicts < CONFLICT_ATTEMPTS) {
         // A short random pause, as `transaction` takes, so the two that met do not meet again.
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * conflicts));
         continue;
       }
       throw error;
@@ -134,13 +135,19 @@ async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promise<Dire
       return outcome.author !== null && outcome.author !== write.author ? { kind: 'message_id_taken' } : { kind: 'repeated', answer: outcome.answer };
     }
     const answer: StartedAnswer = { thread_id: write.thread_id, key: outcome.key, conversation_id: write.conversation_id, run_id: runId };
-    const [event, runStarted] = outcome.events;
+    // jsonb keeps an object's keys in its own order; a live frame is sent in the columns' order, as a replayed one is.
+    const [event, runStarted] = outcome.events.map(inColumnOrder);
     return { kind: 'started', answer, message, run, event: event!, runStarted: runStarted!, sessionId: outcome.session_id };
   }
 }
 
+/** An event as `EVENT_COLUMNS` reads it: its keys in the order of the columns, whatever order they came in. */
+function inColumnOrder(event: WireEvent): WireEvent {
+  return { seq: event.seq, type: event.type, thread_id: event.thread_id, at: event.at, data: event.data };
+}
+
 /** Any directive, as one transaction: the case `startedAtOnce` leaves to it, and every other. */
-function writeInTransaction(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome> {
+export function writeInTransaction(orm: MikroORM, write: DirectiveWrite): Promise<DirectiveOutcome> {
   return retriedOnSeqRace(() =>
       transaction<DirectiveOutcome>(orm, async (sql, rollback) => {
         // Both ids first (the answer names the run before anything is written), the message's first: it is older.

@@ -15,10 +15,17 @@ export async function retriedOnSeqRace<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      const constraint = (error as { constraint?: unknown }).constraint;
-      if ((error as { code?: unknown }).code !== '23505' || constraint !== 'events_pkey' || attempt >= 20) throw error;
+      if (!isSeqRace(error) || attempt >= SEQ_RACE_ATTEMPTS) throw error;
     }
   }
+}
+
+/** How many times a write that lost a seq race is run again before its error is let through. */
+export const SEQ_RACE_ATTEMPTS = 20;
+
+/** Two appenders took the same seq of one thread: the loser wrote nothing and may run again. */
+export function isSeqRace(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '23505' && (error as { constraint?: unknown }).constraint === 'events_pkey';
 }
 
 /** Writes a conversation; its address defaults to the thread itself on the thread's channel. */

@@ -152,7 +152,10 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
     // thread that statement writes nothing, and the transaction decides (here: refused, rolled back).
     const directive = await statementsOf(async () => {
       const outcome = await storage.writer.writeDirective(write);
-      if (outcome.kind === 'started') runId = outcome.run.id;
+      if (outcome.kind !== 'started') return;
+      runId = outcome.run.id;
+      // As a replayed event reads (EVENT_COLUMNS), so a live frame and a replayed one are the same bytes.
+      for (const event of [outcome.event, outcome.runStarted]) assert.deepEqual(Object.keys(event), ['seq', 'type', 'thread_id', 'at', 'data']);
     });
     assert.equal(directive.length, 1, directive.join('\n'));
     assert.ok(runId !== '');
