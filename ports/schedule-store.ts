@@ -40,6 +40,16 @@ export interface Fire {
   readonly model: string | null;
 }
 
+/** A due time to claim: the schedule moved from `expected` to `next`, and the fire of `fire_at` recorded (none when null). */
+export interface Claim {
+  readonly id: string;
+  readonly expected: string;
+  readonly next: string | null;
+  readonly fire_at: string | null;
+  /** ISO 8601: when it is claimed (a fire claimed long ago and not done is sent again). */
+  readonly at: string;
+}
+
 /**
  * Stored schedules, and the due times being fired. A due time is claimed once: the claim moves the schedule's
  * `next_run_at` from that due time on (a compare-and-swap) and records the fire in one transaction, so of any
@@ -59,14 +69,15 @@ export interface ScheduleStore {
   /** Enabled schedules whose `next_run_at` is at or before `now` (ISO 8601), earliest first, at most `limit`. */
   due(now: string, limit: number): Promise<Schedule[]>;
   /**
-   * Claims a due time: when the schedule is enabled and its `next_run_at` is still `expected`, sets it to
-   * `next` and, when `fire_at` is not null, records the fire of `fire_at` (claimed at `at`), both or neither.
-   * Answers the fire recorded (its text and target as the schedule holds them now), or null: nothing recorded
-   * (another instance moved it first, the schedule changed or went, or `fire_at` is null).
+   * Claims due times, each as one claim alone would: when the schedule is enabled and its `next_run_at` is still
+   * `expected`, sets it to `next` and, when `fire_at` is not null, records the fire of `fire_at` (claimed at `at`),
+   * both or neither. Answers the fires recorded (their text and target as the schedule holds them now), in no set
+   * order; a claim that recorded nothing (another instance moved it first, the schedule changed or went, or
+   * `fire_at` is null) has none. All the claims are written together, or none.
    */
-  claim(claim: { readonly id: string; readonly expected: string; readonly next: string | null; readonly fire_at: string | null; readonly at: string }): Promise<Fire | null>;
+  claim(claims: readonly Claim[]): Promise<Fire[]>;
   /** Fires claimed at or before `before` (ISO 8601) and not yet done, oldest first, at most `limit`. */
   unfinished(before: string, limit: number): Promise<Fire[]>;
-  /** Marks a fire done: it is not sent again. */
-  done(scheduleId: string, dueAt: string): Promise<void>;
+  /** Marks fires done: they are not sent again. */
+  done(fires: readonly Pick<Fire, 'schedule_id' | 'due_at'>[]): Promise<void>;
 }

@@ -29,7 +29,7 @@ import { oidcRoutes } from './identity/oidc-routes.ts';
 import { tokenRoutes } from './account/token-routes.ts';
 import { hookCallRoute, hookRoutes, hookSurface } from './automation/hook-routes.ts';
 import { hooksIn } from '../core/automation/hooks.ts';
-import { scheduler } from '../core/automation/scheduler.ts';
+import { oneByOne, scheduler } from '../core/automation/scheduler.ts';
 import { schedules } from '../core/automation/schedules.ts';
 import { cronerReader } from '../adapters/croner/cron.ts';
 import { scheduleRoutes } from './automation/schedule-routes.ts';
@@ -269,7 +269,7 @@ export function createApp(options: AppOptions): ComposedApp {
   const jobs = backgroundJobs({
     clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
     retentionMs: config.worktreeRetentionDays * 86_400_000, chatInbox: storage.chatInbox,
-    scheduler: scheduler({ store: storage.schedules, cron: cronerReader, send: scheduled.send, clock, log, observeLag: metrics.scheduleLag }),
+    scheduler: scheduler({ store: storage.schedules, cron: cronerReader, send: oneByOne(scheduled.send), clock, log, observeLag: metrics.scheduleLag }),
     webhooks: webhookSending,
   });
   jobs.start();

@@ -8,6 +8,8 @@ export interface MemorySchedules {
 
 const newestFirst = (a: Schedule, b: Schedule) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 const ms = (iso: string) => Date.parse(iso);
+/** A fire's key in `fires`: its schedule and its due time, in one form whatever form the time came in. */
+const key = (fire: Pick<Fire, 'schedule_id' | 'due_at'>) => `${fire.schedule_id}\u0000${new Date(ms(fire.due_at)).toISOString()}`;
 
 /** Schedules in memory; each method checks and writes without an `await` in between, so a due time is claimed once. */
 export function memoryScheduleStore(state: MemorySchedules): ScheduleStore {
@@ -35,17 +37,22 @@ export function memoryScheduleStore(state: MemorySchedules): ScheduleStore {
         .filter((s) => s.enabled && s.next_run_at !== null && ms(s.next_run_at) <= ms(now))
         .sort((a, b) => ms(a.next_run_at!) - ms(b.next_run_at!) || (a.id < b.id ? -1 : 1))
         .slice(0, limit),
-    async claim({ id, expected, next, fire_at, at }) {
-      const schedule = state.schedules.get(id);
-      if (schedule === undefined || !schedule.enabled || schedule.next_run_at === null || ms(schedule.next_run_at) !== ms(expected)) return null;
-      state.schedules.set(id, { ...schedule, next_run_at: next });
-      if (fire_at === null) return null;
-      const fire: Fire = {
-        schedule_id: id, due_at: new Date(ms(fire_at)).toISOString(), owner: schedule.owner, text: schedule.text,
-        thread_id: schedule.thread_id, project: schedule.project, model: schedule.model,
-      };
-      state.fires.set(`${id}\u0000${fire.due_at}`, { fire, claimed_at: at });
-      return fire;
+    async claim(claims) {
+      const fires: Fire[] = [];
+      for (const { id, expected, next, fire_at, at } of claims) {
+        const schedule = state.schedules.get(id);
+        if (schedule === undefined || !schedule.enabled || schedule.next_run_at === null || ms(schedule.next_run_at) !== ms(expected)) continue;
+        state.schedules.set(id, { ...schedule, next_run_at: next });
+        if (fire_at === null) continue;
+        const fire: Fire = {
+          schedule_id: id, due_at: new Date(ms(fire_at)).toISOString(), owner: schedule.owner, text: schedule.text,
+          thread_id: schedule.thread_id, project: schedule.project, model: schedule.model,
+        };
+        if (state.fires.has(key(fire))) continue;
+        state.fires.set(key(fire), { fire, claimed_at: at });
+        fires.push(fire);
+      }
+      return fires;
     },
     unfinished: async (before, limit) =>
       [...state.fires.values()]
@@ -53,8 +60,8 @@ export function memoryScheduleStore(state: MemorySchedules): ScheduleStore {
         .sort((a, b) => ms(a.claimed_at) - ms(b.claimed_at))
         .slice(0, limit)
         .map((f) => f.fire),
-    async done(scheduleId, dueAt) {
-      state.fires.delete(`${scheduleId}\u0000${new Date(ms(dueAt)).toISOString()}`);
+    async done(fires) {
+      for (const fire of fires) state.fires.delete(key(fire));
     },
   };
 }

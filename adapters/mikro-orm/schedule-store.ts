@@ -1,14 +1,34 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
-import { isUuid, iso, runStatement } from './sql.ts';
+import type { Claim, Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
+import { isUuid, iso, prepared, runStatement } from './sql.ts';
 
 const SCHEDULE = `id, owner, cron, timezone, text, thread_id, project, model, enabled, ${iso('next_run_at')} as next_run_at, ${iso('created_at')} as created_at`;
 const FIRE = `schedule_id, ${iso('due_at')} as due_at, owner, text, thread_id, project, model`;
 
 /**
- * Schedules in `schedules`, fires under way in `schedule_fires`. A claim is one statement: a conditional
- * update of `next_run_at` (its row lock makes a second claimer of the same due time wait, then find it moved)
- * and the fire's insert under its primary key (schedule, due time), from the row it moved.
+ * Claims in one statement, each as it would be alone: each schedule still at its expected due time is locked and
+ * moved on (a claim with no fire only moves it), and each fire is inserted from the row it moved, so a schedule's
+ * move and its fire are both written or neither. A row another claimer holds is skipped, not waited for: it is
+ * being moved by that one (or changed by its owner, and due again at the next look). Instances looking at once
+ * split a batch between them, and never deadlock on rows locked in different orders.
+ */
+const CLAIM = prepared(`with claim as (select * from unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[])
+      as c(id, expected, next, fire_at, at)),
+    locked as (select s.id from schedules s join claim on claim.id = s.id where s.enabled and s.next_run_at = claim.expected
+      order by s.id for update of s skip locked),
+    moved as (update schedules s set next_run_at = claim.next from locked join claim on claim.id = locked.id
+      where s.id = locked.id and s.enabled and s.next_run_at = claim.expected
+      returning s.id, s.owner, s.text, s.thread_id, s.project, s.model, claim.fire_at, claim.at)
+  insert into schedule_fires (schedule_id, due_at, owner, text, thread_id, project, model, claimed_at)
+    select id, fire_at, owner, text, thread_id, project, model, at from moved where fire_at is not null
+  on conflict do nothing returning ${FIRE}`);
+
+const DONE = prepared(`delete from schedule_fires f using unnest(?::uuid[], ?::timestamptz[]) as d(schedule_id, due_at)
+  where f.schedule_id = d.schedule_id and f.due_at = d.due_at`);
+
+/**
+ * Schedules in `schedules`, fires under way in `schedule_fires`. A look's claims are one statement (CLAIM): a
+ * conditional update of each `next_run_at` and each fire's insert under its primary key (schedule, due time).
  */
 export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
   return {
@@ -32,21 +52,17 @@ export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
     },
     due: (now, limit) => runStatement<Schedule>(orm, `select ${SCHEDULE} from schedules where enabled and next_run_at <= ?::timestamptz
       order by next_run_at, id limit ?`, [now, limit]),
-    async claim({ id, expected, next, fire_at, at }) {
-      if (!isUuid(id)) return null;
-      // One statement: the update always runs (a claim with no fire only moves the schedule on); the fire is
-      // inserted from what it moved, so both or neither are written.
-      const [fire] = await runStatement<Fire>(orm, `with moved as (update schedules set next_run_at = ?::timestamptz
-          where id = ?::uuid and enabled and next_run_at = ?::timestamptz returning id, owner, text, thread_id, project, model)
-        insert into schedule_fires (schedule_id, due_at, owner, text, thread_id, project, model, claimed_at)
-          select id, ?::timestamptz, owner, text, thread_id, project, model, ?::timestamptz from moved where ?::timestamptz is not null
-        on conflict do nothing returning ${FIRE}`, [next, id, expected, fire_at, at, fire_at]);
-      return fire ?? null;
+    async claim(claims) {
+      const wellFormed = claims.filter((c) => isUuid(c.id));
+      if (wellFormed.length === 0) return [];
+      const column = <K extends keyof Claim>(name: K) => wellFormed.map((c) => c[name]);
+      return runStatement<Fire>(orm, CLAIM, [column('id'), column('expected'), column('next'), column('fire_at'), column('at')]);
     },
     unfinished: (before, limit) => runStatement<Fire>(orm, `select ${FIRE} from schedule_fires where claimed_at <= ?::timestamptz
       order by claimed_at limit ?`, [before, limit]),
-    async done(scheduleId, dueAt) {
-      await runStatement(orm, 'delete from schedule_fires where schedule_id = ? and due_at = ?::timestamptz', [scheduleId, dueAt]);
+    async done(fires) {
+      if (fires.length === 0) return;
+      await runStatement(orm, DONE, [fires.map((f) => f.schedule_id), fires.map((f) => f.due_at)]);
     },
   };
 }

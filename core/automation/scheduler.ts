@@ -1,7 +1,7 @@
 import type { Clock } from '../../ports/clock.ts';
 import type { CronReader } from '../../ports/cron.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
+import type { Claim, Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
 import { eachAtMost } from '../each-at-most.ts';
 import { periodicLook } from './periodic-look.ts';
 
@@ -9,21 +9,35 @@ import { periodicLook } from './periodic-look.ts';
 export const SCHEDULE_TICK_MS = 1_000;
 /** The looks start within this of each whole second on the clock, when cron's times fall due (not up to a second later). */
 export const SCHEDULE_WAKE_MS = 50;
-/** Claimed due times sent at once: 1,000 schedules due in one second are sent in well under it (bench/schedule-lag.ts). */
+/** Fires sent at once one by one (to a thread each); a look's fires to new threads are sent together (bench/schedule-lag.ts). */
 export const SCHEDULE_CONCURRENCY = 16;
 /** A due time missed (no instance ran) is fired once, at start, only while it is under an hour old. */
 export const MISSED_HORIZON_MS = 3_600_000;
 /** A fire claimed this long ago and not done is sent again by any instance (the one that claimed it stopped). */
 export const FIRE_LEASE_MS = 60_000;
-/** Due schedules claimed per look, and fires sent again per look: the next tick takes the rest. */
+/** Due schedules claimed per look (in one statement), and fires sent again per look: the next tick takes the rest. */
 export const SCHEDULE_BATCH = 100;
 
 /**
  * What sending a fire came to: sent; refused for good, as a directive can be (the owner deactivated, the thread
- * gone, an agent down: that due time is skipped, and why is logged); or failed for now (sent again later).
+ * gone, an agent down: that due time is skipped, and why is logged); or failed for now (sent again later, the
+ * error logged).
  */
-export type FireSent = 'done' | 'retry' | { readonly refused: string };
-export type SendFire = (fire: Fire) => Promise<FireSent>;
+export type FireSent = 'done' | { readonly refused: string } | { readonly failed: unknown };
+/** Sends a look's fires, together where it can: what each came to, in their order. Never rejects. */
+export type SendFires = (fires: readonly Fire[]) => Promise<FireSent[]>;
+
+/** Sends fires one by one, {@link SCHEDULE_CONCURRENCY} at a time; a send that throws has failed for now. */
+export function oneByOne(send: (fire: Fire) => Promise<FireSent>, limit = SCHEDULE_CONCURRENCY): SendFires {
+  return async (fires) => {
+    const sent: FireSent[] = [];
+    let at = 0;
+    await eachAtMost(fires.map((fire) => ({ fire, index: at++ })), limit, async ({ fire, index }) => {
+      sent[index] = await send(fire).catch((error: unknown) => ({ failed: error }));
+    });
+    return sent;
+  };
+}
 
 /**
  * The latest time the expression names at or before `now`, from the stored due time `due` on, and not older
@@ -49,7 +63,7 @@ export function latestDue(times: { next(after: number): number | null }, due: nu
 export function scheduler(deps: {
   readonly store: ScheduleStore;
   readonly cron: CronReader;
-  readonly send: SendFire;
+  readonly send: SendFires;
   readonly clock: Clock;
   readonly log: Logger;
   /** A fire sent (its directive stored, or refused for good), `seconds` after its due time: the schedule lag. */
@@ -60,49 +74,57 @@ export function scheduler(deps: {
   const random = deps.random ?? Math.random;
   const { store, clock, log } = deps;
 
-  const finish = async (fire: Fire): Promise<void> => {
-    const outcome = await deps.send(fire).catch((error: unknown) => {
-      log.warn({ err: error, schedule: fire.schedule_id, due_at: fire.due_at }, 'a scheduled directive could not be sent: sent again later');
-      return 'retry' as const;
+  /** Sends fires together, and marks done those sent or refused for good; the rest are sent again after the lease. */
+  const finish = async (fires: readonly Fire[]): Promise<void> => {
+    if (fires.length === 0) return;
+    const outcomes = await deps.send(fires).catch((error: unknown) => fires.map(() => ({ failed: error })));
+    const finished = fires.filter((fire, index) => {
+      const outcome = outcomes[index] ?? { failed: new Error('no outcome was answered for it') };
+      if (typeof outcome === 'object' && 'failed' in outcome) {
+        log.warn({ err: outcome.failed, schedule: fire.schedule_id, due_at: fire.due_at }, 'a scheduled directive could not be sent: sent again later');
+        return false;
+      }
+      if (outcome !== 'done') log.warn({ schedule: fire.schedule_id, due_at: fire.due_at, code: outcome.refused }, 'a scheduled directive was refused: that due time is skipped');
+      deps.observeLag?.(Math.max(0, clock.now() - Date.parse(fire.due_at)) / 1000);
+      return true;
     });
-    if (outcome === 'retry') return;
-    if (outcome !== 'done') log.warn({ schedule: fire.schedule_id, due_at: fire.due_at, code: outcome.refused }, 'a scheduled directive was refused: that due time is skipped');
-    deps.observeLag?.(Math.max(0, clock.now() - Date.parse(fire.due_at)) / 1000);
-    await store.done(fire.schedule_id, fire.due_at);
+    await store.done(finished).catch((error: unknown) => log.warn({ err: error, fires: finished.length }, 'scheduled fires could not be marked done: sent again later'));
   };
 
-  /** Claims one due schedule's latest due time (or only moves it on), and sends what it claimed. */
-  const claimOne = async (schedule: Schedule, now: number): Promise<void> => {
+  /** A due schedule's claim: its latest due time (or none: only moved on), and its next after now. */
+  const claimOf = (schedule: Schedule, now: number): Claim => {
     const read = deps.cron(schedule.cron, schedule.timezone);
     const due = Date.parse(schedule.next_run_at!);
     // A schedule stored with an expression this instance cannot read has no next time: it stops (read again on PATCH).
     const latest = read.ok ? latestDue(read.value, due, now) : null;
     const next = read.ok ? read.value.next(now) : null;
-    const fire = await store.claim({
+    return {
       id: schedule.id, expected: schedule.next_run_at!, next: next === null ? null : new Date(next).toISOString(),
       fire_at: latest === null ? null : new Date(latest).toISOString(), at: new Date(now).toISOString(),
-    });
-    if (fire !== null) await finish(fire);
+    };
   };
 
   /**
-   * One look: due times claimed and sent, {@link SCHEDULE_CONCURRENCY} at a time, then fires left unfinished by a
-   * stopped instance sent again. Instances look at the same moment (the whole second): each starts at a place of
-   * its own in the batch, so they mostly claim different schedules rather than race for the same ones. True when
-   * a full batch was claimed: more wait, and the next look starts at once.
+   * One look: the due times claimed together and sent together, then fires left unfinished by a stopped instance
+   * sent again. Instances look at the same moment (the whole second): a schedule another instance is claiming is
+   * skipped, not waited for, and each starts at a place of its own in the batch, so they split it. True when a full
+   * batch was looked at and claimed without error: more may wait, and the next look starts at once.
    */
   async function tick(): Promise<boolean> {
     const now = clock.now();
     const due = await store.due(new Date(now).toISOString(), SCHEDULE_BATCH);
     const from = Math.floor(random() * due.length);
-    let claimed = 0;
-    await eachAtMost([...due.slice(from), ...due.slice(0, from)], SCHEDULE_CONCURRENCY, (schedule) =>
-      claimOne(schedule, now).then(() => void (claimed += 1), (error: unknown) => log.warn({ err: error, schedule: schedule.id }, 'a due schedule could not be claimed: looked at again next time')));
-    const unfinished = await store.unfinished(new Date(now - FIRE_LEASE_MS).toISOString(), SCHEDULE_BATCH);
-    await eachAtMost(unfinished, SCHEDULE_CONCURRENCY, (fire) =>
-      finish(fire).catch((error: unknown) => log.warn({ err: error, schedule: fire.schedule_id, due_at: fire.due_at }, 'a scheduled fire could not be marked done: sent again later')));
-    // Looks again at once only when a full batch moved on (fires sent again, and claims that fail, wait for the next second).
-    return due.length === SCHEDULE_BATCH && claimed > 0;
+    const claims = [...due.slice(from), ...due.slice(0, from)].map((schedule) => claimOf(schedule, now));
+    let claimed = claims.length > 0;
+    const fires = claims.length === 0 ? [] : await store.claim(claims).catch((error: unknown) => {
+      claimed = false;
+      log.warn({ err: error, schedules: claims.length }, 'due schedules could not be claimed: looked at again next time');
+      return [];
+    });
+    await finish(fires);
+    await finish(await store.unfinished(new Date(now - FIRE_LEASE_MS).toISOString(), SCHEDULE_BATCH));
+    // Looks again at once only when a full batch was claimed (fires sent again, and claims that fail, wait for the next second).
+    return due.length === SCHEDULE_BATCH && claimed;
   }
 
   const looks = periodicLook({ tick, clock, everyMs: SCHEDULE_TICK_MS, wakeMs: SCHEDULE_WAKE_MS, log, failed: 'looking for due schedules failed' });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { uuidv7 } from 'uuidv7';
 import { cronerReader } from '../../adapters/croner/cron.ts';
-import { FIRE_LEASE_MS, scheduler } from '../../core/automation/scheduler.ts';
+import { FIRE_LEASE_MS, oneByOne, scheduler } from '../../core/automation/scheduler.ts';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { manualClock } from '../support/manual-clock.ts';
@@ -72,23 +72,43 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       assert.ok(!(await store().due(at(-6 * MINUTE), 1_000)).some((d) => d.id === s.id), 'not due before its time');
       await store().update(owner, s.id, { text: 'Changed before the claim', next_run_at: s.next_run_at });
       const claim = { id: s.id, expected: s.next_run_at!, next: at(MINUTE), fire_at: at(0), at: at(0) };
-      const fire = await store().claim(claim);
+      const [fire] = await store().claim([claim]);
       assert.deepEqual(fire, { schedule_id: s.id, due_at: at(0), owner, text: 'Changed before the claim', thread_id: null, project: null, model: null });
-      assert.equal(await other.schedules.claim(claim), null, 'a second claim of the same due time gets nothing');
+      assert.deepEqual(await other.schedules.claim([claim]), [], 'a second claim of the same due time gets nothing');
       assert.ok(!(await store().due(at(0), 1_000)).some((d) => d.id === s.id), 'moved on');
       assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.schedule_id === s.id), [fire]);
       assert.deepEqual((await store().unfinished(at(-1), 1_000)).filter((f) => f.schedule_id === s.id), [], 'claimed after `before`');
-      await other.schedules.done(s.id, at(0));
+      await other.schedules.done([{ schedule_id: s.id, due_at: at(0) }]);
       assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.schedule_id === s.id), []);
       // A disabled schedule is never due nor claimed; moving on without a fire records none.
       const quiet = schedule(owner, { enabled: false });
       await store().create(quiet, 10);
       assert.ok(!(await store().due(at(0), 1_000)).some((d) => d.id === quiet.id));
-      assert.equal(await store().claim({ id: quiet.id, expected: at(0), next: at(MINUTE), fire_at: at(0), at: at(0) }), null);
+      assert.deepEqual(await store().claim([{ id: quiet.id, expected: at(0), next: at(MINUTE), fire_at: at(0), at: at(0) }]), []);
       const skipped = schedule(owner);
       await store().create(skipped, 10);
-      assert.equal(await store().claim({ id: skipped.id, expected: at(0), next: at(MINUTE), fire_at: null, at: at(0) }), null);
+      assert.deepEqual(await store().claim([{ id: skipped.id, expected: at(0), next: at(MINUTE), fire_at: null, at: at(0) }]), []);
       assert.equal((await store().list(owner)).find((x) => x.id === skipped.id)!.next_run_at, at(MINUTE));
+    });
+
+    it('claims made together are each decided as alone: moved on, refused, or fired; and two batches at once share them out', async () => {
+      const owner = newOwner();
+      const [fired, moved, stale, quiet] = [schedule(owner), schedule(owner), schedule(owner), schedule(owner, { enabled: false })];
+      for (const s of [fired, moved, stale, quiet]) await store().create(s, 10);
+      const claim = (s: Schedule, fireAt: string | null, expected = s.next_run_at!) => ({ id: s.id, expected, next: at(MINUTE), fire_at: fireAt, at: at(0) });
+      const fires = await store().claim([claim(fired, at(0)), claim(moved, null), claim(stale, at(0), at(-MINUTE)), claim(quiet, at(0)), { ...claim(fired, at(0)), id: 'not-a-uuid' }]);
+      assert.deepEqual(fires.map((f) => f.schedule_id), [fired.id]);
+      const after = new Map((await store().list(owner)).map((s) => [s.id, s.next_run_at]));
+      assert.deepEqual([after.get(fired.id), after.get(moved.id), after.get(stale.id), after.get(quiet.id)], [at(MINUTE), at(MINUTE), at(0), at(0)]);
+      // The same ten due times claimed by two storages at once: each fired by one of them.
+      const many = Array.from({ length: 10 }, () => schedule(owner, { next_run_at: at(0) }));
+      for (const s of many) await store().create(s, 20);
+      const both = await Promise.all([store().claim(many.map((s) => claim(s, at(0)))), other.schedules.claim([...many].reverse().map((s) => claim(s, at(0))))]);
+      const ids = both.flat().map((f) => f.schedule_id);
+      assert.equal(ids.length, many.length);
+      assert.deepEqual(new Set(ids), new Set(many.map((s) => s.id)));
+      await store().done(both.flat());
+      assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.owner === owner), [fires[0]]);
     });
 
     it(`two schedulers on one storage fire ${MANY} due schedules each exactly once, minute after minute`, async () => {
@@ -100,8 +120,8 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
         sent.push(fire);
         return 'done' as const;
       };
-      const one = scheduler({ store: store(), cron: cronerReader, send, clock, log: silent });
-      const two = scheduler({ store: other.schedules, cron: cronerReader, send, clock, log: silent });
+      const one = scheduler({ store: store(), cron: cronerReader, send: oneByOne(send), clock, log: silent });
+      const two = scheduler({ store: other.schedules, cron: cronerReader, send: oneByOne(send), clock, log: silent });
       for (let minute = 0; minute < 2; minute += 1) {
         // Each look claims at most a batch (other tests' schedules may be due too): a second look takes the rest.
         await Promise.all([one.tick(), two.tick()]);
@@ -124,7 +144,7 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       const clock = manualClock(T0);
       const sent: Fire[] = [];
       const crashed = scheduler({ store: store(), cron: cronerReader, send: async () => { throw new Error('the instance stopped'); }, clock, log: silent });
-      const survivor = scheduler({ store: other.schedules, cron: cronerReader, send: async (fire) => (sent.push(fire), 'done'), clock, log: silent });
+      const survivor = scheduler({ store: other.schedules, cron: cronerReader, send: oneByOne(async (fire) => (sent.push(fire), 'done')), clock, log: silent });
       await crashed.tick();
       await survivor.tick();
       assert.deepEqual(sent.filter((f) => f.owner === owner), [], 'claimed by the first, not sent again within the lease');
@@ -145,7 +165,7 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       await store().create(hourly, 10);
       await store().create(daily, 10);
       const sent: Fire[] = [];
-      const instance = scheduler({ store: store(), cron: cronerReader, send: async (fire) => (sent.push(fire), 'done'), clock, log: silent });
+      const instance = scheduler({ store: store(), cron: cronerReader, send: oneByOne(async (fire) => (sent.push(fire), 'done')), clock, log: silent });
       instance.start();
       await instance.stop();
       assert.deepEqual(sent.filter((f) => f.owner === owner).map((f) => [f.schedule_id, f.due_at]), [[hourly.id, at(2 * 3_600_000 + 10 * MINUTE)]]);

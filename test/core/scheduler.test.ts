@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { memoryScheduleStore } from '../../adapters/memory/schedule-store.ts';
-import { SCHEDULE_BATCH, SCHEDULE_CONCURRENCY, SCHEDULE_TICK_MS, SCHEDULE_WAKE_MS, scheduler } from '../../core/automation/scheduler.ts';
+import { SCHEDULE_BATCH, SCHEDULE_CONCURRENCY, SCHEDULE_TICK_MS, SCHEDULE_WAKE_MS, oneByOne, scheduler } from '../../core/automation/scheduler.ts';
 import type { CronReader } from '../../ports/cron.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
@@ -31,7 +31,7 @@ describe('the scheduler', () => {
   it('runs a look asked for during a slow one right after it, once, and never two at once', async () => {
     const clock = manualClock();
     const { store, looks } = slowStore();
-    const instance = scheduler({ store, cron: () => ({ ok: false }) as never, send: async () => 'done', clock, log: silent });
+    const instance = scheduler({ store, cron: () => ({ ok: false }) as never, send: async () => [], clock, log: silent });
     instance.start();
     await settle();
     assert.equal(looks.length, 1, 'the look at start');
@@ -53,7 +53,7 @@ describe('the scheduler', () => {
     const clock = manualClock(second + 700);
     const looked: number[] = [];
     const store = { due: async () => (looked.push(clock.now()), []), unfinished: async () => [] } as unknown as ScheduleStore;
-    const instance = scheduler({ store, cron: () => ({ ok: false }) as never, send: async () => 'done', clock, log: silent });
+    const instance = scheduler({ store, cron: () => ({ ok: false }) as never, send: async () => [], clock, log: silent });
     instance.start();
     await clock.advance(300 + SCHEDULE_WAKE_MS);
     await clock.advance(1_000);
@@ -91,7 +91,7 @@ describe('the scheduler', () => {
         resolve('done');
       });
     });
-    const instance = scheduler({ store, cron: everySecond, send, clock, log: silent, random: () => 0.5 });
+    const instance = scheduler({ store, cron: everySecond, send: oneByOne(send), clock, log: silent, random: () => 0.5 });
     instance.start();
     for (let i = 0; i < 10; i++) await settle();
     assert.equal(inFlight, SCHEDULE_CONCURRENCY, 'as many sent at once as the scheduler allows');
