@@ -36,7 +36,7 @@ const bus = await createPostgresEventBus({
   local: createMemoryEventBus({ onListenerError: (error) => process.stderr.write(`event bus: ${String(error)}\n`) }),
 });
 const service = await startBenchService(
-  { CONSOLE_STORAGE: 'postgres', DATABASE_URL: url, LOG_LEVEL: 'warn', DIRECTIVES_PER_MINUTE: '100000' },
+  { CONSOLE_STORAGE: 'postgres', DATABASE_URL: url, LOG_LEVEL: 'warn', DIRECTIVES_PER_MINUTE: '100000', METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN ?? '' },
   storage,
   bus,
   // Each agent offers what its world entry lists, as a real one that agrees with the world would.

@@ -1,5 +1,6 @@
 import type { WireEvent } from '../domain/events.ts';
-import type { DirectiveOrigin, Id, Message, MovedTo, Run } from '../domain/model.ts';
+import type { Conversation, DirectiveOrigin, Id, Message, MovedTo, Run, Thread } from '../domain/model.ts';
+import type { NewConsoleThread } from './console-threads.ts';
 import type { QueuedDirective } from './queue-edits.ts';
 import type { TurnLease } from './turn-leases.ts';
 
@@ -76,6 +77,32 @@ export interface QueuedAnswer {
 /** What a directive answers (202), stored so a retry with the same `message_id` answers it again. */
 export type DirectiveAnswer = StartedAnswer | QueuedAnswer | SteeredAnswer;
 
+/**
+ * A directive that opens a new console thread (contract section 4, a first directive to a new key) in the plain
+ * case: the thread and its conversation, and the directive's turn on it, started under `lease` (as `writeDirective`
+ * starts one: the user's ledger message, a `running` run, the prompt, the answer kept under `message_id`, the
+ * `message` and `run_started` events). Its author is the thread's owner; it picks no posture of its own.
+ */
+export interface ThreadOpening {
+  /** The thread to open: `key` is the directive's key, its conversation the one the turn runs on. */
+  readonly thread: NewConsoleThread;
+  readonly message_id: string | null;
+  readonly text: string;
+  readonly directory: string | null;
+  readonly lease: TurnLease;
+  readonly origin: DirectiveOrigin | null;
+}
+
+/** A thread opened with its first turn started: its rows, and what `writeDirective` answers for the turn. */
+export interface OpenedThread {
+  readonly thread: Thread;
+  readonly conversation: Conversation;
+  readonly started: StartedOutcome;
+}
+
+/** A directive's turn written and started (`writeDirective`'s `started`). */
+export type StartedOutcome = Extract<DirectiveOutcome, { readonly kind: 'started' }>;
+
 /** The outcome of writing a directive: a new run, or the answer a retry already got. */
 export type DirectiveOutcome =
   | {
@@ -137,6 +164,14 @@ export interface DirectiveWrites {
    * A queued directive gets neither until it is dequeued and its turn starts. Nothing is written unless all of it is.
    */
   writeDirective(write: DirectiveWrite): Promise<DirectiveOutcome>;
+  /**
+   * Opens threads with their first turns, all written together or none: what a batch of first directives to new
+   * keys writes (a look's scheduled fires), as `createConsoleThread` then `writeDirective` would for each, in one
+   * write. Answers, in their order, each thread opened, or null where nothing was written for it: its owner has a
+   * thread with that key already (opened by an earlier send of the same directive, or by a race), or the key is a
+   * thread's id. A null is for the caller's one-by-one path, which decides it as any directive.
+   */
+  openThreads(openings: readonly ThreadOpening[]): Promise<(OpenedThread | null)[]>;
   /**
    * The answer kept for `message_id` on the thread: `repeated` when its author is `author`, `message_id_taken`
    * when another's, null when none was kept. Read before a steer, so a retried one is never sent again.

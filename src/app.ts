@@ -29,7 +29,8 @@ import { oidcRoutes } from './identity/oidc-routes.ts';
 import { tokenRoutes } from './account/token-routes.ts';
 import { hookCallRoute, hookRoutes, hookSurface } from './automation/hook-routes.ts';
 import { hooksIn } from '../core/automation/hooks.ts';
-import { oneByOne, scheduler } from '../core/automation/scheduler.ts';
+import { scheduler } from '../core/automation/scheduler.ts';
+import { threadOpener } from '../core/runs/open-threads.ts';
 import { schedules } from '../core/automation/schedules.ts';
 import { cronerReader } from '../adapters/croner/cron.ts';
 import { scheduleRoutes } from './automation/schedule-routes.ts';
@@ -250,7 +251,8 @@ export function createApp(options: AppOptions): ComposedApp {
   const access = pathAccess(storage);
   // Schedules (contract section 12): each due time claimed by one instance and sent as its owner's directive.
   const scheduled = schedules({
-    store: storage.schedules, cron: cronerReader, accounts: storage.accounts, catalog: storage.catalog, threadAccess: access.thread, submit, clock, newId: uuidv7, derivedId: derivedUuid,
+    store: storage.schedules, cron: cronerReader, accounts: storage.accounts, catalog: storage.catalog, threadAccess: access.thread,
+    open: threadOpener({ ...starting, submit }), clock, newId: uuidv7, derivedId: derivedUuid,
   });
   // Webhooks out (contract section 12): the outbox is filled by the events' own writes; each instance sends what it claims.
   const webhooks = webhooksOut({ store: storage.webhooks, threadAccess: access.thread, clock, newId: uuidv7, allowedHosts: config.webhookAllowedHosts });
@@ -269,7 +271,7 @@ export function createApp(options: AppOptions): ComposedApp {
   const jobs = backgroundJobs({
     clock, log, sweeps, recheckAnswers: () => waiters.recheck(), catalog: storage.catalog, worktrees,
     retentionMs: config.worktreeRetentionDays * 86_400_000, chatInbox: storage.chatInbox,
-    scheduler: scheduler({ store: storage.schedules, cron: cronerReader, send: oneByOne(scheduled.send), clock, log, observeLag: metrics.scheduleLag }),
+    scheduler: scheduler({ store: storage.schedules, cron: cronerReader, send: scheduled.send, clock, log, observeLag: metrics.scheduleLag }),
     webhooks: webhookSending,
   });
   jobs.start();

@@ -2,7 +2,8 @@ import { uuidv7 } from 'uuidv7';
 import { QUEUE_LIMIT } from '../../domain/bounds.ts';
 import type { Run } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
-import type { DirectiveAnswer, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
+import type { DirectiveAnswer, DirectiveOutcome, DirectiveWrite, DirectiveWrites, QueuedAnswer, StartedAnswer, SteeredAnswer } from '../../ports/directive-writes.ts';
+import { openThread, threadByKey } from './console-threads.ts';
 import { appendEvent } from './event-log.ts';
 import { enqueue, queueOf } from './queue-edits.ts';
 import { threadActivity, type MemoryState } from './state.ts';
@@ -46,7 +47,28 @@ export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
       return { kind: 'steered', answer, message, event };
     },
 
-    async writeDirective(write) {
+    writeDirective: async (write) => writeDirective(write),
+
+    async openThreads(openings) {
+      // Every key checked before anything is written: all are opened together, in one turn of the event loop.
+      const free = openings.map((o) => threadByKey(state, o.thread.owner, o.thread.key) === null && !state.threads.has(o.thread.key));
+      const seen = new Set<string>();
+      return openings.map((opening, index) => {
+        const key = `${opening.thread.owner}\u0000${opening.thread.key}`;
+        if (!free[index] || seen.has(key)) return null;
+        seen.add(key);
+        const { thread, conversation } = openThread(state, opening.thread);
+        const started = writeDirective({
+          thread_id: thread.id, conversation_id: conversation.id, message_id: opening.message_id, author: thread.owner, text: opening.text,
+          directory: opening.directory, permission_mode: null, lease: opening.lease, when_busy: null, origin: opening.origin,
+        });
+        if (started.kind !== 'started') throw new Error(`A new thread's first directive was ${started.kind}`);
+        return { thread, conversation: state.conversations.get(conversation.id)!, started };
+      });
+    },
+  };
+
+  function writeDirective(write: DirectiveWrite): DirectiveOutcome {
       const seen = write.message_id === null ? undefined : state.directives.get(write.thread_id)?.get(write.message_id);
       if (seen !== undefined) return seen.author === write.author ? { kind: 'repeated', answer: seen.answer } : { kind: 'message_id_taken' };
       const conversation = state.conversations.get(write.conversation_id);
@@ -95,6 +117,5 @@ export function memoryDirectiveWrites(state: MemoryState): DirectiveWrites {
       state.modelMessages.set(promptId, { id: promptId, run_id: runId, role: 'user', content: write.text, created_at: uuid7Time(promptId) });
       const runStarted = appendEvent(state, thread.id, 'run_started', { run_id: runId, conversation_id: conversation.id });
       return { kind: 'started', answer, message, run, event, runStarted, sessionId: state.sessions.get(conversation.id) ?? null };
-    },
-  };
+  }
 }

@@ -9,7 +9,8 @@ import { EVENT_COLUMNS } from './event-log.ts';
 import { enqueueIn } from './queue-edits.ts';
 import { prepared, runStatement } from './sql.ts';
 import { CONFLICT_ATTEMPTS, isConflict, transaction } from './transaction.ts';
-import { isSeqRace, retriedOnSeqRace, SEQ_RACE_ATTEMPTS } from './write-helpers.ts';
+import { inColumnOrder, isSeqRace, retriedOnSeqRace, SEQ_RACE_ATTEMPTS } from './write-helpers.ts';
+import { openThreads } from './thread-openings.ts';
 
 /** The directive's statements, prepared: a turn waits for each before its agent is prompted. */
 const LOCK_THREAD = prepared('select key from threads where id = ? for no key update');
@@ -80,6 +81,8 @@ export function mikroOrmDirectiveWrites(orm: MikroORM): DirectiveWrites {
       })),
 
     writeDirective: async (write) => (await startedAtOnce(orm, write)) ?? writeInTransaction(orm, write),
+
+    openThreads: (openings) => openThreads(orm, openings),
   };
 }
 
@@ -139,11 +142,6 @@ export async function startedAtOnce(orm: MikroORM, write: DirectiveWrite): Promi
     const [event, runStarted] = outcome.events.map(inColumnOrder);
     return { kind: 'started', answer, message, run, event: event!, runStarted: runStarted!, sessionId: outcome.session_id };
   }
-}
-
-/** An event as `EVENT_COLUMNS` reads it: its keys in the order of the columns, whatever order they came in. */
-function inColumnOrder(event: WireEvent): WireEvent {
-  return { seq: event.seq, type: event.type, thread_id: event.thread_id, at: event.at, data: event.data };
 }
 
 /** Any directive, as one transaction: the case `startedAtOnce` leaves to it, and every other. */

@@ -1,3 +1,4 @@
+import type { WireEvent } from '../../domain/events.ts';
 import { uuidv7 } from 'uuidv7';
 import type { Conversation, Thread } from '../../domain/model.ts';
 import { uuid7Time } from '../../domain/vocabulary.ts';
@@ -35,4 +36,9 @@ export async function insertConversation(sql: Statement, thread: Thread, c: NewC
     values (?, ?, ?, ?, ?, ?, ?::jsonb, false, ?) returning ${CONVERSATION}`,
   [id, thread.id, c.agent, c.model, c.permission_mode, c.effort, JSON.stringify(c.address ?? { channel: thread.channel, id: thread.id }), uuid7Time(id)]);
   return conversation!;
+}
+
+/** An event as `EVENT_COLUMNS` reads it: its keys in the order of the columns, whatever order they came in (jsonb sorts them). */
+export function inColumnOrder(event: WireEvent): WireEvent {
+  return { seq: event.seq, type: event.type, thread_id: event.thread_id, at: event.at, data: event.data };
 }

@@ -16,7 +16,7 @@ export const MISSED_HORIZON_MS = 3_600_000;
 /** A fire claimed this long ago and not done is sent again by any instance (the one that claimed it stopped). */
 export const FIRE_LEASE_MS = 60_000;
 /** Due schedules claimed per look (in one statement), and fires sent again per look: the next tick takes the rest. */
-export const SCHEDULE_BATCH = 100;
+export const SCHEDULE_BATCH = 250;
 
 /**
  * What sending a fire came to: sent; refused for good, as a directive can be (the owner deactivated, the thread
@@ -49,6 +49,22 @@ export function latestDue(times: { next(after: number): number | null }, due: nu
   if (at === null || at > now) return null;
   for (let next = times.next(at); next !== null && next <= now; next = times.next(at)) at = next;
   return at;
+}
+
+/** A reading of an expression whose steps are each computed once (a look asks the same ones of many schedules). */
+function remembered(read: ReturnType<CronReader>): ReturnType<CronReader> {
+  if (!read.ok) return read;
+  const steps = new Map<number, number | null>();
+  return {
+    ok: true,
+    value: {
+      next: (after) => {
+        let next = steps.get(after);
+        if (next === undefined) steps.set(after, (next = read.value.next(after)));
+        return next;
+      },
+    },
+  };
 }
 
 /**
@@ -92,8 +108,8 @@ export function scheduler(deps: {
   };
 
   /** A due schedule's claim: its latest due time (or none: only moved on), and its next after now. */
-  const claimOf = (schedule: Schedule, now: number): Claim => {
-    const read = deps.cron(schedule.cron, schedule.timezone);
+  const claimOf = (schedule: Schedule, now: number, cron: CronReader): Claim => {
+    const read = cron(schedule.cron, schedule.timezone);
     const due = Date.parse(schedule.next_run_at!);
     // A schedule stored with an expression this instance cannot read has no next time: it stops (read again on PATCH).
     const latest = read.ok ? latestDue(read.value, due, now) : null;
@@ -114,7 +130,16 @@ export function scheduler(deps: {
     const now = clock.now();
     const due = await store.due(new Date(now).toISOString(), SCHEDULE_BATCH);
     const from = Math.floor(random() * due.length);
-    const claims = [...due.slice(from), ...due.slice(0, from)].map((schedule) => claimOf(schedule, now));
+    // Each expression and zone read once per look, and each of its steps taken once: the schedules of a look share
+    // them (the same times, the same now), and a step in a zone costs a good part of a millisecond.
+    const read = new Map<string, ReturnType<CronReader>>();
+    const cron: CronReader = (expression, timezone) => {
+      const key = `${expression}\u0000${timezone}`;
+      let reader = read.get(key);
+      if (reader === undefined) read.set(key, (reader = remembered(deps.cron(expression, timezone))));
+      return reader;
+    };
+    const claims = [...due.slice(from), ...due.slice(0, from)].map((schedule) => claimOf(schedule, now, cron));
     let claimed = claims.length > 0;
     const fires = claims.length === 0 ? [] : await store.claim(claims).catch((error: unknown) => {
       claimed = false;

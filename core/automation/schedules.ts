@@ -9,7 +9,7 @@ import type { DerivedId } from '../../ports/derived-id.ts';
 import type { Fire, Schedule, ScheduleStore } from '../../ports/schedule-store.ts';
 import type { PathAccess } from '../reads/path-access.ts';
 import type { FireSent } from './scheduler.ts';
-import type { SubmitDirective } from './hooks.ts';
+import type { KeyedDirective, OpenThreads } from '../runs/open-threads.ts';
 
 /** How many schedules one person may hold. */
 export const MAX_SCHEDULES_PER_USER = 50;
@@ -45,7 +45,8 @@ export function schedules(deps: {
   readonly accounts: Pick<Accounts, 'account'>;
   readonly catalog: Pick<Catalog, 'projects'>;
   readonly threadAccess: PathAccess;
-  readonly submit: SubmitDirective;
+  /** Directives to keys, many at once: the fires to new threads opened together (core/runs/open-threads.ts). */
+  readonly open: OpenThreads;
   readonly clock: Pick<Clock, 'now'>;
   readonly newId: () => string;
   readonly derivedId: DerivedId;
@@ -99,22 +100,48 @@ export function schedules(deps: {
     remove: (userId: string, id: string) => store.remove(userId, id),
 
     /**
-     * Sends a claimed due time as a directive of the schedule's owner, as a hook's call does: to the thread
+     * Sends a look's claimed due times, each as a directive of the schedule's owner, as a hook's call does: to the thread
      * (queued when busy), or to a new thread whose key is derived from the fire's key. The `message_id`
      * `schedule:<id>:<due time>` makes a fire sent twice run once. A refusal (the owner deactivated, the thread
      * no longer theirs, an agent down) is for good: that due time is skipped, and what refused it is answered (the
      * scheduler logs it); only a thrown error is retried.
      */
-    async send(fire: Fire): Promise<FireSent> {
-      const owner = await deps.accounts.account(fire.owner);
-      if (owner === null || !owner.active) return { refused: 'owner_inactive' };
-      const key = `schedule:${fire.schedule_id}:${fire.due_at}`;
-      const toThread = fire.thread_id !== null;
-      const sent = await deps.submit({ id: owner.id, name: owner.name }, fire.thread_id ?? deps.derivedId(key), {
-        text: fire.text, message_id: key, model: toThread ? null : fire.model, project: toThread ? null : fire.project,
-        permission_mode: null, effort: null, when_busy: toThread ? 'queue' : null,
-      }, { kind: 'schedule', id: fire.schedule_id });
-      return sent.ok ? 'done' : { refused: sent.error.code };
+    async send(fires: readonly Fire[]): Promise<FireSent[]> {
+      // Each owner is read once per look, and checked at every send: a deactivated owner's fires are refused.
+      const owners = new Map<string, ReturnType<typeof deps.accounts.account>>();
+      const sent: FireSent[] = new Array(fires.length);
+      const directives: { index: number; directive: KeyedDirective }[] = [];
+      for (const [index, fire] of fires.entries()) {
+        if (!owners.has(fire.owner)) owners.set(fire.owner, deps.accounts.account(fire.owner));
+        const owner = await owners.get(fire.owner)!.catch((error: unknown) => ({ failed: error }));
+        if (owner !== null && 'failed' in owner) {
+          sent[index] = owner;
+          continue;
+        }
+        if (owner === null || !owner.active) {
+          sent[index] = { refused: 'owner_inactive' };
+          continue;
+        }
+        const key = `schedule:${fire.schedule_id}:${fire.due_at}`;
+        const toThread = fire.thread_id !== null;
+        directives.push({
+          index,
+          directive: {
+            user: { id: owner.id, name: owner.name }, key: fire.thread_id ?? deps.derivedId(key), origin: { kind: 'schedule', id: fire.schedule_id },
+            body: {
+              text: fire.text, message_id: key, model: toThread ? null : fire.model, project: toThread ? null : fire.project,
+              permission_mode: null, effort: null, when_busy: toThread ? 'queue' : null,
+            },
+          },
+        });
+      }
+      // Fires to new threads are opened together; the rest (to a thread: queued when busy) one by one.
+      const answers = await deps.open(directives.map((d) => d.directive));
+      for (const [at, { index }] of directives.entries()) {
+        const answer = answers[at]!;
+        sent[index] = 'failed' in answer ? answer : answer.ok ? 'done' : { refused: answer.error.code };
+      }
+      return sent;
     },
   };
 }

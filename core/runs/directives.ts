@@ -7,7 +7,7 @@ import { channelRoutes, findRoute, isEffortOf, isPostureOf, routeId, routeNamesA
 import type { Catalog } from '../../ports/catalog.ts';
 import type { ConsoleThreads, NewConsoleThread } from '../../ports/console-threads.ts';
 import type { ConversationStore } from '../../ports/conversation-store.ts';
-import type { DirectiveAnswer, DirectiveWrites } from '../../ports/directive-writes.ts';
+import type { DirectiveAnswer, DirectiveWrites, StartedOutcome } from '../../ports/directive-writes.ts';
 import type { LedgerStore } from '../../ports/ledger-store.ts';
 import type { TurnLease, TurnLeases } from '../../ports/turn-leases.ts';
 import type { EventBus } from '../../ports/event-bus.ts';
@@ -96,13 +96,7 @@ export function directives(deps: {
     return created;
   }
 
-  /** The console channel's routes, from what its agents advertise; `wait` names those a check needs (see AgentVocabularies). */
-  async function consoleRoutes(wait: WaitFor): Promise<{ routes: RouteInfo[]; known: KnownAgent[] }> {
-    const console = (await storage.catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
-    if (console === undefined) return { routes: [], known: [] };
-    const known = await deps.vocabularies.all(console.agents, wait);
-    return { routes: channelRoutes(console, offeredOnly(known)), known };
-  }
+  const consoleRoutes = (wait: WaitFor) => consoleRoutesOf(storage.catalog, deps.vocabularies, wait);
 
   /**
    * `origin` is the schedule or hook that sends it, given by the use case that does (core/automation), never by a
@@ -192,6 +186,14 @@ export function directives(deps: {
   };
 }
 
+/** The console channel's routes, from what its agents advertise; `wait` names those a check needs (see AgentVocabularies). */
+export async function consoleRoutesOf(catalog: Pick<Catalog, 'channels'>, vocabularies: AgentVocabularies, wait: WaitFor): Promise<{ routes: RouteInfo[]; known: KnownAgent[] }> {
+  const console = (await catalog.channels()).find((channel) => channel.id === CONSOLE_CHANNEL);
+  if (console === undefined) return { routes: [], known: [] };
+  const known = await vocabularies.all(console.agents, wait);
+  return { routes: channelRoutes(console, offeredOnly(known)), known };
+}
+
 /**
  * What a first directive asked for that the thread (written by a concurrent first directive for the
  * same key) does not have: the 409's failure, or null when every pick it made matches.
@@ -234,7 +236,7 @@ export interface TurnStart {
  * stored in the thread's queue, and runs when a turn's end hands the thread over.
  */
 export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: EventBus; readonly turns: BackgroundTurns; readonly runDirectory: RunDirectory; readonly lease: TurnLease }) {
-  const { storage, bus, turns } = deps;
+  const { storage, bus } = deps;
   return async function startTurn(turn: TurnStart): Promise<Result<DirectiveAnswer, Failure>> {
     const { thread, conversation } = turn;
     const located = await deps.runDirectory(thread);
@@ -266,27 +268,42 @@ export function turnStarter(deps: { readonly storage: TurnStores; readonly bus: 
     if (outcome.kind === 'moved_away') return fail({ code: 'conversation_moved', detail: movedReason(outcome.moved_to) });
     // A summon replaced the conversation after it was read here: the directive was meant for the other agent.
     if (outcome.kind === 'changed') return fail({ code: 'conversation_changed' });
-    // Stored with the turn (`message`, then `run_started`); published first, in order (this instance's sockets get
-    // them at once, before anything the agent does), then the run is started whatever the bus does: a lost announcement is filled from the log.
-    const published = Promise.all([bus.publish(outcome.event), bus.publish(outcome.runStarted)]).catch(() => {});
-    turns.start({
-      threadId: thread.id,
-      conversation,
-      run: outcome.run,
-      agent: turn.agent,
-      prompt: turn.text,
-      cwd: directory,
-      mode: turn.permission_mode ?? conversation.permission_mode,
-      started: { sessionId: outcome.sessionId },
-      messageId: outcome.message.id,
-      ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
-      // A fork's conversation has no session yet: its first brief is no failure to continue one.
-      // Its agent may fork the source's session instead, where that is where the fork starts from.
-      ...(thread.fork_of !== null && outcome.sessionId === null
-        ? { briefedNote: FORK_BRIEFED, forkFrom: () => forkableSession(storage, thread.owner, thread.id, conversation.agent) }
-        : {}),
-    });
-    await published;
+    await launchTurn(deps, turn, outcome, directory);
     return ok(outcome.answer);
   };
+}
+
+/**
+ * A turn written and started (`writeDirective`'s `started`) set going: its events published, in order (this
+ * instance's sockets get them at once, before anything the agent does), and its run started whatever the bus does (a
+ * lost announcement is filled from the log). Answers once the run is started (a failure to start it is thrown), with
+ * a promise of the announcements, which never rejects.
+ */
+export function launchTurn(
+  deps: { readonly storage: TurnStores; readonly bus: EventBus; readonly turns: BackgroundTurns },
+  turn: TurnStart,
+  outcome: StartedOutcome,
+  directory: string,
+): Promise<void> {
+  const { storage, bus, turns } = deps;
+  const { thread, conversation } = turn;
+  const published = Promise.all([bus.publish(outcome.event), bus.publish(outcome.runStarted)]).then(() => {}, () => {});
+  turns.start({
+    threadId: thread.id,
+    conversation,
+    run: outcome.run,
+    agent: turn.agent,
+    prompt: turn.text,
+    cwd: directory,
+    mode: turn.permission_mode ?? conversation.permission_mode,
+    started: { sessionId: outcome.sessionId },
+    messageId: outcome.message.id,
+    ...(turn.opened ? {} : { history: () => threadHistory(storage, thread.owner, thread.id, outcome.message.id) }),
+    // A fork's conversation has no session yet: its first brief is no failure to continue one.
+    // Its agent may fork the source's session instead, where that is where the fork starts from.
+    ...(thread.fork_of !== null && outcome.sessionId === null
+      ? { briefedNote: FORK_BRIEFED, forkFrom: () => forkableSession(storage, thread.owner, thread.id, conversation.agent) }
+      : {}),
+  });
+  return published;
 }

@@ -12,6 +12,7 @@ import { rewindTests } from './storage-writer-rewinds.contract.ts';
 import { pendingAndRunsTests } from './storage-writer-pending.contract.ts';
 import { oneTurnPerThreadTests } from './storage-writer-races.contract.ts';
 import { turnLeaseTests } from './storage-writer-turns.contract.ts';
+import { threadOpeningTests } from './storage-writer-openings.contract.ts';
 
 /** A console thread the suite created, with its conversation. */
 export type Created = { readonly thread: Thread; readonly conversation: Conversation };
@@ -355,6 +356,7 @@ export function storageWriterContract(name: string, factory: StorageWriterFactor
 
     pendingAndRunsTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     turnLeaseTests({ storage: () => storage, newThread, directive, runs, conversationOf });
+    threadOpeningTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     oneTurnPerThreadTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     forkTests({ storage: () => storage, newThread, directive, runs, conversationOf });
     rewindTests({ storage: () => storage, newThread, directive, runs, conversationOf });

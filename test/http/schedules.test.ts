@@ -2,6 +2,7 @@
 // a bad cron expression or time zone is 422; each due time sends one directive as the owner (the clock is moved
 // by hand: the service's scheduler ticks on it).
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
@@ -27,9 +28,22 @@ const problemOf = (res: Answer, status: number, code: string, path?: string) => 
 describe('schedules', () => {
   let service: TestService;
   const clock = manualClock(START);
+  /** The size of each batch of openings written together, and which opening of the next batch the storage leaves out. */
+  const batches: number[] = [];
+  let leaveOut: string | null = null;
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
+    const openThreads = storage.writer.openThreads;
+    // As a storage that found one key taken (by a race) would: nothing written for it, the rest opened.
+    (storage.writer as { openThreads: typeof openThreads }).openThreads = async (openings) => {
+      batches.push(openings.length);
+      const left = openings.findIndex((o) => o.text === leaveOut);
+      if (left === -1) return openThreads(openings);
+      const opened = await openThreads(openings.filter((_, i) => i !== left));
+      opened.splice(left, 0, null);
+      return opened;
+    };
     service = await startService({ DIRECTIVES_PER_MINUTE: '100000', METRICS_TOKEN: TOKEN }, { storage, clock });
   });
   after(() => service.close());
@@ -114,5 +128,36 @@ describe('schedules', () => {
     const value = (name: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1]);
     assert.equal(value('console_schedule_lag_seconds_count'), 2, metrics);
     assert.ok(value('console_schedule_lag_seconds_sum') < 2, 'each sent within the tick it fell due in');
+  });
+
+  it("a look's fires to new threads are opened together; a fire to a thread, a route not offered, or a key the write left out go one by one", async () => {
+    const opened = await send('POST', `/api/console/threads/${randomUUID()}/directives`, { text: 'A thread to schedule into', project: 'acme-web' });
+    assert.equal(opened.status, 202, opened.text);
+    const target = opened.json().thread_id as string;
+    await idleThread(service.port, target, ALICE);
+    const made = await Promise.all([
+      send('POST', S, { cron: '* * * * *', text: 'Together one', project: 'infra' }),
+      send('POST', S, { cron: '* * * * *', text: 'Together two', project: 'acme-web', model: 'claude:sonnet' }),
+      send('POST', S, { cron: '* * * * *', text: 'Left out, then sent alone', project: 'infra' }),
+      send('POST', S, { cron: '* * * * *', text: 'Into the thread', thread_id: target }),
+      send('POST', S, { cron: '* * * * *', text: 'No such route', project: 'infra', model: 'nobody:none' }),
+    ]);
+    for (const res of made) assert.equal(res.status, 201, res.text);
+    batches.length = 0;
+    leaveOut = 'Left out, then sent alone';
+    await clock.advance(Date.parse(made[0]!.json().next_run_at) - clock.now());
+    const titles = async () => [...(await threadsIn('infra')), ...(await threadsIn('acme-web'))].map((t) => t.title);
+    await waitFor(async () => (await titles()).includes('Left out, then sent alone'), { what: 'the fire left out, sent alone' });
+    assert.deepEqual(batches, [3], 'the three plain fires in one write (the one left out, then sent alone, not again)');
+    for (const title of ['Together one', 'Together two']) assert.equal((await titles()).filter((t) => t === title).length, 1, title);
+    const two = (await threadsIn('acme-web')).find((t) => t.title === 'Together two')!;
+    const conversation = (await service.ask({ path: `/api/console/threads/${two.id}/conversations`, headers: ALICE })).json()[0];
+    assert.deepEqual([conversation.agent, conversation.model], ['claude', 'sonnet'], 'the schedule\'s route');
+    const ledger = async (id: string) => (await service.ask({ path: `/api/console/threads/${id}/messages?limit=50`, headers: ALICE })).json().items as { text: string; origin: unknown }[];
+    await waitFor(async () => (await ledger(target)).some((m) => m.text === 'Into the thread'), { what: 'the fire to a thread' });
+    const first = (await ledger(two.id)).find((m) => m.text === 'Together two');
+    assert.equal((first?.origin as { kind: string } | undefined)?.kind, 'schedule', 'the message says where it came from');
+    assert.equal((await titles()).filter((t) => t === 'No such route').length, 0, 'a route not offered is refused, as a directive is');
+    for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
   });
 });
