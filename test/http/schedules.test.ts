@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMemoryStorage } from '../../adapters/memory/storage.ts';
 import { fixtureWorld } from '../support/fixture-world.ts';
 import { idleThread, type Answer } from '../support/http.ts';
+import { FIRE_LEASE_MS } from '../../core/automation/scheduler.ts';
 import { manualClock } from '../support/manual-clock.ts';
 import { startService, type TestService } from '../support/service.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -31,9 +32,16 @@ describe('schedules', () => {
   /** The size of each batch of openings written together, and which opening of the next batch the storage leaves out. */
   const batches: number[] = [];
   let leaveOut: string | null = null;
+  let dropDone = false;
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
+    // As an instance that died after opening a look's threads, before marking its fires done, would leave them.
+    const done = storage.schedules.done;
+    (storage.schedules as { done: typeof done }).done = async (fires) => {
+      if (dropDone) throw new Error('the instance stopped');
+      return done(fires);
+    };
     const openThreads = storage.writer.openThreads;
     // As a storage that found one key taken (by a race) would: nothing written for it, the rest opened.
     (storage.writer as { openThreads: typeof openThreads }).openThreads = async (openings) => {
@@ -158,6 +166,39 @@ describe('schedules', () => {
     const first = (await ledger(two.id)).find((m) => m.text === 'Together two');
     assert.equal((first?.origin as { kind: string } | undefined)?.kind, 'schedule', 'the message says where it came from');
     assert.equal((await titles()).filter((t) => t === 'No such route').length, 0, 'a route not offered is refused, as a directive is');
+    for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
+  });
+
+  it('fires opened but never marked done (the instance stopped) are sent again after the lease, and run once', async () => {
+    // Daily at the next whole minute: moving the clock past the lease reaches no other due time.
+    const due = new Date(Math.ceil((clock.now() + 1) / 60_000) * 60_000);
+    const cron = `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`;
+    const made = await Promise.all(['Once A', 'Once B'].map((text) => send('POST', S, { cron, text, project: 'infra' })));
+    for (const res of made) assert.equal(res.status, 201, res.text);
+    const lagCount = async () => Number(/^console_schedule_lag_seconds_count (\d+)$/m.exec((await service.ask({ path: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).text)?.[1]);
+    const sentBefore = await lagCount();
+    batches.length = 0;
+    leaveOut = null;
+    dropDone = true;
+    await clock.advance(due.getTime() - clock.now());
+    const once = async () => (await threadsIn('infra')).filter((t) => t.title === 'Once A' || t.title === 'Once B');
+    await waitFor(async () => (await once()).length === 2, { what: 'both fires opened' });
+    for (const thread of await once()) await idleThread(service.port, thread.id, ALICE);
+    dropDone = false;
+    assert.deepEqual(batches, [2]);
+    await clock.advance(FIRE_LEASE_MS + 1_000);
+    await waitFor(async () => (await lagCount()) === sentBefore + 4, { what: 'both fires sent again, and marked done' });
+    assert.deepEqual(batches, [2, 2], 'sent again together: the write finds both keys taken, and each goes one by one');
+    const threads = await once();
+    assert.equal(threads.length, 2, 'no second thread');
+    for (const thread of threads) {
+      const ledger = (await service.ask({ path: `/api/console/threads/${thread.id}/messages?limit=50`, headers: ALICE })).json().items as { role: string; text: string }[];
+      assert.deepEqual(ledger.filter((m) => m.role === 'user').map((m) => m.text), [thread.title], 'one directive: the second send answered by its message_id');
+      const [conversation] = (await service.ask({ path: `/api/console/threads/${thread.id}/conversations`, headers: ALICE })).json();
+      assert.equal((await service.ask({ path: `/api/console/threads/${thread.id}/conversations/${conversation.id}/runs?limit=50`, headers: ALICE })).json().items.length, 1, 'one run');
+    }
+    await clock.advance(FIRE_LEASE_MS + 1_000);
+    assert.equal(await lagCount(), sentBefore + 4, 'marked done: not sent a third time');
     for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
   });
 });
