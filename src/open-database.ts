@@ -32,8 +32,9 @@ export async function openDatabaseStorage(config: Config, log: Logger, world: Wo
         ? { clientUrl: config.databaseUrl!, namedStatements: config.databasePreparedStatements === 'named' }
         : { clientUrl: starting.url, pool: EMBEDDED_POOL_SIZE, reachable: starting.started },
       // The embedded database is this process's alone (its data dir locked): its catalog is kept in memory until a
-      // world import. A PostgreSQL server may have other instances importing worlds: read each time there.
-      { catalog: starting !== null },
+      // world import, and credentials found are kept until a write of this process's changes them. A PostgreSQL server
+      // may have other instances importing worlds and revoking tokens: read each time there.
+      { catalog: starting !== null, credentials: starting !== null },
     );
     if (world === null) {
       if (await storage.isEmpty()) log.warn('no world imported and the database holds no user: set CONSOLE_WORLD to a world file to import one');

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Storage } from '../../ports/storage.ts';
 import { mikroOrmAccounts } from './accounts.ts';
+import { keptCredentials } from './kept-credentials.ts';
 import { mikroOrmArtifactStore } from './artifact-store.ts';
 import { mikroOrmCatalog } from './catalog.ts';
 import { mikroOrmChannelLinks } from './channel-links.ts';
@@ -34,9 +35,11 @@ const READY_TIMEOUT_MS = 2_000;
  * Throws when the database cannot be reached or migrated at open. `kept.catalog`: the agents and projects
  * are kept in memory once read, until a world is imported through this storage; only for a database no
  * other process writes (the embedded one: its data dir is locked to one process). On a PostgreSQL server
- * shared by instances, another's world import would go unseen: they are read each time there.
+ * shared by instances, another's world import would go unseen: they are read each time there. `kept.credentials`:
+ * credentials found are kept a few seconds, forgotten at every write of this storage's that could change them
+ * (kept-credentials.ts); only for such a database too.
  */
-export async function createMikroOrmStorage(options: OrmOptions, kept: { readonly catalog?: boolean } = {}): Promise<MikroOrmStorage> {
+export async function createMikroOrmStorage(options: OrmOptions, kept: { readonly catalog?: boolean; readonly credentials?: boolean } = {}): Promise<MikroOrmStorage> {
   const orm = await openOrm(options);
   try {
     await migrate(orm);
@@ -45,9 +48,10 @@ export async function createMikroOrmStorage(options: OrmOptions, kept: { readonl
     throw error;
   }
   const catalog = mikroOrmCatalog(orm, { keep: kept.catalog === true });
+  const credentials = kept.credentials === true ? keptCredentials(mikroOrmAccounts(orm)) : { accounts: mikroOrmAccounts(orm), forgetting: <T>(write: () => Promise<T>) => write() };
   return {
     orm,
-    accounts: mikroOrmAccounts(orm),
+    accounts: credentials.accounts,
     threads: mikroOrmThreadStore(orm),
     ledger: mikroOrmLedgerStore(orm),
     conversations: mikroOrmConversationStore(orm),
@@ -63,7 +67,7 @@ export async function createMikroOrmStorage(options: OrmOptions, kept: { readonl
     chatInbox: mikroOrmChatInbox(orm),
     importWorld: async (world) => {
       try {
-        await importWorld(orm, world);
+        await credentials.forgetting(() => importWorld(orm, world));
       } finally {
         catalog.forget();
       }

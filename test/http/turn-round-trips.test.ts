@@ -134,22 +134,25 @@ async function threeTurns(opened: OpenedStorage, statements: string[]): Promise<
  * statement one more turn of the embedded database's one session. One more here is a slower turn.
  * Counted, not timed: the speed itself is bench/turn-overhead.ts's.
  */
-/** Embedded PGlite as `npm start` opens it (src/open-database.ts): its catalog kept in memory, the database being this process's alone. */
+/**
+ * Embedded PGlite as `npm start` opens it (src/open-database.ts): its catalog and the credentials found kept in memory,
+ * the database being this process's alone.
+ */
 const embeddedAsStarted: StorageKind = {
-  name: 'embedded PGlite as npm start opens it (its catalog kept)',
+  name: 'embedded PGlite as npm start opens it (its catalog and credentials kept)',
   open: async (onQuery) => {
     const server = await startEmbeddedPostgres({ dataDir: MEMORY_DATA_DIR });
-    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, ...(onQuery === undefined ? {} : { onQuery }) }, { catalog: true });
+    const storage = await createMikroOrmStorage({ clientUrl: server.url, pool: EMBEDDED_POOL_SIZE, ...(onQuery === undefined ? {} : { onQuery }) }, { catalog: true, credentials: true });
     return { storage, reopen: async () => storage, close: async () => { await storage.close(); await server.close(); } };
   },
 };
 
 /**
  * Statements before the prompt: 6, of which the agents' and the project's reads are 2 that a kept catalog answers
- * from memory. The directive is one of them: on an idle thread one function of the database (migration 0027) locks,
+ * from memory, and the token's lookup one that kept credentials answer from memory. The directive is one of them: on an idle thread one function of the database (migration 0027) locks,
  * checks and writes what the transaction did in five (begin, two locks, the claim, commit).
  */
-const STATEMENTS = { kept: 4, read: 6 };
+const STATEMENTS = { kept: 3, read: 6 };
 
 for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ? [embeddedAsStarted] : [])]) {
   describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
@@ -188,12 +191,13 @@ for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ?
 
     if (kind.name !== 'memory') {
       const kept = kind === embeddedAsStarted;
-      it(`${kept ? 'four' : 'six'} SQL statements, the directive one of them (its locks, checks and writes, run_started and the prompt, in one function)${kept ? ', no catalog read' : ''}`, () => {
+      it(`${kept ? 'three' : 'six'} SQL statements, the directive one of them (its locks, checks and writes, run_started and the prompt, in one function)${kept ? ', no catalog read, no credential lookup' : ''}`, () => {
         for (const { statements: sent } of turns) {
           assert.equal(sent.length, kept ? STATEMENTS.kept : STATEMENTS.read, `statements before the prompt:\n${sent.join('\n')}`);
           assert.equal(sent.filter((sql) => /^select console_start_turn\(/.test(sql)).length, 1, sent.join('\n'));
           assert.ok(!sent.some((sql) => /^(begin|commit)\b/i.test(sql)), sent.join('\n'));
           if (kept) assert.ok(!sent.some((sql) => /from (agents|projects)\b/.test(sql)), sent.join('\n'));
+          if (kept) assert.ok(!sent.some((sql) => /\btoken_hash\b/.test(sql)), sent.join('\n'));
         }
       });
     }
