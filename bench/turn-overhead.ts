@@ -340,7 +340,7 @@ export async function turnOverheadBench(): Promise<void> {
   const serviceOverRelay = storages.map((storage) => `${fixed(figures(samples.get(storage)!).p50 / relay.p50, 2)}× on ${SHOWN[storage]}`).join(' and ');
   // What embedded PGlite adds over memory, per statement waited for (4 before the prompt, 1 after the agent's text).
   const perStatement = samples.has('memory') && samples.has('embedded')
-    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 5, 2)} ms each in this run (the embedded p50 minus the memory p50, over 5)`
+    ? `, ${fixed((figures(samples.get('embedded')!).p50 - figures(samples.get('memory')!).p50) / 3, 2)} ms each in this run (the embedded p50 minus the memory p50, over 3)`
     : '';
   const command = `BENCH_ONLY=turn${before ? ' BENCH_TURN_BEFORE=<a checkout of the commit before> BENCH_TURN_BEFORE_LABEL=...' : ''} BENCH_TURN_ROUNDS=${ROUNDS} npm run bench`;
   writeSection(
@@ -379,15 +379,17 @@ ${rows.join('\n')}
 ${lines.join('\n')}
 
 What the service waits for before the prompt, counted by \`test/http/turn-round-trips.test.ts\` (so no change
-undoes it unseen): 4 storage round trips (the token's user; the thread, its latest conversation and the agents,
-read together; the project; the directive, which also stores \`run_started\` and the prompt's model message and reads
-the session's id), 6 SQL statements on PostgreSQL (the directive one of them: on an idle thread, one function of the
+undoes it unseen): 4 storage round trips (the token's user; the thread with its latest conversation, one statement,
+and the agents, read together; the project; the directive, which also stores \`run_started\` and the prompt's model
+message and reads the session's id), 5 SQL statements on PostgreSQL (the directive one of them: on an idle thread, one function of the
 database, \`console_start_turn\` of migration 0027, locks the thread's row and then its conversations, checks them and the
 queue, and writes the claim, the user's message, the run, the prompt's model message and the \`message\` and
 \`run_started\` events; where it finds anything else, busy, queued, moved, it writes nothing and the transaction that
-did all this in 5 statements decides), 4 on embedded PGlite as \`npm start\`
-opens it: its catalog (agents, projects) is kept in memory until a world is imported, the database being this
-process's alone (its data dir is locked), so 3 round trips there. Before issue 28's work it was 10 round trips one
+did all this in 5 statements decides), 2 on embedded PGlite as \`npm start\`
+opens it, the thread's and the directive: the database being this process's alone (its data dir is locked), its
+catalog (agents, projects) is kept in memory until a world is imported, and a credential found (a world token's user,
+a session's) for up to 10 s, forgotten at every write of the process that could change it (a session ended, a token
+revoked, an account changed, a world imported: adapters/mikro-orm/kept-credentials.ts), so 2 round trips there. Before issue 28's work it was 10 round trips one
 after another and 18 statements: the thread, its conversation and the agents each waited for the one before, the
 project was read twice, the turn stored \`run_started\`, then the model message, then read the session, and the
 transaction sent its claim, message, run and event one by one. The runner also stopped reading the service's whole
@@ -421,7 +423,11 @@ time from the credential's statement to the directive's end went from 4.04 ms to
 time in those statements from 2.26 ms to 2.09 ms (the function's statements cost what the transaction's did; the
 round trips between them are what went). The turn's p50 moved less than the noise of a run (7.25 against 7.42 ms in
 one run, 8.54 against 8.42 ms in another): the time from the directive's end to the agent's first delta stored grew
-by as much, the client, the agent and PGlite's thread taking the cores in another order.
+by as much, the client, the agent and PGlite's thread taking the cores in another order. Two statements more went
+before the prompt since: the token's lookup (credentials kept, above: it cost 0.56 to 1 ms, the first statement of a
+turn waking PGlite's thread) and the latest conversation's read, now part of the thread's (\`findRowWithLatest\`). In
+two runs against the commit before them (\`BENCH_TURN_BEFORE\`), embedded p50 7.73 against 8.04 ms (kept credentials
+alone) and 8.04 against 8.51 ms (both): 2.96× and 2.88× the relay floor, where the goal is 2.5×.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,
@@ -446,8 +452,8 @@ What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=m
   no promise hook runs. Cutting \`structuredClone\` in the memory log for a JSON copy was measured at 0.4 µs an
   event: dropped.
 - On embedded PGlite every statement is a turn of the database's one session, in its worker thread, over a local
-  socket: 4 before the prompt and 1 after the agent's text${perStatement}. Prepared, they cost 0.15 to
-  1 ms each (the credential, the first after an idle gap, and the directive's function the most), and the session serves one statement at a time:
+  socket: 2 before the prompt and 1 after the agent's text${perStatement}. Prepared, they cost 0.15 to
+  1 ms each (the first after an idle gap, and the directive's function, the most), and the session serves one statement at a time:
   the previous turn's tail and the sweeper's statements queue with them.
 `,
   );

@@ -1,5 +1,5 @@
 import type { ForkLink } from '../domain/ledger-visibility.ts';
-import type { Id, Page, PageRequest, Thread, ThreadListItem } from '../domain/model.ts';
+import type { Conversation, Id, Page, PageRequest, Thread, ThreadListItem } from '../domain/model.ts';
 
 /** A thread the caller may use, with the fork chain (the thread, then its ancestors) its ledger needs. */
 export interface AccessibleThread {
@@ -35,6 +35,12 @@ export interface ThreadStore {
    * something under the thread but not its ledger, asks (the spec: those reads want the row only).
    */
   findRow(userId: string, threadId: Id): Promise<Thread | null>;
+  /**
+   * What `findRow` answers, with the thread's latest conversation (as `ConversationStore.latestByThread` answers
+   * it, null when it has none), read together: a directive's first read, in one statement. Null, and no
+   * conversation read, when the user cannot read the thread.
+   */
+  findRowWithLatest(userId: string, threadId: Id): Promise<{ readonly row: Thread; readonly latest: Conversation | null } | null>;
   /** Whether a thread row with this id exists at all, whoever may read it (the live socket tells a row from a key). */
   exists(threadId: Id): Promise<boolean>;
   /**

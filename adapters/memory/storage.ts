@@ -28,6 +28,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
     const thread = state.threads.get(threadId);
     return thread !== undefined && canAccessThread(userId, thread, [...(state.members.get(threadId) ?? [])]) ? thread : null;
   };
+  const latestOf = (threadId: string) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null;
 
   // What a search reads of a thread: its title and its own ledger's messages (never those of another thread).
   const textsOf = (thread: Thread): string[] =>
@@ -51,6 +52,10 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
         return row === null ? null : { row, chain: chainOf(threadId) };
       },
       findRow: async (userId, threadId) => accessible(userId, threadId),
+      async findRowWithLatest(userId, threadId) {
+        const row = accessible(userId, threadId);
+        return row === null ? null : { row, latest: latestOf(threadId) };
+      },
       exists: async (threadId) => state.threads.has(threadId),
       listAccessible: async (userId, page, filter = UNARCHIVED) =>
         keysetPage(
@@ -93,7 +98,7 @@ export function createMemoryStorage(state: MemoryState = emptyState()): Storage 
           .filter((c) => c.moved_to === null && c.address?.channel === channel)
           .map((c) => ({ address: c.address!.id, title: state.threads.get(c.thread_id)?.title ?? '' }))
           .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)),
-      latestByThread: async (threadId) => [...state.conversations.values()].filter((c) => c.thread_id === threadId).sort(byId).at(-1) ?? null,
+      latestByThread: async (threadId) => latestOf(threadId),
       runsPage: async (threadId, conversationId, page) => {
         const conversation = state.conversations.get(conversationId);
         if (conversation?.thread_id !== threadId) return null;

@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ForkLink } from '../../domain/ledger-visibility.ts';
-import type { Thread, ThreadListItem } from '../../domain/model.ts';
+import type { Conversation, Thread, ThreadListItem } from '../../domain/model.ts';
 import { UNARCHIVED, type AccessibleThread, type ThreadStore } from '../../ports/thread-store.ts';
 import { iso, isUuid, olderThan, pageOf, prepared, runStatement } from './sql.ts';
+import { CONVERSATION } from './columns.ts';
 
 const COLUMNS = (t: string): string =>
   `${t}.id, ${t}.key, ${t}.channel, ${t}.owner, ${t}.project, ${t}.title, ${t}.fork_of, ${t}.fork_cutoff, ${t}.worktree, ${t}.created_at, ${t}.archived`;
@@ -35,6 +36,24 @@ const FIND_ROW = prepared(`
 select ${THREAD_COLUMNS('t')}
 from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
 where t.id = ? and (t.owner = ? or m.user_id is not null)`);
+
+/**
+ * FIND_ROW with the thread's latest conversation beside it (LATEST of conversation-store.ts), its columns in their
+ * order (`row_to_json`: a json object keeps them, where jsonb would sort them).
+ */
+const FIND_ROW_WITH_LATEST = prepared(`
+select ${THREAD_COLUMNS('t')},
+  (select row_to_json(c) from (select ${CONVERSATION} from conversations where thread_id = t.id order by id desc limit 1) c) as latest
+from threads t left join thread_members m on m.thread_id = t.id and m.user_id = ?
+where t.id = ? and (t.owner = ? or m.user_id is not null)`);
+
+/** The row and its latest conversation, from FIND_ROW_WITH_LATEST's first row. */
+function withLatest(rows: (Thread & { latest: Conversation | null })[]): { row: Thread; latest: Conversation | null } | null {
+  const first = rows[0];
+  if (first === undefined) return null;
+  const { latest, ...row } = first;
+  return { row, latest };
+}
 
 /**
  * A search word's condition on a thread id (`column`): the word begins a word of the thread's title or of
@@ -94,6 +113,12 @@ export function mikroOrmThreadStore(orm: MikroORM): ThreadStore {
     findAccessible(userId, threadId) {
       if (!isUuid(threadId)) return NOTHING;
       return runStatement(orm, FIND_ACCESSIBLE, [userId, threadId, userId], withChain);
+    },
+
+    findRowWithLatest(userId, threadId) {
+      if (!isUuid(threadId)) return NOTHING;
+      return runStatement<Thread & { latest: Conversation | null }, { row: Thread; latest: Conversation | null } | null>(
+        orm, FIND_ROW_WITH_LATEST, [userId, threadId, userId], withLatest);
     },
 
     findRow(userId, threadId) {

@@ -73,16 +73,16 @@ export function directives(deps: {
    * new key. Owned, unless `member` (a directive that queues: members may queue, contract section 7).
    */
   async function existing(user: User, ref: string, member: boolean): Promise<Result<{ thread: Thread; conversation: Conversation } | null, Failure>> {
-    // A ref is mostly a row id: its latest conversation is read beside the row, and used only once the
-    // row is found for this user (a key's, or a refused one, is dropped unread by anyone).
-    const [byRow, latestOfRef] = await Promise.all([storage.threads.findRow(user.id, ref), storage.conversations.latestByThread(ref)]);
-    const found = byRow ?? (await storage.writer.findByKey(user.id, ref));
+    // A ref is mostly a row id: its latest conversation is read with the row, in one statement (none when the
+    // user cannot read the row).
+    const byRow = await storage.threads.findRowWithLatest(user.id, ref);
+    const found = byRow?.row ?? (await storage.writer.findByKey(user.id, ref));
     // Another user's row id is that thread's, not a key of the caller's: 404, as every path id of someone else's.
     if (found === null) return (await storage.threads.exists(ref)) ? fail({ code: 'thread_unavailable' }) : ok(null);
     if (found.owner !== user.id && !member) return fail({ code: 'not_thread_owner' });
     if (found.channel !== CONSOLE_CHANNEL) return fail({ code: 'not_console_thread' });
     // The latest conversation is the one that speaks: a summon adds the new agent's after the old.
-    const conversation = found.id === ref ? latestOfRef : await storage.conversations.latestByThread(found.id);
+    const conversation = byRow !== null ? byRow.latest : await storage.conversations.latestByThread(found.id);
     if (conversation === null) return fail({ code: 'no_conversation', detail: 'The thread has no conversation to continue' });
     // A conversation teleported away is continued where it is now: the answer names it.
     if (conversation.moved_to !== null) return fail({ code: 'conversation_moved', detail: movedReason(conversation.moved_to) });

@@ -72,6 +72,7 @@ describe('mikro-orm storage on embedded PGlite: statements per read', () => {
       findByKey: () => storage.writer.findByKey('bob', testId(5_500)),
       sessionOf: () => storage.writer.sessionOf(F.conv),
       findRow: () => storage.threads.findRow('alice', F.forkOfFork),
+      findRowWithLatest: () => storage.threads.findRowWithLatest('alice', F.root),
       latestByThread: () => storage.conversations.latestByThread(F.root),
     };
     for (const [name, read] of Object.entries(reads)) assert.equal((await statementsOf(read)).length, 1, name);

@@ -87,6 +87,20 @@ export function storageContract(name: string, factory: StorageFactory): void {
       }
     });
 
+    it('answers the row with its latest conversation by findRowWithLatest, as findRow and latestByThread answer them, to the same callers', async () => {
+      for (const [user, thread] of [['alice', F.root], ['alice', F.fork], ['alice', F.shared], ['bob', F.shared], ['bob', F.bobThread]] as const) {
+        const row = await storage.threads.findRow(user, thread);
+        const both = await storage.threads.findRowWithLatest(user, thread);
+        assert.deepEqual(both, { row, latest: await storage.conversations.latestByThread(thread) }, `${user} ${thread}`);
+        // The same bytes too: a conversation's fields in the order latestByThread answers them.
+        assert.equal(JSON.stringify(both?.latest ?? null), JSON.stringify(await storage.conversations.latestByThread(thread)), `${user} ${thread}`);
+      }
+      assert.equal((await storage.threads.findRowWithLatest('alice', F.fork))?.latest, null, 'a thread without a conversation');
+      for (const [user, thread] of [['bob', F.root], ['alice', F.bobThread], ['alice', testId(99_999)], ['nobody', F.root], ['alice', 'not-a-uuid']] as const) {
+        assert.equal(await storage.threads.findRowWithLatest(user, thread), null, `${user} ${thread}`);
+      }
+    });
+
     it("answers a thread's latest conversation, the list's last, or null", async () => {
       const all = await storage.conversations.listByThread(F.root);
       assert.ok(all.length >= 2);

@@ -148,11 +148,12 @@ const embeddedAsStarted: StorageKind = {
 };
 
 /**
- * Statements before the prompt: 6, of which the agents' and the project's reads are 2 that a kept catalog answers
- * from memory, and the token's lookup one that kept credentials answer from memory. The directive is one of them: on an idle thread one function of the database (migration 0027) locks,
+ * Statements before the prompt: 5 (the thread's row and its latest conversation are one), of which the agents' and
+ * the project's reads are 2 that a kept catalog answers from memory, and the token's lookup one that kept
+ * credentials answer from memory. The directive is one of them: on an idle thread one function of the database (migration 0027) locks,
  * checks and writes what the transaction did in five (begin, two locks, the claim, commit).
  */
-const STATEMENTS = { kept: 3, read: 6 };
+const STATEMENTS = { kept: 2, read: 5 };
 
 for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ? [embeddedAsStarted] : [])]) {
   describe(`a continued thread's directive on ${kind.name}: what is waited for before the prompt`, () => {
@@ -191,7 +192,7 @@ for (const kind of [...storageKinds('turn_round_trips'), ...(databasesInTier() ?
 
     if (kind.name !== 'memory') {
       const kept = kind === embeddedAsStarted;
-      it(`${kept ? 'three' : 'six'} SQL statements, the directive one of them (its locks, checks and writes, run_started and the prompt, in one function)${kept ? ', no catalog read, no credential lookup' : ''}`, () => {
+      it(`${kept ? 'two' : 'five'} SQL statements, the directive one of them (its locks, checks and writes, run_started and the prompt, in one function)${kept ? ', no catalog read, no credential lookup' : ''}`, () => {
         for (const { statements: sent } of turns) {
           assert.equal(sent.length, kept ? STATEMENTS.kept : STATEMENTS.read, `statements before the prompt:\n${sent.join('\n')}`);
           assert.equal(sent.filter((sql) => /^select console_start_turn\(/.test(sql)).length, 1, sent.join('\n'));
