@@ -92,7 +92,9 @@ for (const kind of kinds) {
 
     it("a directive finds the thread's latest conversation by one probe, not the list (a regression: it listed them all)", async () => {
       const { calls } = await request('POST', `/api/console/threads/${F.root}/directives`, { text: 'hello' });
-      assert.ok(calls.includes('conversations.latestByThread'), calls.join(', '));
+      // The row and its latest conversation in one read (ThreadStore.findRowWithLatest), not the row, then the latest.
+      assert.ok(calls.includes('threads.findRowWithLatest'), calls.join(', '));
+      assert.ok(!calls.includes('conversations.latestByThread') && !calls.includes('threads.findRow'), calls.join(', '));
       assert.ok(!calls.includes('conversations.listByThread'), calls.join(', '));
       assert.ok(!calls.includes('threads.findAccessible'), calls.join(', '));
       // The run it started reads the ledger's history in the background (a fresh session): waited out, so
