@@ -427,7 +427,8 @@ by as much, the client, the agent and PGlite's thread taking the cores in anothe
 before the prompt since: the token's lookup (credentials kept, above: it cost 0.56 to 1 ms, the first statement of a
 turn waking PGlite's thread) and the latest conversation's read, now part of the thread's (\`findRowWithLatest\`). In
 two runs against the commit before them (\`BENCH_TURN_BEFORE\`), embedded p50 7.73 against 8.04 ms (kept credentials
-alone) and 8.04 against 8.51 ms (both): 2.96× and 2.88× the relay floor, where the goal is 2.5×.
+alone), 8.04 against 8.51 ms (both) and, with the machine busier, 9.54 against 9.77 ms (both, the table above):
+2.96×, 2.88× and 2.66× the relay floor, where the goal is 2.5×.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,

@@ -62,7 +62,9 @@ export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
       order by claimed_at limit ?`, [before, limit]),
     async done(fires) {
       if (fires.length === 0) return;
-      await runStatement(orm, DONE, [fires.map((f) => f.schedule_id), fires.map((f) => f.due_at)]);
+      // In one order, whatever order they came in: two instances marking the same fires lock them in the same order.
+      const ordered = [...fires].sort((a, b) => (a.schedule_id < b.schedule_id ? -1 : a.schedule_id > b.schedule_id ? 1 : Date.parse(a.due_at) - Date.parse(b.due_at)));
+      await runStatement(orm, DONE, [ordered.map((f) => f.schedule_id), ordered.map((f) => f.due_at)]);
     },
   };
 }

@@ -14,26 +14,27 @@ import { isUuid, prepared, runStatement } from './sql.ts';
  * with that key, or the key is a thread's id: nothing else of it is written), its conversation written with the
  * turn claimed, the directive's answer under its `message_id`, the user's ledger message, the run, the prompt, and
  * the thread's first two events (`message`, `run_started`). Every row of an opening joins on its thread's insert,
- * so a skipped opening writes nothing; the statement is one write, so all the rest are written or none.
+ * so a skipped opening writes nothing; the statement is one write, so all the rest are written or none. The rows are
+ * answered as json (`row_to_json`), which keeps the columns' order where jsonb would sort them.
  */
 const OPEN = prepared(`with opening as (select * from unnest(
       ?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::timestamptz[],
       ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[],
       ?::text[], ?::text[], ?::uuid[], ?::timestamptz[], ?::jsonb[],
       ?::uuid[], ?::timestamptz[], ?::text[], ?::uuid[], ?::timestamptz[],
-      ?::jsonb[], ?::jsonb[], ?::jsonb[], ?::text[], ?::float8[])
+      ?::jsonb[], ?::jsonb[], ?::jsonb[], ?::text[], ?::float8[], ?::text[])
     as o(thread_id, key, key_id, owner, project, title, thread_at,
       conversation_id, agent, model, permission_mode, effort, conversation_at,
       message_id, text, message, message_at, origin,
       run, run_at, directory, prompt, prompt_at,
-      answer, message_event, started_event, holder, lease_seconds)),
+      answer, message_event, started_event, holder, lease_seconds, channel)),
   opened as (insert into threads (id, key, channel, owner, project, title, fork_of, fork_cutoff, created_at)
-    select o.thread_id, o.key, ?, o.owner, o.project, o.title, null, null, o.thread_at from opening o
+    select o.thread_id, o.key, o.channel, o.owner, o.project, o.title, null, null, o.thread_at from opening o
     where o.key_id is null or not exists (select 1 from threads t where t.id = o.key_id)
     on conflict (owner, key) where key is not null do nothing returning ${THREAD}),
   conversed as (insert into conversations (id, thread_id, agent, model, permission_mode, effort, address, turn_running, created_at,
       turn_run_id, turn_holder, turn_expires_at)
-    select o.conversation_id, o.thread_id, o.agent, o.model, o.permission_mode, o.effort, jsonb_build_object('channel', ?::text, 'id', o.thread_id),
+    select o.conversation_id, o.thread_id, o.agent, o.model, o.permission_mode, o.effort, jsonb_build_object('channel', o.channel, 'id', o.thread_id),
       true, o.conversation_at, o.run, o.holder, now() + make_interval(secs => o.lease_seconds)
     from opening o join opened t on t.id = o.thread_id returning ${CONVERSATION}),
   kept as (insert into directives (thread_id, message_id, answer, author)
@@ -48,9 +49,11 @@ const OPEN = prepared(`with opening as (select * from unnest(
     select o.thread_id, 1, 'message', now(), o.message_event from opening o join opened t on t.id = o.thread_id
     union all select o.thread_id, 2, 'run_started', now(), o.started_event from opening o join opened t on t.id = o.thread_id
     returning ${EVENT_COLUMNS})
-  select t.id, to_jsonb(t) as thread, to_jsonb(c) as conversation,
-    (select jsonb_agg(to_jsonb(e) order by e.seq) from added e where e.thread_id = t.id) as events
+  select t.id, row_to_json(t) as thread, row_to_json(c) as conversation,
+    (select json_agg(e order by e.seq) from added e where e.thread_id = t.id) as events
   from opened t join conversed c on c.thread_id = t.id`);
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One opening's ids and rows as this side makes them, before the statement writes them. */
 interface Planned {
@@ -78,7 +81,10 @@ export async function openThreads(orm: MikroORM, openings: readonly ThreadOpenin
       answer: { thread_id: threadId, key: opening.thread.key, conversation_id: conversationId, run_id: runId },
     };
   });
-  const column = <T>(value: (p: Planned) => T): T[] => planned.map(value);
+  // Written in one order, by owner and key, whatever order they came in: two batches holding the same keys (instances
+  // sending the same unfinished fires again) take the unique index's locks in the same order, and never deadlock.
+  const ordered = [...planned].sort((a, b) => compare(a.opening.thread.owner, b.opening.thread.owner) || compare(a.opening.thread.key, b.opening.thread.key));
+  const column = <T>(value: (p: Planned) => T): T[] => ordered.map(value);
   const rows = await runStatement<{ id: string; thread: Thread; conversation: Conversation; events: WireEvent[] }>(orm, OPEN, [
     column((p) => p.threadId), column((p) => p.opening.thread.key), column((p) => (isUuid(p.opening.thread.key) ? p.opening.thread.key : null)),
     column((p) => p.opening.thread.owner), column((p) => p.opening.thread.project), column((p) => p.opening.thread.title), column((p) => uuid7Time(p.threadId)),
@@ -89,8 +95,7 @@ export async function openThreads(orm: MikroORM, openings: readonly ThreadOpenin
     column((p) => p.run.id), column((p) => p.run.started_at), column((p) => p.opening.directory), column((p) => p.promptId), column((p) => uuid7Time(p.promptId)),
     column((p) => JSON.stringify(p.answer)), column((p) => JSON.stringify({ run_id: p.run.id, message: p.message })),
     column((p) => JSON.stringify({ run_id: p.run.id, conversation_id: p.conversationId })),
-    column((p) => p.opening.lease.holder), column((p) => p.opening.lease.ms / 1000),
-    CONSOLE_CHANNEL, CONSOLE_CHANNEL,
+    column((p) => p.opening.lease.holder), column((p) => p.opening.lease.ms / 1000), column((p) => p.opening.thread.channel ?? CONSOLE_CHANNEL),
   ]);
   const byThread = new Map(rows.map((row) => [row.id, row]));
   return planned.map((p) => {

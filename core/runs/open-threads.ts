@@ -72,17 +72,21 @@ export function threadOpener(deps: {
     const alone: number[] = [];
     for (const [index, { user, key, body, origin }] of directives.entries()) {
       const picks = body.permission_mode !== null || body.effort !== null || (body.when_busy ?? 'reject') !== 'reject';
-      if (picks || (body.project !== null && !(await (projects ??= storage.catalog.projects())).includes(body.project))) {
+      // A read that fails sends the directive the one-by-one way, which reads again and answers what it comes to:
+      // one directive's trouble is never the whole batch's.
+      const plainCase = async (): Promise<{ routed: NonNullable<Awaited<ReturnType<typeof routeOf>>>; directory: string } | null> => {
+        if (picks || (body.project !== null && !(await (projects ??= storage.catalog.projects())).includes(body.project))) return null;
+        if (!routes.has(body.model)) routes.set(body.model, routeOf(body.model));
+        if (!directories.has(body.project)) directories.set(body.project, directoryOf(body.project));
+        const [routed, directory] = await Promise.all([routes.get(body.model)!, directories.get(body.project)!]);
+        return routed === null || directory === null ? null : { routed, directory };
+      };
+      const found = await plainCase().catch(() => null);
+      if (found === null) {
         alone.push(index);
         continue;
       }
-      if (!routes.has(body.model)) routes.set(body.model, routeOf(body.model));
-      if (!directories.has(body.project)) directories.set(body.project, directoryOf(body.project));
-      const [routed, directory] = await Promise.all([routes.get(body.model)!, directories.get(body.project)!]);
-      if (routed === null || directory === null) {
-        alone.push(index);
-        continue;
-      }
+      const { routed, directory } = found;
       plain.push({
         index, known: routed.known, directory,
         opening: {
@@ -94,16 +98,13 @@ export function threadOpener(deps: {
         },
       });
     }
-    const opened = await storage.writer.openThreads(plain.map((p) => p.opening)).catch((error: unknown) => {
-      // All of them written or none, and which is not known: each has failed for now. Sent again, an opening that was
-      // written finds its key taken, and `submit` answers it by its `message_id`.
-      for (const { index } of plain) answers[index] = { failed: error };
-      return [];
-    });
+    // A write that failed wrote all of them or none, and which is not known (a time-out after the commit): each is
+    // sent the one-by-one way, where an opening that was written finds its key taken and is answered by its
+    // `message_id`, and one that was not is written alone.
+    const opened = await storage.writer.openThreads(plain.map((p) => p.opening)).catch((): null[] => plain.map(() => null));
     for (const [at, { index, known, directory }] of plain.entries()) {
       const thread = opened[at];
-      if (thread === undefined) continue;
-      if (thread === null) {
+      if (thread === null || thread === undefined) {
         alone.push(index);
         continue;
       }

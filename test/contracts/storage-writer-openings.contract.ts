@@ -59,8 +59,11 @@ export function threadOpeningTests(suite: WriterSuite): void {
       assert.deepEqual(await holdings(suite, first), await holdings(suite, single));
       // What it answered is what the reads show, and what writeDirective answers.
       assert.equal(first.thread.key, a.thread.key);
+      // What the reads answer, its fields in the order createConsoleThread answers them.
       assert.deepEqual(first.thread, await storage().threads.findRow('alice', first.thread.id));
       assert.deepEqual(first.conversation, (await storage().conversations.listByThread(first.thread.id))[0]);
+      assert.deepEqual(Object.keys(first.thread), Object.keys(single.thread));
+      assert.deepEqual(Object.keys(first.conversation), Object.keys(single.conversation));
       assert.deepEqual(await storage().events.since(first.thread.id, 0, 10), [first.started.event, first.started.runStarted]);
       for (const event of [first.started.event, first.started.runStarted]) assert.deepEqual(Object.keys(event), ['seq', 'type', 'thread_id', 'at', 'data']);
       assert.deepEqual(first.started.answer, { thread_id: first.thread.id, key: a.thread.key, conversation_id: first.conversation.id, run_id: first.started.run.id });
@@ -89,6 +92,13 @@ export function threadOpeningTests(suite: WriterSuite): void {
       assert.equal(await storage().writer.findByKey('alice', existing.thread.id), null, 'no thread keyed by a thread id');
       assert.equal((await storage().ledger.page([{ thread_id: opened[1]!.thread.id, upTo: null }], { limit: 10, before: null })).items.length, 1);
       assert.deepEqual(await storage().writer.openThreads([]), []);
+    });
+
+    it("opens a thread on the channel it names, its conversation living there at the thread", async () => {
+      const onChat = opening();
+      const [opened] = await storage().writer.openThreads([{ ...onChat, thread: { ...onChat.thread, channel: 'team-chat' } }]);
+      assert.equal((await storage().threads.findRow('alice', opened!.thread.id))?.channel, 'team-chat');
+      assert.deepEqual((await storage().conversations.listByThread(opened!.thread.id))[0]?.address, { channel: 'team-chat', id: opened!.thread.id });
     });
 
     it('a key opened by a concurrent batch is opened once: the other answers null for it', async () => {

@@ -33,6 +33,7 @@ describe('schedules', () => {
   const batches: number[] = [];
   let leaveOut: string | null = null;
   let dropDone = false;
+  let failWrite = false;
   before(async () => {
     const storage = createMemoryStorage();
     await storage.importWorld(fixtureWorld());
@@ -46,6 +47,7 @@ describe('schedules', () => {
     // As a storage that found one key taken (by a race) would: nothing written for it, the rest opened.
     (storage.writer as { openThreads: typeof openThreads }).openThreads = async (openings) => {
       batches.push(openings.length);
+      if (failWrite) throw new Error('the statement timed out');
       const left = openings.findIndex((o) => o.text === leaveOut);
       if (left === -1) return openThreads(openings);
       const opened = await openThreads(openings.filter((_, i) => i !== left));
@@ -166,6 +168,26 @@ describe('schedules', () => {
     const first = (await ledger(two.id)).find((m) => m.text === 'Together two');
     assert.equal((first?.origin as { kind: string } | undefined)?.kind, 'schedule', 'the message says where it came from');
     assert.equal((await titles()).filter((t) => t === 'No such route').length, 0, 'a route not offered is refused, as a directive is');
+    for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
+  });
+
+  it("a batch write that fails sends its fires the one-by-one way, in the same look", async () => {
+    const due = new Date(Math.ceil((clock.now() + 1) / 60_000) * 60_000);
+    const cron = `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`;
+    const made = await Promise.all(['Fallback A', 'Fallback B'].map((text) => send('POST', S, { cron, text, project: 'infra' })));
+    for (const res of made) assert.equal(res.status, 201, res.text);
+    batches.length = 0;
+    leaveOut = null;
+    failWrite = true;
+    try {
+      await clock.advance(due.getTime() - clock.now());
+      const sent = async () => (await threadsIn('infra')).filter((t) => t.title === 'Fallback A' || t.title === 'Fallback B');
+      await waitFor(async () => (await sent()).length === 2, { what: 'both fires sent one by one' });
+      assert.deepEqual(batches, [2], 'tried together once');
+      for (const thread of await sent()) await idleThread(service.port, thread.id, ALICE);
+    } finally {
+      failWrite = false;
+    }
     for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
   });
 
