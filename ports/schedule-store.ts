@@ -76,8 +76,12 @@ export interface ScheduleStore {
    * `fire_at` is null) has none. All the claims are written together, or none.
    */
   claim(claims: readonly Claim[]): Promise<Fire[]>;
-  /** Fires claimed at or before `before` (ISO 8601) and not yet done, oldest first, at most `limit`. */
-  unfinished(before: string, limit: number): Promise<Fire[]>;
+  /**
+   * Claims again fires claimed at or before `before` (ISO 8601) and not yet done (their instance stopped before
+   * sending them), oldest first, at most `limit`: each is claimed anew at `at`, so of instances reclaiming at once one
+   * gets it (another's is skipped, not waited for), and it is not reclaimed again before its new lease ends.
+   */
+  reclaim(before: string, at: string, limit: number): Promise<Fire[]>;
   /** Marks fires done: they are not sent again. */
   done(fires: readonly Pick<Fire, 'schedule_id' | 'due_at'>[]): Promise<void>;
 }

@@ -54,12 +54,14 @@ export function memoryScheduleStore(state: MemorySchedules): ScheduleStore {
       }
       return fires;
     },
-    unfinished: async (before, limit) =>
-      [...state.fires.values()]
+    async reclaim(before, at, limit) {
+      const stale = [...state.fires.values()]
         .filter((f) => ms(f.claimed_at) <= ms(before))
         .sort((a, b) => ms(a.claimed_at) - ms(b.claimed_at))
-        .slice(0, limit)
-        .map((f) => f.fire),
+        .slice(0, limit);
+      for (const { fire } of stale) state.fires.set(key(fire), { fire, claimed_at: at });
+      return stale.map((f) => f.fire);
+    },
     async done(fires) {
       for (const fire of fires) state.fires.delete(key(fire));
     },

@@ -23,6 +23,12 @@ const CLAIM = prepared(`with claim as (select * from unnest(?::uuid[], ?::timest
     select id, fire_at, owner, text, thread_id, project, model, at from moved where fire_at is not null
   on conflict do nothing returning ${FIRE}`);
 
+/** Stale fires claimed anew, one instance each: a fire another is reclaiming is skipped, not waited for. */
+const RECLAIM = prepared(`with stale as (select schedule_id, due_at from schedule_fires where claimed_at <= ?::timestamptz
+      order by claimed_at, schedule_id, due_at limit ? for update skip locked)
+  update schedule_fires f set claimed_at = ?::timestamptz from stale where f.schedule_id = stale.schedule_id and f.due_at = stale.due_at
+  returning f.schedule_id, ${iso('f.due_at')} as due_at, f.owner, f.text, f.thread_id, f.project, f.model`);
+
 const DONE = prepared(`delete from schedule_fires f using unnest(?::uuid[], ?::timestamptz[]) as d(schedule_id, due_at)
   where f.schedule_id = d.schedule_id and f.due_at = d.due_at`);
 
@@ -58,8 +64,7 @@ export function mikroOrmScheduleStore(orm: MikroORM): ScheduleStore {
       const column = <K extends keyof Claim>(name: K) => wellFormed.map((c) => c[name]);
       return runStatement<Fire>(orm, CLAIM, [column('id'), column('expected'), column('next'), column('fire_at'), column('at')]);
     },
-    unfinished: (before, limit) => runStatement<Fire>(orm, `select ${FIRE} from schedule_fires where claimed_at <= ?::timestamptz
-      order by claimed_at limit ?`, [before, limit]),
+    reclaim: (before, at, limit) => runStatement<Fire>(orm, RECLAIM, [before, limit, at]),
     async done(fires) {
       if (fires.length === 0) return;
       // In one order, whatever order they came in: two instances marking the same fires lock them in the same order.

@@ -13,7 +13,7 @@ export const SCHEDULE_WAKE_MS = 50;
 export const SCHEDULE_CONCURRENCY = 16;
 /** A due time missed (no instance ran) is fired once, at start, only while it is under an hour old. */
 export const MISSED_HORIZON_MS = 3_600_000;
-/** A fire claimed this long ago and not done is sent again by any instance (the one that claimed it stopped). */
+/** A fire claimed this long ago and not done is claimed again, by one instance, and sent again (the one that claimed it stopped). */
 export const FIRE_LEASE_MS = 60_000;
 /** Due schedules claimed per look (in one statement), and fires sent again per look: the next tick takes the rest. */
 export const SCHEDULE_BATCH = 250;
@@ -71,8 +71,8 @@ function remembered(read: ReturnType<CronReader>): ReturnType<CronReader> {
  * The scheduler (contract section 12): on every instance, each tick claims the due times of enabled schedules
  * and sends each claimed one. A claim moves the schedule's `next_run_at` by compare-and-swap and records the
  * fire in the same transaction (ScheduleStore.claim), so one instance gets each due time; the fire is marked
- * done once sent, and a fire whose instance stopped before that is sent again by any instance after
- * {@link FIRE_LEASE_MS} (the directive's `message_id` is made of the fire's key: sent twice, it runs once).
+ * done once sent, and a fire whose instance stopped before that is claimed again by one instance after
+ * {@link FIRE_LEASE_MS} and sent again (the directive's `message_id` is made of the fire's key: sent twice, it runs once).
  * When several due times passed since the last claim (no instance ran), only the latest is fired, and only
  * while it is under an hour old; the next due time is the first after now.
  */
@@ -122,7 +122,7 @@ export function scheduler(deps: {
 
   /**
    * One look: the due times claimed together and sent together, then fires left unfinished by a stopped instance
-   * sent again. Instances look at the same moment (the whole second): a schedule another instance is claiming is
+   * claimed again (by one instance each) and sent again. Instances look at the same moment (the whole second): a schedule another instance is claiming is
    * skipped, not waited for, and each starts at a place of its own in the batch, so they split it. True when a full
    * batch was looked at and claimed without error: more may wait, and the next look starts at once.
    */
@@ -147,7 +147,7 @@ export function scheduler(deps: {
       return [];
     });
     await finish(fires);
-    await finish(await store.unfinished(new Date(now - FIRE_LEASE_MS).toISOString(), SCHEDULE_BATCH));
+    await finish(await store.reclaim(new Date(now - FIRE_LEASE_MS).toISOString(), new Date(now).toISOString(), SCHEDULE_BATCH));
     // Looks again at once only when a full batch was claimed (fires sent again, and claims that fail, wait for the next second).
     return due.length === SCHEDULE_BATCH && claimed;
   }

@@ -76,10 +76,11 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       assert.deepEqual(fire, { schedule_id: s.id, due_at: at(0), owner, text: 'Changed before the claim', thread_id: null, project: null, model: null });
       assert.deepEqual(await other.schedules.claim([claim]), [], 'a second claim of the same due time gets nothing');
       assert.ok(!(await store().due(at(0), 1_000)).some((d) => d.id === s.id), 'moved on');
-      assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.schedule_id === s.id), [fire]);
-      assert.deepEqual((await store().unfinished(at(-1), 1_000)).filter((f) => f.schedule_id === s.id), [], 'claimed after `before`');
+      assert.deepEqual((await store().reclaim(at(-1), at(1), 1_000)).filter((f) => f.schedule_id === s.id), [], 'claimed after `before`');
+      assert.deepEqual((await store().reclaim(at(0), at(1), 1_000)).filter((f) => f.schedule_id === s.id), [fire], 'unfinished: claimed again');
+      assert.deepEqual((await other.schedules.reclaim(at(0), at(1), 1_000)).filter((f) => f.schedule_id === s.id), [], 'claimed again at 1: not before its new lease');
       await other.schedules.done([{ schedule_id: s.id, due_at: at(0) }]);
-      assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.schedule_id === s.id), []);
+      assert.deepEqual((await store().reclaim(at(5), at(5), 1_000)).filter((f) => f.schedule_id === s.id), [], 'done');
       // A disabled schedule is never due nor claimed; moving on without a fire records none.
       const quiet = schedule(owner, { enabled: false });
       await store().create(quiet, 10);
@@ -108,7 +109,16 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       assert.equal(ids.length, many.length);
       assert.deepEqual(new Set(ids), new Set(many.map((s) => s.id)));
       await store().done(both.flat());
-      assert.deepEqual((await store().unfinished(at(0), 1_000)).filter((f) => f.owner === owner), [fires[0]]);
+      assert.deepEqual((await store().reclaim(at(0), at(0), 1_000)).filter((f) => f.owner === owner), [fires[0]]);
+      // Unfinished fires claimed again by two storages at once: each by one of them.
+      const leftOver = Array.from({ length: 10 }, () => schedule(owner, { next_run_at: at(0) }));
+      for (const s of leftOver) await store().create(s, 40);
+      await store().claim(leftOver.map((s) => claim(s, at(0))));
+      const again = await Promise.all([store().reclaim(at(0), at(MINUTE), 1_000), other.schedules.reclaim(at(0), at(MINUTE), 1_000)]);
+      const reclaimed = again.flat().filter((f) => leftOver.some((s) => s.id === f.schedule_id)).map((f) => f.schedule_id);
+      assert.equal(reclaimed.length, leftOver.length, 'each claimed again once');
+      assert.deepEqual(new Set(reclaimed), new Set(leftOver.map((s) => s.id)));
+      await store().done(again.flat());
     });
 
     it(`two schedulers on one storage fire ${MANY} due schedules each exactly once, minute after minute`, async () => {
@@ -133,7 +143,7 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
         await clock.advance(MINUTE);
       }
       assert.equal(sent.filter((f) => f.owner === owner).length, 2 * MANY);
-      assert.deepEqual((await store().unfinished(at(10 * MINUTE), 1_000)).filter((f) => f.owner === owner), [], 'every fire done');
+      assert.deepEqual((await store().reclaim(at(10 * MINUTE), at(10 * MINUTE), 1_000)).filter((f) => f.owner === owner), [], 'every fire done');
       for (const s of await store().list(owner)) await store().remove(owner, s.id);
     });
 

@@ -16,7 +16,7 @@ function slowStore() {
   const looks: (() => void)[] = [];
   const store = {
     due: () => new Promise<[]>((resolve) => looks.push(() => resolve([]))),
-    unfinished: async () => [],
+    reclaim: async () => [],
   } as unknown as ScheduleStore;
   return { store, looks };
 }
@@ -52,7 +52,7 @@ describe('the scheduler', () => {
     const second = Date.UTC(2025, 0, 1);
     const clock = manualClock(second + 700);
     const looked: number[] = [];
-    const store = { due: async () => (looked.push(clock.now()), []), unfinished: async () => [] } as unknown as ScheduleStore;
+    const store = { due: async () => (looked.push(clock.now()), []), reclaim: async () => [] } as unknown as ScheduleStore;
     const instance = scheduler({ store, cron: () => ({ ok: false }) as never, send: async () => [], clock, log: silent });
     instance.start();
     await clock.advance(300 + SCHEDULE_WAKE_MS);
