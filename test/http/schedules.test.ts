@@ -171,11 +171,20 @@ describe('schedules', () => {
     for (const res of made) assert.equal((await send('DELETE', `${S}/${res.json().id}`, '')).status, 204);
   });
 
-  it("a batch write that fails sends its fires the one-by-one way, in the same look", async () => {
+  /**
+   * Schedules in `infra`, one per text, daily at the next whole minute (moving the clock a lease past it reaches no
+   * other due time): the due time and the schedules made.
+   */
+  const dailyAtNextMinute = async (texts: readonly string[]) => {
     const due = new Date(Math.ceil((clock.now() + 1) / 60_000) * 60_000);
     const cron = `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`;
-    const made = await Promise.all(['Fallback A', 'Fallback B'].map((text) => send('POST', S, { cron, text, project: 'infra' })));
+    const made = await Promise.all(texts.map((text) => send('POST', S, { cron, text, project: 'infra' })));
     for (const res of made) assert.equal(res.status, 201, res.text);
+    return { due, made };
+  };
+
+  it("a batch write that fails sends its fires the one-by-one way, in the same look", async () => {
+    const { due, made } = await dailyAtNextMinute(['Fallback A', 'Fallback B']);
     batches.length = 0;
     leaveOut = null;
     failWrite = true;
@@ -192,11 +201,7 @@ describe('schedules', () => {
   });
 
   it('fires opened but never marked done (the instance stopped) are sent again after the lease, and run once', async () => {
-    // Daily at the next whole minute: moving the clock past the lease reaches no other due time.
-    const due = new Date(Math.ceil((clock.now() + 1) / 60_000) * 60_000);
-    const cron = `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`;
-    const made = await Promise.all(['Once A', 'Once B'].map((text) => send('POST', S, { cron, text, project: 'infra' })));
-    for (const res of made) assert.equal(res.status, 201, res.text);
+    const { due, made } = await dailyAtNextMinute(['Once A', 'Once B']);
     const lagCount = async () => Number(/^console_schedule_lag_seconds_count (\d+)$/m.exec((await service.ask({ path: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).text)?.[1]);
     const sentBefore = await lagCount();
     batches.length = 0;
