@@ -91,8 +91,14 @@ export function describeRealAgent(spec: RealAgentSpec): void {
 
     after(async () => {
       await service?.stop();
-      // The service ends each agent's process group as it exits: nothing of the agent may be left.
-      const left = installed ? processesMentioning(installed.dir) : [];
+      // The service ends each agent's process group as it exits: nothing of the agent may be left. A process of the
+      // group killed as the service exited may take a moment to be torn down: looked for again for up to 2 s, so
+      // only one still running then counts (twice the test saw one mid-teardown, its SIGKILL already sent).
+      let left = installed ? processesMentioning(installed.dir) : [];
+      for (let waited = 0; left.length > 0 && waited < 2_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        left = processesMentioning(installed!.dir);
+      }
       for (const pid of left) process.kill(pid, 'SIGKILL');
       await fake?.close();
       // For diagnosis: what the agent sent its model, and what the service logged.
