@@ -15,6 +15,15 @@ export const MEMORY_DATA_DIR = 'memory://';
  */
 export const EMBEDDED_POOL_SIZE = 3;
 
+/**
+ * PostgreSQL's settings for the embedded database, beside PGlite's own start parameters. PGlite runs one
+ * backend (single-user mode) and keeps its shared memory in the WebAssembly memory, which every start
+ * allocates and clears: PostgreSQL's defaults (128 MB of shared buffers, shared memory sized for 100
+ * connections) made a reopen about 45 ms slower (docs/benchmarks.md, second start). Pages beyond the
+ * buffers are read through the operating system's file cache.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ shared_buffers: '32MB', max_connections: '10' });
+
 /** Where the embedded database lives and how many socket connections it accepts. */
 export interface EmbeddedPostgresOptions {
   /** A directory (created if missing, locked against a second user), or `memory://`. */
@@ -93,7 +102,7 @@ async function serve(options: EmbeddedPostgresOptions, socketPath: string): Prom
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const lock = inMemory ? null : await lockDataDir(dataDir);
   const thread = new Worker(new URL('./pglite-thread.mjs', import.meta.url), {
-    workerData: { dataDir, socketPath, maxConnections: options.maxConnections ?? EMBEDDED_POOL_SIZE + 2 },
+    workerData: { dataDir, socketPath, maxConnections: options.maxConnections ?? EMBEDDED_POOL_SIZE + 2, settings: EMBEDDED_SETTINGS },
     // The thread runs plain JavaScript: no TypeScript loader, and none of a test runner's flags.
     execArgv: [],
     env: {},

@@ -2,7 +2,7 @@
 // over the PostgreSQL wire protocol (pglite-wire.mjs). Started by `startEmbeddedPostgres` (pglite-server.ts), which
 // holds the data dir's lock. Plain JavaScript, so the thread needs no TypeScript loader.
 //
-// workerData: { dataDir, socketPath, maxConnections }. Serves on the Unix socket `socketPath` (named
+// workerData: { dataDir, socketPath, maxConnections, settings } (settings: PostgreSQL's, by name). Serves on the Unix socket `socketPath` (named
 // by the caller, so its URL is known before the database opens). Posts 'serving' once it listens, or
 // { error } when it cannot start; on the message 'close' it stops the socket, closes PGlite (flushing
 // the data dir) and posts 'closed'.
@@ -12,7 +12,7 @@ import { serveWire } from './pglite-wire.mjs';
 
 const port = parentPort;
 if (port === null) throw new Error('pglite-thread.mjs runs as a worker thread');
-const { dataDir, socketPath, maxConnections } = workerData;
+const { dataDir, socketPath, maxConnections, settings } = workerData;
 
 let db;
 let server;
@@ -23,7 +23,9 @@ let server;
 // settles still ends the thread (status 13, unsettled await) and so the start, 2 minutes on, not never.
 const awake = setTimeout(() => {}, 120_000);
 try {
-  db = await PGlite.create(dataDir);
+  // Given as start parameters (`-c name=value`), after PGlite's own: nothing is written to the data dir.
+  const params = Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
+  db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...params] });
   server = await serveWire(db, { path: socketPath, maxConnections });
   port.postMessage('serving');
 } catch (error) {

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { EMBEDDED_POOL_SIZE, embeddedPostgres, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import pg from 'pg';
+import { EMBEDDED_POOL_SIZE, EMBEDDED_SETTINGS, embeddedPostgres, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 
 // A start makes the ORM ready while the embedded database opens (docs/benchmarks.md, second start): the
@@ -48,6 +49,27 @@ describe('the embedded database, started with its URL known at once', () => {
     } finally {
       await held.close();
     }
+  });
+
+  it('runs with its own settings (small shared memory, cleared at every start), given at start: the data dir\'s files are not changed', { timeout: 60_000 }, async () => {
+    assert.deepEqual(EMBEDDED_SETTINGS, { shared_buffers: '32MB', max_connections: '10' });
+    const dataDir = join(dir, 'settings');
+    for (const [label, at] of [['a fresh dir', dataDir], ['a reopened dir', dataDir], ['memory', MEMORY_DATA_DIR]] as const) {
+      const db = await startEmbeddedPostgres({ dataDir: at });
+      const client = new pg.Client({ connectionString: db.url });
+      try {
+        await client.connect();
+        for (const [name, value] of Object.entries(EMBEDDED_SETTINGS)) {
+          const { rows } = await client.query<{ value: string; source: string }>('select current_setting($1) as value, (select source from pg_settings where name = $1) as source', [name]);
+          assert.deepEqual(rows[0], { value, source: 'command line' }, `${label}: ${name}`);
+        }
+      } finally {
+        await client.end();
+        await db.close();
+      }
+    }
+    // PostgreSQL's own defaults stay in the files: a bare PGlite opening the dir finds them.
+    assert.match(readFileSync(join(dataDir, 'postgresql.conf'), 'utf8'), /^shared_buffers = 128MB/m);
   });
 
   it('the database thread keeps its event loop awake while PGlite opens (else Node waits for the tier-up compile at each idle turn)', () => {
