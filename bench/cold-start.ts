@@ -59,12 +59,16 @@ export async function startTimes(dataDir: string): Promise<StartTimes> {
  * Milliseconds from spawning a bare node process to PGlite open on `dataDir` and answering `select 1`.
  * A timer keeps the event loop awake meanwhile, as the service's database thread does: a loop that runs
  * out of work has Node wait for V8's background tasks (PGlite's WebAssembly tier-up), about 200 ms here.
+ * `settings` are PostgreSQL settings given as start parameters after PGlite's own, as the service gives its
+ * own (EMBEDDED_SETTINGS); none, PGlite's defaults (the floor issue 41 names).
  */
-export async function pgliteReopen(dataDir: string): Promise<number> {
+export async function pgliteReopen(dataDir: string, settings: Readonly<Record<string, string>> = {}): Promise<number> {
   const started = performance.now();
+  const params = Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
+  const options = params.length === 0 ? '' : `, { startParams: [...PGlite.defaultStartParams, ...${JSON.stringify(params)}] }`;
   const script = `import { PGlite } from '@electric-sql/pglite';
 const awake = setInterval(() => {}, 60000);
-const db = await PGlite.create(${JSON.stringify(dataDir)}); await db.query('select 1'); process.stdout.write('open\\n'); clearInterval(awake); await db.close();`;
+const db = await PGlite.create(${JSON.stringify(dataDir)}${options}); await db.query('select 1'); process.stdout.write('open\\n'); clearInterval(awake); await db.close();`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] });
   let opened = 0;
   child.stdout.on('data', () => (opened ||= performance.now() - started));

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, hostname, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { EMBEDDED_SETTINGS } from '../adapters/embedded/pglite-server.ts';
 import { npmOwnStart, pgliteReopen, startTimes, type StartTimes } from './cold-start.ts';
 import { writeSection } from './report.ts';
 import { fixed } from './stats.ts';
@@ -29,6 +30,7 @@ export async function secondStartBench(): Promise<void> {
   const dataDir = join(parent, 'data');
   const starts: StartTimes[] = [];
   const reopens: number[] = [];
+  const tunedReopens: number[] = [];
   const npms: number[] = [];
   let first: StartTimes;
   const load = loadavg()[0]!;
@@ -37,6 +39,7 @@ export async function secondStartBench(): Promise<void> {
     for (let i = 0; i < STARTS; i++) {
       starts.push(await startTimes(dataDir));
       reopens.push(await pgliteReopen(dataDir));
+      tunedReopens.push(await pgliteReopen(dataDir, EMBEDDED_SETTINGS));
       npms.push(await npmOwnStart());
     }
   } finally {
@@ -47,7 +50,9 @@ export async function secondStartBench(): Promise<void> {
   const floor = median(npms) + median(reopens);
   const overFloor = ready - floor;
   const metOver = overFloor <= OVER_FLOOR_MS;
-  console.log(`second start to /readyz (embedded): median ${s(ready)} of ${STARTS} (goal < 1.0 s: ${met ? 'met' : 'MISSED'}; ${s(overFloor)} over the floor ${s(floor)}, goal at most 0.30 s: ${metOver ? 'met' : 'MISSED'}), listening at ${s(median(starts.map((start) => start.listening)))}, PGlite reopen alone ${s(median(reopens))}, npm's own start ${s(median(npms))}`);
+  // The same floor with the service's own database settings: what its start adds beyond opening PGlite as it does.
+  const tunedFloor = median(npms) + median(tunedReopens);
+  console.log(`second start to /readyz (embedded): median ${s(ready)} of ${STARTS} (goal < 1.0 s: ${met ? 'met' : 'MISSED'}; ${s(overFloor)} over the floor ${s(floor)}, goal at most 0.30 s: ${metOver ? 'met' : 'MISSED'}), listening at ${s(median(starts.map((start) => start.listening)))}, PGlite reopen alone ${s(median(reopens))} (${s(median(tunedReopens))} with the service's settings), npm's own start ${s(median(npms))}`);
 
   writeSection('second-start', `
 ## Second start to \`/readyz\` (embedded)
@@ -56,21 +61,24 @@ export async function secondStartBench(): Promise<void> {
 spawn to the "listening" log line and to \`/readyz\` answering 200 (polled every 10 ms): once on a fresh data
 dir (the first start: initdb, migrations, the world), then ${STARTS} times on the same dir, each followed by
 PGlite's reopen of that dir alone in a bare node process (the database must be open to answer; it holds a timer
-while PGlite opens, as the service's database thread does) and by npm's own start (\`npm run env\`: npm's CLI
+while PGlite opens, as the service's database thread does), the same with the service's own database settings
+(\`${Object.entries(EMBEDDED_SETTINGS).map(([name, value]) => `${name}=${value}`).join('`, `')}\`, given as start parameters: adapters/embedded/pglite-server.ts), and npm's own start (\`npm run env\`: npm's CLI
 loaded and the package read, its built-in script run, no child process). The floor (issue 41) is the two added:
 what any \`npm start\` of a service on this data dir waits for. Ready means every agent's first
 answer is in (docs/operations.md): the demo world's two agents are started while the database opens and
 asked what they offer once the catalog can be read. On ${hostname()} (${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}),
 load average ${fixed(load, 1)} when the run began.
 
-| start | listening | /readyz | PGlite reopen alone | npm's own start |
-|---|---|---|---|---|
-| first (fresh dir) | ${s(first.listening)} | ${s(first.ready)} | | |
-${starts.map((start, i) => `| second #${i + 1} | ${s(start.listening)} | ${s(start.ready)} | ${s(reopens[i]!)} | ${s(npms[i]!)} |`).join('\n')}
-| **median of the second starts** | ${s(median(starts.map((start) => start.listening)))} | **${s(ready)}** | ${s(median(reopens))} | ${s(median(npms))} |
+| start | listening | /readyz | PGlite reopen alone | with the service's settings | npm's own start |
+|---|---|---|---|---|---|
+| first (fresh dir) | ${s(first.listening)} | ${s(first.ready)} | | | |
+${starts.map((start, i) => `| second #${i + 1} | ${s(start.listening)} | ${s(start.ready)} | ${s(reopens[i]!)} | ${s(tunedReopens[i]!)} | ${s(npms[i]!)} |`).join('\n')}
+| **median of the second starts** | ${s(median(starts.map((start) => start.listening)))} | **${s(ready)}** | ${s(median(reopens))} | ${s(median(tunedReopens))} | ${s(median(npms))} |
 
 Issue 41's goal: at most 0.30 s over the floor (npm's own start plus PGlite's reopen alone, medians: ${s(floor)}):
-**${s(overFloor)}** over it, ${metOver ? 'met' : '**missed**'} in this run.
+**${s(overFloor)}** over it, ${metOver ? 'met' : '**missed**'} in this run. Part of what the service saves is its own database
+settings, which open PGlite faster than its defaults: against the floor with those settings (${s(tunedFloor)}) the start
+adds ${s(ready - tunedFloor)}.
 
 Issue 28's goal: under 1.0 s: ${met ? 'met' : '**missed**'} in this run${met ? '' : `; PGlite's reopen alone is ${s(median(reopens))} here, ${median(reopens) >= GOAL_MS ? 'itself over the goal' : `${s(GOAL_MS - median(reopens))} under it`}, and the start adds ${s(ready - median(reopens))} beyond it`}.
 

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { lockDataDir } from './data-dir-lock.ts';
 
@@ -23,6 +24,23 @@ export const EMBEDDED_POOL_SIZE = 3;
  * buffers are read through the operating system's file cache.
  */
 export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ shared_buffers: '32MB', max_connections: '10' });
+
+/**
+ * V8's flags for a process that runs the embedded database, set before its first start. PGlite's open starts V8's
+ * tier-up of PostgreSQL's WebAssembly to optimized code, by default on as many background threads as the machine
+ * has cores: during a start those took about 0.45 s of CPU from the service's own loading and its agents' starts
+ * (two cores: docs/benchmarks.md, second start). One thread compiles it now; the tier-up still happens, later.
+ */
+export const EMBEDDED_V8_FLAGS: readonly string[] = ['--wasm-num-compilation-tasks=1'];
+
+let flagsSet = false;
+
+/** Sets {@link EMBEDDED_V8_FLAGS}, once per process. */
+function setEmbeddedFlags(): void {
+  if (flagsSet) return;
+  for (const flag of EMBEDDED_V8_FLAGS) setFlagsFromString(flag);
+  flagsSet = true;
+}
 
 /** Where the embedded database lives and how many socket connections it accepts. */
 export interface EmbeddedPostgresOptions {
@@ -73,6 +91,7 @@ export function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise
  * metadata discovered) with it while the database opens (docs/benchmarks.md, second start).
  */
 export function embeddedPostgres(options: EmbeddedPostgresOptions): EmbeddedPostgresStart {
+  setEmbeddedFlags();
   let socketDir: string;
   try {
     socketDir = mkdtempSync(join(tmpdir(), 'console-pg-'));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { EMBEDDED_POOL_SIZE, EMBEDDED_SETTINGS, embeddedPostgres, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
+import { EMBEDDED_POOL_SIZE, EMBEDDED_SETTINGS, EMBEDDED_V8_FLAGS, embeddedPostgres, MEMORY_DATA_DIR, startEmbeddedPostgres } from '../../adapters/embedded/pglite-server.ts';
 import { createMikroOrmStorage } from '../../adapters/mikro-orm/storage.ts';
 
 // A start makes the ORM ready while the embedded database opens (docs/benchmarks.md, second start): the
@@ -60,7 +60,7 @@ describe('the embedded database, started with its URL known at once', () => {
       try {
         await client.connect();
         for (const [name, value] of Object.entries(EMBEDDED_SETTINGS)) {
-          const { rows } = await client.query<{ value: string; source: string }>('select current_setting($1) as value, (select source from pg_settings where name = $1) as source', [name]);
+          const { rows } = await client.query('select current_setting($1) as value, (select source from pg_settings where name = $1) as source', [name]);
           assert.deepEqual(rows[0], { value, source: 'command line' }, `${label}: ${name}`);
         }
       } finally {
@@ -70,6 +70,17 @@ describe('the embedded database, started with its URL known at once', () => {
     }
     // PostgreSQL's own defaults stay in the files: a bare PGlite opening the dir finds them.
     assert.match(readFileSync(join(dataDir, 'postgresql.conf'), 'utf8'), /^shared_buffers = 128MB/m);
+  });
+
+  it('limits V8\'s WebAssembly tier-up to one background thread, set before the first database thread starts', () => {
+    // V8 has no reader of its flags: what is checked is that they are set, and set before the thread that compiles PGlite.
+    assert.deepEqual(EMBEDDED_V8_FLAGS, ['--wasm-num-compilation-tasks=1']);
+    const server = readFileSync(new URL('../../adapters/embedded/pglite-server.ts', import.meta.url), 'utf8');
+    const start = server.indexOf('export function embeddedPostgres(');
+    const flags = server.indexOf('setEmbeddedFlags();', start);
+    assert.ok(start >= 0 && flags > start, 'embeddedPostgres sets the flags');
+    assert.ok(flags < server.indexOf('serve(options', start), 'before it starts the database thread');
+    assert.match(server, /for \(const flag of EMBEDDED_V8_FLAGS\) setFlagsFromString\(flag\);/);
   });
 
   it('the database thread keeps its event loop awake while PGlite opens (else Node waits for the tier-up compile at each idle turn)', () => {
