@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
 import { AgentRequestError, AUTH_REQUIRED, authenticationReason, lineSplitter, redactor, startupReason } from './agent-diagnostics.ts';
+import { agentInput } from './agent-input.ts';
 
 /** What the client knows about one session of a process, kept current from the agent's updates. */
 export interface SessionState {
@@ -55,6 +56,8 @@ export interface AgentProcess {
   bounded<T>(request: Promise<T>, what: string): Promise<T>;
   /** Ends the process (TERM, then KILL) and waits until it has exited. */
   stop(): Promise<void>;
+  /** Reads nothing more of what the agent sends until `until` settles (at most a second: agent-input.ts). */
+  holdInput(until: Promise<unknown>): void;
 }
 
 /**
@@ -162,8 +165,8 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
       const route = routes.get(params.sessionId);
       return route ? route.permission(params) : { outcome: { outcome: 'cancelled' } };
     });
-  const output = Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>;
-  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), output));
+  const input = agentInput(child.stdout);
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), input.readable));
   void exited.then(() => connection.close());
 
   async function guard<T>(request: Promise<T>): Promise<T> {
@@ -250,7 +253,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
     const steering = advertisesSteering(init);
-    return { pid: child.pid, agent: connection.agent, capabilities, steering, sessions, routes, exited, alive: () => !ended, guard, bounded, stop };
+    return { pid: child.pid, agent: connection.agent, capabilities, steering, sessions, routes, exited, alive: () => !ended, guard, bounded, stop, holdInput: input.hold };
   } catch (error) {
     await stop();
     if (signal?.aborted) throw new Error('the agent runner is closed');

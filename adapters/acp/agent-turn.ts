@@ -113,7 +113,7 @@ export async function agentTurn(held: HeldProcess, request: TurnRequest, setting
   const { sessionId, opened } = await unlessAborted(sessionFor(proc, request, settings.log), request.signal);
   if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
   const turnLog = settings.log.child({ agent: request.agent.id, sessionId });
-  const route = openTurnRoute(request, turnLog, redact);
+  const route = openTurnRoute(request, turnLog, redact, proc.holdInput);
   proc.routes.set(sessionId, route);
   let grace: NodeJS.Timeout | undefined;
   let abandon!: (error: Error) => void;

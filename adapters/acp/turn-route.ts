@@ -14,17 +14,22 @@ export interface OpenTurnRoute extends TurnRoute {
 /**
  * Delivers one turn's updates to its caller strictly in order. The SDK starts notification handlers
  * in arrival order but does not wait for them, so each delivery is chained on the previous one; a
- * permission request waits for the updates before it (the tool call it is about comes first).
+ * permission request waits for the updates before it (the tool call it is about comes first). The
+ * turn's first update is what the person waits on: while it is delivered (stored, then published),
+ * `hold` keeps the agent's next lines unread (agent-input.ts).
  */
 export function openTurnRoute(
   request: Pick<TurnRequest, 'onUpdate' | 'onPermission'>,
   log: Logger,
   /** Hides the agent's own secrets (its env and env_pass values) in what it sends, before anyone stores or sees it. */
   redact: (text: string) => string = unredacted,
+  /** Reads nothing more of the agent's output until the promise settles (AgentProcess.holdInput). */
+  hold: (until: Promise<unknown>) => void = () => {},
 ): OpenTurnRoute {
   // An agent with no secrets (the usual case): each update is passed on as mapped, not copied string by string.
   const hide = redact === unredacted ? <T>(value: T): T => value : <T>(value: T): T => redactedValue(value, redact);
   let chain: Promise<void> = Promise.resolve();
+  let delivered = 0;
   let failure: { readonly error: unknown } | null = null;
   // The turn's tool calls as known so far: a permission ask about one carries all of it.
   const calls = new Map<string, ToolCall>();
@@ -44,6 +49,7 @@ export function openTurnRoute(
         // After a failed delivery the turn is lost to its caller: later updates would be out of order.
         if (failure === null) await request.onUpdate(mapped);
       }).catch(fail);
+      if (delivered++ === 0) hold(chain);
     },
     async permission(params) {
       await chain;

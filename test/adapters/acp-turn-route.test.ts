@@ -38,3 +38,30 @@ it('an agent with secrets: every string of an update has them hidden, keys too',
   assert.ok(update?.kind === 'tool_call');
   assert.deepEqual(update.call.rawInput, { command: 'echo [redacted]', '[redacted]': ['x [redacted]'] });
 });
+
+it("the turn's first update holds the agent's input until it is delivered; no later one does, and an ignored one is not counted", async () => {
+  const holds: Promise<unknown>[] = [];
+  let release!: () => void;
+  const first = new Promise<void>((resolve) => (release = resolve));
+  const got: TurnUpdate[] = [];
+  const route = openTurnRoute(
+    { onUpdate: async (u) => { if (got.length === 0) await first; got.push(u); }, onPermission: async () => ({ outcome: 'cancelled' }) as never },
+    createLogger('fatal'),
+    undefined,
+    (until) => holds.push(until),
+  );
+  // Not delivered at all (nothing of it reaches the console): it holds nothing.
+  route.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'image', data: '', mimeType: 'image/png' } });
+  assert.equal(holds.length, 0);
+  route.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'one' } });
+  route.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'two' } });
+  assert.equal(holds.length, 1, 'one hold, for the first update delivered');
+  let held = true;
+  void holds[0]!.then(() => (held = false));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(held, true, 'held while the first is delivered');
+  release();
+  await route.settle();
+  assert.equal(held, false);
+  assert.deepEqual(got.map((u) => (u.kind === 'text' ? u.text : u.kind)), ['one', 'two']);
+});
