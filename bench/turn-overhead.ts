@@ -430,6 +430,23 @@ two runs against the commit before them (\`BENCH_TURN_BEFORE\`), embedded p50 7.
 alone), 8.04 against 8.51 ms (both) and, with the machine busier, 9.54 against 9.77 ms (both, the table above):
 2.96×, 2.88× and 2.66× the relay floor, where the goal is 2.5×.
 
+What the first delta waited on (issue 41, again). A timeline of one turn (a timestamp at each step in the service and
+at each batch in PGlite's thread, 70 turns) showed the first delta's append done in PGlite 0.19 ms after it began,
+and its answer taken up by the service 0.3 to 0.6 ms after that: the demo agent sends its whole turn at once (a
+dozen updates), and the service was parsing the rest of it (the SDK checks each line with zod) while the first
+one's append was in flight, on two cores shared with PGlite's thread, the agent and the client. The agent's output
+now reaches the SDK a line at a time (adapters/acp/agent-input.ts), and while a turn's first update is stored and
+published its next lines are not read at all (\`holdInput\`, at most 1 s; turn-route.ts). In alternating runs against
+the commit before: embedded p50 4.74 against 5.20 ms, and 4.98 against 5.47 ms (the gate tried by hand), every round
+lower; memory 2.69 against 2.79 ms. \`test/adapters/acp-agent-input.test.ts\` fails if the next lines are parsed
+while the first is delivered (a real agent process that writes its turn in one write, the SDK between). Measured
+and dropped on the way, each beside the same commit in one run: handing the lines on one at a time without the
+hold (4.60 against 4.62 ms); the thread's read left out altogether, its row answered from memory (4.62 against
+4.79 ms: a round trip before the prompt is worth about 0.17 ms here, not the 0.4 ms its trace shows); PGlite
+served on the service's own thread instead of its own (4.86 against 4.97 ms); a shorter path from the turn's start
+to the prompt for a session the process knows (4.50 against 4.43 ms); V8 tiering PGlite's code up sooner (5.11
+against 5.22 ms).
+
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,
   with nothing of the service, is ${fixed(relayRatio, 2)}× the bare client in this run. The 1.2× goal lies below what any
