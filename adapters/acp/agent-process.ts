@@ -56,7 +56,9 @@ export interface AgentProcess {
   bounded<T>(request: Promise<T>, what: string): Promise<T>;
   /** Ends the process (TERM, then KILL) and waits until it has exited. */
   stop(): Promise<void>;
-  /** Reads nothing more of what the agent sends until `until` settles (at most a second: agent-input.ts). */
+  /** Hands the agent's output on a line at a time until the returned function is called (agent-input.ts). */
+  armInput(): () => void;
+  /** Reads nothing more of what the agent sends until `until` settles (at most 100 ms: agent-input.ts). */
   holdInput(until: Promise<unknown>): void;
 }
 
@@ -167,11 +169,17 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
     });
   const input = agentInput(child.stdout);
   const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), input.readable));
-  void exited.then(() => connection.close());
+  // What the agent wrote before it exited (its last answer) is read, and handled, before its exit counts:
+  // at most 2 s later than the exit.
+  const gone = exited.then(async (reason) => {
+    await Promise.race([input.drained.then(() => new Promise((resolve) => setImmediate(resolve))), delay(2000, null)]);
+    return reason;
+  });
+  void gone.then(() => connection.close());
 
   async function guard<T>(request: Promise<T>): Promise<T> {
     try {
-      return await Promise.race([request, exited.then((reason) => Promise.reject(new Error(reason)))]);
+      return await Promise.race([request, gone.then((reason) => Promise.reject(new Error(reason)))]);
     } catch (error) {
       if (error instanceof acp.RequestError) {
         // Its message is the agent's own text, which may hold an upstream (model provider) body: logged, not recorded.
@@ -253,7 +261,7 @@ export async function startAgentProcess(argv: readonly string[], log: Logger, op
     plog.info({ agentInfo: init.agentInfo ?? null }, 'agent process started');
     const capabilities = init.agentCapabilities ?? {};
     const steering = advertisesSteering(init);
-    return { pid: child.pid, agent: connection.agent, capabilities, steering, sessions, routes, exited, alive: () => !ended, guard, bounded, stop, holdInput: input.hold };
+    return { pid: child.pid, agent: connection.agent, capabilities, steering, sessions, routes, exited, alive: () => !ended, guard, bounded, stop, armInput: input.arm, holdInput: input.hold };
   } catch (error) {
     await stop();
     if (signal?.aborted) throw new Error('the agent runner is closed');
