@@ -434,12 +434,16 @@ What the first delta waited on (issue 41, again). A timeline of one turn (a time
 at each batch in PGlite's thread, 70 turns) showed the first delta's append done in PGlite 0.19 ms after it began,
 and its answer taken up by the service 0.3 to 0.6 ms after that: the demo agent sends its whole turn at once (a
 dozen updates), and the service was parsing the rest of it (the SDK checks each line with zod) while the first
-one's append was in flight, on two cores shared with PGlite's thread, the agent and the client. The agent's output
-now reaches the SDK a line at a time (adapters/acp/agent-input.ts), and while a turn's first update is stored and
-published its next lines are not read at all (\`holdInput\`, at most 1 s; turn-route.ts). In alternating runs against
-the commit before: embedded p50 4.74 against 5.20 ms, and 4.98 against 5.47 ms (the gate tried by hand), every round
-lower; memory 2.69 against 2.79 ms. \`test/adapters/acp-agent-input.test.ts\` fails if the next lines are parsed
-while the first is delivered (a real agent process that writes its turn in one write, the SDK between). Measured
+one's append was in flight, on two cores shared with PGlite's thread, the agent and the client. While an agent
+process runs one turn, its output now reaches the SDK a line at a time (adapters/acp/agent-input.ts), and while
+that turn's first update is stored and published its next lines are not read at all (\`holdInput\`, at most 100 ms;
+agent-turn.ts, turn-route.ts). Beside another turn of the same process nothing is held, and outside a turn the
+output goes as it arrives; once it ends, what is left goes at once, so an agent that answers and exits is heard. In
+alternating runs against the commit before: embedded p50 4.74 against 5.20 ms (a first cut that held on every
+process), then 4.72 against 4.95 ms and 4.90 against 5.12 ms, lower in most rounds; memory within the noise.
+\`test/adapters/acp-agent-input.test.ts\` fails if the next lines are parsed while the first is delivered (a real
+agent process that writes its turn in one write, the SDK between), if an answer written just before an exit is
+lost, or if a turn beside another holds. Measured
 and dropped on the way, each beside the same commit in one run: handing the lines on one at a time without the
 hold (4.60 against 4.62 ms); the thread's read left out altogether, its row answered from memory (4.62 against
 4.79 ms: a round trip before the prompt is worth about 0.17 ms here, not the 0.4 ms its trace shows); PGlite

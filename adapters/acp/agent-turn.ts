@@ -113,15 +113,11 @@ export async function agentTurn(held: HeldProcess, request: TurnRequest, setting
   const { sessionId, opened } = await unlessAborted(sessionFor(proc, request, settings.log), request.signal);
   if (proc.routes.has(sessionId)) throw new Error(`a turn is already running in session ${sessionId}`);
   const turnLog = settings.log.child({ agent: request.agent.id, sessionId });
-  // The process's only turn: its output goes a line at a time until the turn's first update, which holds the
+  // The process's only turn: its output goes a line at a time while it runs, and its first update holds the
   // rest while it is stored and published (agent-input.ts). Beside other turns it holds nothing of theirs.
   const alone = proc.routes.size === 0;
   const disarm = alone ? proc.armInput() : () => {};
-  const hold = alone ? (until: Promise<unknown>) => {
-    disarm();
-    proc.holdInput(until);
-  } : undefined;
-  const route = openTurnRoute(request, turnLog, redact, hold);
+  const route = openTurnRoute(request, turnLog, redact, alone ? proc.holdInput : undefined);
   proc.routes.set(sessionId, route);
   let grace: NodeJS.Timeout | undefined;
   let abandon!: (error: Error) => void;
