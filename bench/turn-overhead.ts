@@ -440,7 +440,8 @@ that turn's first update is stored and published its next lines are not read at 
 agent-turn.ts, turn-route.ts). Beside another turn of the same process nothing is held, and outside a turn the
 output goes as it arrives; once it ends, what is left goes at once, so an agent that answers and exits is heard. In
 alternating runs against the commit before: embedded p50 4.74 against 5.20 ms (a first cut that held on every
-process), then 4.72 against 4.95 ms and 4.90 against 5.12 ms, lower in most rounds; memory within the noise.
+process's output, all the time), 4.90 against 5.12 ms (a cut that went back to whole reads after the first update),
+then, as built, 4.72 against 4.95 ms and the table above; memory within the noise.
 \`test/adapters/acp-agent-input.test.ts\` fails if the next lines are parsed while the first is delivered (a real
 agent process that writes its turn in one write, the SDK between), if an answer written just before an exit is
 lost, or if a turn beside another holds. Measured
@@ -449,7 +450,9 @@ hold (4.60 against 4.62 ms); the thread's read left out altogether, its row answ
 4.79 ms: a round trip before the prompt is worth about 0.17 ms here, not the 0.4 ms its trace shows); PGlite
 served on the service's own thread instead of its own (4.86 against 4.97 ms); a shorter path from the turn's start
 to the prompt for a session the process knows (4.50 against 4.43 ms); V8 tiering PGlite's code up sooner (5.11
-against 5.22 ms).
+against 5.22 ms); PostgreSQL's WAL settings (\`full_page_writes\`, \`wal_level\`) for the directive's function (no
+change). Left: the full-text index on the ledger's text (issue 41's search) costs about 0.11 ms of the directive's
+function (0.54 ms alone, 0.43 ms without that index), paid at every message stored.
 
 What remains, and why (profiles: \`BENCH_TURN_PROFILE=<dir> BENCH_TURN_STORAGE=memory BENCH_ONLY=turn npm run bench\`):
 - The relay row is the floor of this interface: a directive taken by HTTP and its text sent on a live socket,
