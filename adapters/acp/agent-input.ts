@@ -43,10 +43,10 @@ const NEWLINE = 0x0a;
 
 /**
  * The agent's stdout for the SDK. The SDK parses every line of a chunk it reads at once and starts their
- * handlers together. While a turn waits for its first update (`arm`, agent-turn.ts), the lines go on one at
- * a time instead, and the turn holds the rest while that first update is stored and published
- * (turn-route.ts): the agent's next lines are not parsed meanwhile, so that store, which the person waits on,
- * does not share the cores with them (docs/benchmarks.md, turn). Nothing is dropped or reordered; an
+ * handlers together. While the process runs a single turn (`arm`, agent-turn.ts), the lines go on one at a
+ * time instead, and the turn holds the rest while its first update is stored and published (turn-route.ts):
+ * the agent's next lines are not parsed meanwhile, so that store, which the person waits on, does not share
+ * the cores with them (docs/benchmarks.md, turn). Nothing is dropped or reordered; an
  * incomplete line is handed on as it is (the SDK joins it and bounds its length); the pipe stops being read
  * while more than a MiB waits here; and once the output ends, all that is left goes on at once, holds or not,
  * so an agent's last answer before it exits is read before its exit is.
