@@ -55,6 +55,24 @@ describe("an agent's output as the SDK reads it (adapters/acp/agent-input.ts)", 
     }
   };
 
+  /** An armed input given `lines` in one write, its first line read: the moment a turn's first update would hold it. */
+  const armedAfterFirst = async (lines: string, limit?: (ms: number) => Limit) => {
+    const stdout = new PassThrough();
+    const input = agentInput(stdout, limit);
+    const disarm = input.arm();
+    const reader = input.readable.getReader();
+    stdout.write(lines);
+    await reader.read();
+    return { stdout, input, reader, disarm };
+  };
+
+  /** The reader's next read, started now: null until it has come. */
+  const nextRead = (reader: ReadableStreamDefaultReader<Uint8Array>) => {
+    let next: string | null = null;
+    void reader.read().then(({ value }) => (next = text([value!])));
+    return () => next;
+  };
+
   it('hands on every byte in order, whatever the chunks: armed, a line (or what has come of one) per read', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.string({ unit: fc.constantFrom('a', 'é', '\n', '{', '"') }), { maxLength: 12 }), fc.boolean(), async (chunks, arm) => {
@@ -85,64 +103,46 @@ describe("an agent's output as the SDK reads it (adapters/acp/agent-input.ts)", 
   });
 
   it('a hold keeps the next line back until what it waits for settles; the lines after it then go on', async () => {
-    const stdout = new PassThrough();
-    const input = agentInput(stdout);
-    const disarm = input.arm();
-    const reader = input.readable.getReader();
-    stdout.write('{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n');
-    assert.equal(text([(await reader.read()).value!]), '{"n":1}\n');
+    const { input, reader, disarm } = await armedAfterFirst('{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n');
     const stored = deferred();
     input.hold(stored.promise);
     disarm();
-    let next: string | null = null;
-    void reader.read().then(({ value }) => (next = text([value!])));
+    const next = nextRead(reader);
     await settle();
-    assert.equal(next, null, 'nothing read while the first line is delivered');
+    assert.equal(next(), null, 'nothing read while the first line is delivered');
     stored.resolve();
     await settle();
-    assert.equal(next, '{"n":2}\n{"n":3}\n{"n":4}\n', 'then, disarmed, the rest at once');
+    assert.equal(next(), '{"n":2}\n{"n":3}\n{"n":4}\n', 'then, disarmed, the rest at once');
   });
 
   it('holds that overlap: reading goes on once none is left, and a failed delivery ends its hold too', async () => {
-    const stdout = new PassThrough();
-    const input = agentInput(stdout);
-    input.arm();
-    const reader = input.readable.getReader();
-    stdout.write('a\nb\n');
-    await reader.read();
+    const { input, reader } = await armedAfterFirst('a\nb\n');
     const one = deferred();
     const two = deferred();
     // The delivery's own failure is its caller's to handle: here it only ends the hold.
     two.promise.catch(() => {});
     input.hold(one.promise);
     input.hold(two.promise);
-    let next: string | null = null;
-    void reader.read().then(({ value }) => (next = text([value!])));
+    const next = nextRead(reader);
     one.resolve();
     await settle();
-    assert.equal(next, null, 'the second hold still stands');
+    assert.equal(next(), null, 'the second hold still stands');
     two.reject(new Error('the store failed'));
     await settle();
-    assert.equal(next, 'b\n');
+    assert.equal(next(), 'b\n');
   });
 
   it(`a hold ends after ${MAX_HOLD_MS} ms whatever it waits for, and its limit is let go once what it waits for settles`, async () => {
-    const stdout = new PassThrough();
     const { asked, limit } = manualLimits();
-    const input = agentInput(stdout, limit);
-    input.arm();
-    const reader = input.readable.getReader();
-    stdout.write('a\nb\nc\n');
-    await reader.read();
+    const { input, reader } = await armedAfterFirst('a\nb\nc\n', limit);
     input.hold(new Promise(() => {}));
-    let next: string | null = null;
-    void reader.read().then(({ value }) => (next = text([value!])));
+    const next = nextRead(reader);
     await settle();
-    assert.equal(next, null);
+    assert.equal(next(), null);
     assert.deepEqual(asked.map((a) => a.ms), [MAX_HOLD_MS]);
     asked[0]!.end();
     await settle();
-    assert.equal(next, 'b\n', 'read on once the limit has passed');
+    assert.equal(next(), 'b\n', 'read on once the limit has passed');
     const stored = deferred();
     input.hold(stored.promise);
     stored.resolve();
@@ -152,12 +152,7 @@ describe("an agent's output as the SDK reads it (adapters/acp/agent-input.ts)", 
   });
 
   it('once the output has ended, what is left goes on at once, a hold or not; then the stream ends and is drained', async () => {
-    const stdout = new PassThrough();
-    const input = agentInput(stdout);
-    input.arm();
-    const reader = input.readable.getReader();
-    stdout.write('a\nb\nc\n');
-    await reader.read();
+    const { stdout, input, reader } = await armedAfterFirst('a\nb\nc\n');
     input.hold(new Promise(() => {}));
     let drained = false;
     void input.drained.then(() => (drained = true));
